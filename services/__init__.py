@@ -1,0 +1,1 @@
+"""Rescind services: the graph, the belief engine, replay, benchmarks and the CLI."""

@@ -1,0 +1,85 @@
+"""The `rescind` command. Every command takes --url, or starts the embedded FalkorDB itself."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Iterator, Optional
+
+import typer
+from rich.console import Console
+
+from services.graph.keys import BadTenantName
+from services.scenario import ScenarioError
+
+app = typer.Typer(help="Rescind: what your agents believed, planned and did because of a source.",
+                  no_args_is_help=True, add_completion=False)
+bench_app = typer.Typer(help="Benchmarks; results go to docs/bench/ with the command that made them.")
+app.add_typer(bench_app, name="bench")
+out = Console()
+err = Console(stderr=True)
+
+UrlOpt = typer.Option(None, "--url", help="A running FalkorDB server (redis://host:port)",
+                      envvar="RESCIND_URL")
+
+
+@contextlib.contextmanager
+def falkordb(url: str | None, data_dir: str | None = None) -> Iterator[str]:
+    """Yield a server URL: ``url`` itself, or an embedded server stopped when we leave."""
+    if url:
+        yield url
+        return
+    from services.server import EmbeddedFalkorDB
+
+    def terminate(signum, frame):  # SIGTERM ends us like Ctrl-C, so the server is stopped too
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        with EmbeddedFalkorDB(data_dir=data_dir) as server:
+            yield server.url
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@app.command()
+def replay(
+    file: Path = typer.Argument(..., help="A scenario file (JSONL, see SCENARIO-FORMAT)"),
+    url: Optional[str] = UrlOpt,
+    tenant: Optional[str] = typer.Option(None, help="Tenant name; default: a fresh one"),
+    as_json: bool = typer.Option(False, "--json", help="Print the JSON report"),
+) -> None:
+    """Apply a scenario to a fresh tenant and report what is IN, OUT, held and recalled."""
+    from services.replay import replay_text
+    from services.report import render
+
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        err.print(f"cannot read {file}: {exc.strerror}")
+        raise typer.Exit(2)
+    try:
+        with falkordb(url) as server_url:
+            report = replay_text(text, server_url, tenant)
+    except ScenarioError as exc:
+        for line, why in exc.errors:
+            print(f"line {line}: {why}", file=sys.stderr)
+        raise typer.Exit(2)
+    except BadTenantName as exc:
+        err.print(str(exc))
+        raise typer.Exit(2)
+    if as_json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        render(report, out, title=file.name)
+
+
+def main() -> None:  # pragma: no cover - console script entry
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,201 @@
+"""The belief rule, on plain Python data: the least fixpoint over a region of the graph.
+
+A memory is IN when it is not withdrawn and either one of its groundings is valid (a source
+said it, and no active retraction of that source covers the moment it was read) or one of its
+justifications has every premise IN. Everything else is OUT, including memories that only
+support each other. Nothing here touches FalkorDB, so it can be tested alone and reused by
+preview, commit and fragility alike.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+IN = "IN"
+OUT = "OUT"
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """A source said this memory at ``at`` (epoch µs); ``via`` names the correction it came from."""
+
+    source: str
+    at: int
+    via: str | None = None
+
+
+@dataclass(frozen=True)
+class Window:
+    """An active retraction of ``source`` for reads in [start, end]; None is an open end."""
+
+    id: str
+    source: str
+    start: int | None = None
+    end: int | None = None
+    order: int = 0
+
+    def covers(self, g: Grounding) -> bool:
+        return (
+            g.source == self.source
+            and (self.start is None or g.at >= self.start)
+            and (self.end is None or g.at <= self.end)
+        )
+
+
+@dataclass
+class Node:
+    """What the rule needs to know about one memory."""
+
+    id: str
+    kind: str = "belief"
+    justifications: list[tuple[str, ...]] = field(default_factory=list)
+    groundings: list[Grounding] = field(default_factory=list)
+    withdrawn_by: list[str] = field(default_factory=list)  # active withdraw/correct ids
+
+
+@dataclass(frozen=True)
+class Status:
+    status: str
+    cause: str | None = None
+    hops: int | None = None
+
+    @property
+    def is_in(self) -> bool:
+        return self.status == IN
+
+
+@dataclass
+class Rules:
+    """The active retractions: source windows, and the corrections whose groundings count."""
+
+    windows: list[Window] = field(default_factory=list)
+    corrections: dict[str, int] = field(default_factory=dict)  # active correction id -> order
+    withdrawal_order: dict[str, int] = field(default_factory=dict)  # active withdraw/correct -> order
+
+    def grounding_cause(self, g: Grounding) -> tuple[int, str] | None:
+        """None when the grounding is valid; else (order, id) of what invalidates it."""
+        if g.via is not None and g.via not in self.corrections:
+            return (-1, g.via)
+        hits = [(w.order, w.id) for w in self.windows if w.covers(g)]
+        return min(hits) if hits else None
+
+
+def settle(
+    region: Mapping[str, Node],
+    boundary: Mapping[str, Status],
+    rules: Rules,
+) -> dict[str, Status]:
+    """Statuses of every memory in ``region``; premises outside it keep their ``boundary`` status.
+
+    ``region`` must be closed downstream of whatever changed: nothing outside it may rest on it.
+    """
+    live = {m for m, n in region.items() if not active_withdrawals(n, rules)}
+    is_in: set[str] = set()
+    waiting: dict[str, list[list]] = {}  # premise id -> justifications still waiting on it
+    queue: list[str] = []
+
+    for mid in live:
+        node = region[mid]
+        if any(rules.grounding_cause(g) is None for g in node.groundings):
+            queue.append(mid)
+            continue
+        for premises in node.justifications:
+            missing = {p for p in premises if not _premise_in(p, region, boundary)}
+            if not missing:
+                queue.append(mid)
+                break
+            slot = [mid, len(missing)]
+            for p in missing:
+                waiting.setdefault(p, []).append(slot)
+
+    while queue:
+        mid = queue.pop()
+        if mid in is_in:
+            continue
+        is_in.add(mid)
+        for slot in waiting.pop(mid, ()):
+            slot[1] -= 1
+            if slot[1] == 0 and slot[0] in live and slot[0] not in is_in:
+                queue.append(slot[0])
+
+    return _explain_out(region, boundary, rules, is_in)
+
+
+def _premise_in(p: str, region: Mapping[str, Node], boundary: Mapping[str, Status]) -> bool:
+    if p in region:
+        return False  # decided by the fixpoint
+    st = boundary.get(p)
+    return st is not None and st.is_in
+
+
+def active_withdrawals(node: Node, rules: Rules) -> list[str]:
+    return [w for w in node.withdrawn_by if w in rules.withdrawal_order]
+
+
+def _explain_out(
+    region: Mapping[str, Node],
+    boundary: Mapping[str, Status],
+    rules: Rules,
+    is_in: set[str],
+) -> dict[str, Status]:
+    """Give each OUT memory the cause nearest to it, and its hop distance from that cause.
+
+    Roots (withdrawn memories, memories whose every grounding is retracted and that have no
+    justification) are hop 0; OUT premises outside the region carry their own distance in.
+    """
+    result = {m: Status(IN) for m in is_in}
+    out = [m for m in region if m not in is_in]
+    if not out:
+        return result
+    dependents: dict[str, list[str]] = {}
+    heap: list[tuple[int, int, str, str]] = []  # (hops, order, cause, memory)
+    for mid in out:
+        node = region[mid]
+        ws = active_withdrawals(node, rules)
+        if ws:
+            order, cause = min((rules.withdrawal_order[w], w) for w in ws)
+            heapq.heappush(heap, (0, order, cause, mid))
+        elif node.groundings and not node.justifications:
+            causes = [rules.grounding_cause(g) for g in node.groundings]
+            order, cause = min(c for c in causes if c is not None)
+            heapq.heappush(heap, (0, order, cause, mid))
+        for premises in node.justifications:
+            for p in premises:
+                dependents.setdefault(p, []).append(mid)
+                st = boundary.get(p) if p not in region else None
+                if st is not None and not st.is_in and st.hops is not None:
+                    heapq.heappush(heap, (st.hops + 1, 0, st.cause or "", mid))
+        if node.groundings and node.justifications:
+            causes = [c for c in (rules.grounding_cause(g) for g in node.groundings) if c]
+            if causes:
+                order, cause = min(causes)
+                heapq.heappush(heap, (0, order, cause, mid))
+    outset = set(out)
+    while heap:
+        hops, order, cause, mid = heapq.heappop(heap)
+        if mid in result:
+            continue
+        result[mid] = Status(OUT, cause or None, hops)
+        for d in dependents.get(mid, ()):
+            if d in outset and d not in result:
+                heapq.heappush(heap, (hops + 1, order, cause, d))
+    for mid in out:
+        result.setdefault(mid, Status(OUT))  # unsupported from the start: no cause to name
+    return result
+
+
+def downstream(seeds: Iterable[str], dependents: Mapping[str, Iterable[str]]) -> set[str]:
+    """Everything reachable from ``seeds`` along premise -> dependent edges, seeds included."""
+    seen = set(seeds)
+    frontier = list(seen)
+    while frontier:
+        nxt = []
+        for m in frontier:
+            for d in dependents.get(m, ()):
+                if d not in seen:
+                    seen.add(d)
+                    nxt.append(d)
+        frontier = nxt
+    return seen

@@ -1,0 +1,62 @@
+"""Fragility: the least number of trust domains whose fall would leave a memory OUT.
+
+Exact, by trying sets of domains in order of size over the memory's cone (everything it rests
+on, up to the sources). Payment cones are small; the gate only needs sizes 0 and 1 to decide
+"fewer than two", which is one fixpoint per domain.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Mapping
+
+from .belief import Node, Rules, Window, settle
+
+
+def cone_domains(cone: Mapping[str, Node], domain_of: Mapping[str, str], rules: Rules) -> list[str]:
+    """Trust domains of the sources whose groundings still count somewhere in the cone."""
+    found = {
+        domain_of.get(g.source, g.source)
+        for node in cone.values()
+        for g in node.groundings
+        if rules.grounding_cause(g) is None
+    }
+    return sorted(found)
+
+
+def falls_with(
+    target: str, cone: Mapping[str, Node], domain_of: Mapping[str, str], rules: Rules, domains
+) -> bool:
+    """Would ``target`` be OUT if every source in ``domains`` were retracted for all time?"""
+    fallen = set(domains)
+    sources = {g.source for node in cone.values() for g in node.groundings}
+    extra = [
+        Window(id=f"~{s}", source=s, order=1 << 30)
+        for s in sorted(sources)
+        if domain_of.get(s, s) in fallen
+    ]
+    trial = Rules(windows=rules.windows + extra, corrections=rules.corrections,
+                  withdrawal_order=rules.withdrawal_order)
+    return not settle(cone, {}, trial)[target].is_in
+
+
+def fragility(
+    target: str,
+    cone: Mapping[str, Node],
+    domain_of: Mapping[str, str],
+    rules: Rules,
+    at_most: int | None = None,
+) -> int:
+    """Exact fragility; with ``at_most`` the search stops there and returns ``at_most``.
+
+    ``cone`` must hold ``target`` and everything upstream of it (closed under premises).
+    """
+    if falls_with(target, cone, domain_of, rules, ()):
+        return 0
+    domains = cone_domains(cone, domain_of, rules)
+    limit = len(domains) if at_most is None else min(at_most, len(domains))
+    for k in range(1, limit + 1):
+        for combo in combinations(domains, k):
+            if falls_with(target, cone, domain_of, rules, combo):
+                return k
+    return limit  # with every domain fallen nothing can stand, so only ``at_most`` gets here

@@ -1,0 +1,58 @@
+"""The payment gate: asked before an action tool runs, and by `gate` lines of a scenario."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from services.graph.store import TenantGraph
+
+from .belief import Node
+from .fragility import fragility
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    action: str
+    allowed: bool
+    reason: str
+    fragility: int
+    domains: tuple[str, ...] = ()
+
+
+class UnknownAction(LookupError):
+    """The gate was asked about an action the graph does not hold."""
+
+
+def cone(graph: TenantGraph, target: str) -> tuple[dict[str, Node], dict[str, str]]:
+    """Everything ``target`` rests on, and the trust domain of every source in it."""
+    nodes = graph.nodes(graph.upstream(target))
+    sources = {g.source for n in nodes.values() for g in n.groundings}
+    return nodes, graph.domains(sources)
+
+
+def fragility_of(graph: TenantGraph, target: str) -> tuple[int, tuple[str, ...]]:
+    """Exact fragility of ``target`` and the trust domains its cone draws on."""
+    nodes, domain_of = cone(graph, target)
+    if target not in nodes:
+        raise UnknownAction(f"unknown memory {target!r}")
+    rules = graph.rules()
+    domains = tuple(sorted({domain_of.get(g.source, g.source) for n in nodes.values()
+                            for g in n.groundings if rules.grounding_cause(g) is None}))
+    return fragility(target, nodes, domain_of, rules), domains
+
+
+def check(graph: TenantGraph, action: str, threshold: float = 10_000, min_domains: int = 2) -> GateDecision:
+    facts = graph.actions_in([action])
+    if not facts:
+        raise UnknownAction(f"unknown action {action!r}")
+    props = facts[0]
+    frag, domains = fragility_of(graph, action)
+    amount = props.get("amount")
+    if props.get("status") != "IN":
+        reason = f"blocked: the action is OUT (cause {props.get('cause')})"
+        return GateDecision(action, False, reason, frag, domains)
+    if amount is not None and amount > threshold and frag < min_domains:
+        reason = (f"blocked: {amount:,.2f} is above {threshold:,.0f} and rests on "
+                  f"{frag} trust domain(s) that could fake it; {min_domains} needed")
+        return GateDecision(action, False, reason, frag, domains)
+    return GateDecision(action, True, f"allowed: fragility {frag}", frag, domains)

@@ -1,0 +1,257 @@
+"""Retract a source over a window, withdraw or correct one memory, reinstate any of them.
+
+Each is previewed first: the region downstream of what changed is found one hop at a time,
+settled in memory, and described as a blast radius; nothing is written. Commit writes every
+status change of the preview in one atomic query, guarded by the revision the preview saw.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from services.graph.store import Mutation, StalePreview, TenantGraph
+
+from .belief import Grounding, Node, Rules, Status, Window, settle
+from .identity import memory_id
+
+
+class RetractionError(ValueError):
+    """A retraction that cannot be applied as asked (unknown target, already undone, ...)."""
+
+
+@dataclass(frozen=True)
+class Retract:
+    id: str
+    source: str
+    start: int | None = None
+    end: int | None = None
+    reason: str = ""
+    by: str = ""
+    kind: str = "retract"
+
+
+@dataclass(frozen=True)
+class Withdraw:
+    id: str
+    memory: str
+    reason: str = ""
+    by: str = ""
+    kind: str = "withdraw"
+
+
+@dataclass(frozen=True)
+class Correct:
+    """Replace ``memory`` by ``text``, which rests on the reviewer ``by`` as a source of its own."""
+
+    id: str
+    memory: str
+    text: str
+    by: str
+    reason: str = ""
+    name: str | None = None  # what the caller calls the new memory
+    kind: str = "correct"
+
+
+@dataclass(frozen=True)
+class Reinstate:
+    retraction: str
+    by: str = ""
+    kind: str = "reinstate"
+
+    @property
+    def id(self) -> str:
+        return f"{self.retraction}~reinstated"
+
+
+Operation = Retract | Withdraw | Correct | Reinstate
+
+BLAST_KINDS = ("observations", "beliefs", "plans", "answers", "executed_actions",
+               "pending_actions")
+
+
+@dataclass
+class Preview:
+    """What an operation would change, computed at graph revision ``rev``; nothing written."""
+
+    op: Operation
+    rev: int
+    before: dict[str, Status]
+    after: dict[str, Status]
+    kinds: dict[str, str]
+    executed: set[str]
+    mutation: Mutation = field(repr=False)
+    repeated: dict | None = None  # the stored result when this operation was committed already
+
+    @property
+    def changed(self) -> dict[str, Status]:
+        return {m: s for m, s in self.after.items() if self.before.get(m) != s}
+
+    def blast_radius(self) -> dict:
+        """Memories this operation takes OUT (or brings IN), by kind, with hop distances."""
+        going = "IN" if isinstance(self.op, Reinstate) else "OUT"
+        groups: dict[str, list[dict]] = {k: [] for k in BLAST_KINDS}
+        for mid, st in sorted(self.after.items(), key=lambda kv: (kv[1].hops or 0, kv[0])):
+            was = self.before.get(mid)
+            if st.status != going or (was is not None and was.status == going):
+                continue
+            groups[_group(self.kinds.get(mid, "belief"), mid in self.executed)].append(
+                {"id": mid, "hops": st.hops}
+            )
+        return {"direction": going, "counts": {k: len(v) for k, v in groups.items()}, **groups}
+
+    def result(self) -> dict:
+        return {
+            "op": self.op.kind, "id": self.op.id, "rev": self.rev,
+            "changed": {m: [s.status, s.cause, s.hops] for m, s in sorted(self.changed.items())},
+            "blast_radius": self.blast_radius(),
+        }
+
+
+def _group(kind: str, executed: bool) -> str:
+    if kind == "action":
+        return "executed_actions" if executed else "pending_actions"
+    return {"observation": "observations", "plan": "plans", "answer": "answers"}.get(kind, "beliefs")
+
+
+def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
+    rev = graph.revision()  # read first: anything written after it makes the commit stale
+    stored = graph.retraction(op.retraction if isinstance(op, Reinstate) else op.id)
+    rules = graph.rules()
+    order = rev + 1
+    mutation = Mutation(op=op.kind, at=at)
+    extra: dict[str, Node] = {}
+
+    if isinstance(op, Reinstate):
+        if stored is None:
+            raise RetractionError(f"no retraction {op.retraction!r} to reinstate")
+        if stored["state"] == "reinstated":
+            return _repeat(op, rev, json.loads(stored["undo_result"]))
+        seeds = _seeds(graph, stored)
+        _drop(rules, op.retraction)
+        mutation.retractions.append({"id": op.retraction, "props": {
+            "state": "reinstated", "reinstated_by": op.by, "reinstated_at": at}})
+    else:
+        if stored is not None:
+            if stored["kind"] != op.kind or stored["state"] == "reinstated":
+                raise RetractionError(f"retraction id {op.id!r} is already used")
+            return _repeat(op, rev, json.loads(stored["result"]))
+        props = {"kind": op.kind, "state": "committed", "order": order, "reason": op.reason,
+                 "by": op.by, "at": at}
+        if isinstance(op, Retract):
+            if graph.source(op.source) is None:
+                raise RetractionError(f"unknown source {op.source!r}")
+            if op.start is not None and op.end is not None and op.start > op.end:
+                raise RetractionError("the window ends before it starts")
+            props.update(source=op.source, start=op.start, end=op.end)
+            rules.windows.append(Window(op.id, op.source, op.start, op.end, order))
+            seeds = graph.window_seeds(op.source, op.start, op.end)
+        else:
+            old = graph.nodes([op.memory]).get(op.memory)
+            if old is None:
+                raise RetractionError(f"unknown memory {op.memory!r}")
+            rules.withdrawal_order[op.id] = order
+            props["memory"] = op.memory
+            seeds = [op.memory]
+            mutation.updates.append(
+                {"id": op.memory, "props": {"withdrawn_by": old.withdrawn_by + [op.id]}})
+            if isinstance(op, Correct):
+                new_id = memory_id(graph.tenant, old.kind, op.text)
+                if new_id == op.memory:
+                    raise RetractionError("the correction says the same as the memory it corrects")
+                props.update(new_memory=new_id, text=op.text)
+                rules.corrections[op.id] = order
+                extra = _correction_parts(graph, op, old, new_id, at, mutation)
+                seeds = [op.memory, new_id]
+        mutation.retractions.append({"id": op.id, "props": props})
+
+    hops = graph.downstream(seeds)  # seeds not in the graph (a new correction) come back alone
+    region = graph.nodes(hops)
+    for mid, node in extra.items():
+        if mid in region:
+            region[mid].groundings.extend(node.groundings)
+        else:
+            region[mid] = node
+    for w in mutation.updates:  # the withdrawal this operation adds, as the region will see it
+        if w["id"] in region and "withdrawn_by" in w["props"]:
+            region[w["id"]].withdrawn_by = list(w["props"]["withdrawn_by"])
+    boundary_ids = {p for n in region.values() for j in n.justifications for p in j} - set(region)
+    before = graph.statuses(set(region) | boundary_ids)
+    boundary = {p: before[p] for p in boundary_ids if p in before}
+    after = settle(region, boundary, rules)
+    kinds, executed = _kinds(graph, region)
+    p = Preview(op, rev, {m: before[m] for m in region if m in before}, after, kinds, executed,
+                mutation)
+    for mid, st in p.changed.items():
+        mutation.changes.append({"id": mid, "status": st.status, "cause": st.cause,
+                                 "hops": st.hops})
+    return p
+
+
+def commit(graph: TenantGraph, p: Preview) -> dict:
+    """Apply a preview atomically; StalePreview if the graph moved since; a repeat is a no-op."""
+    if p.repeated is not None:
+        return p.repeated
+    result = p.result()
+    key = "undo_result" if isinstance(p.op, Reinstate) else "result"
+    target = p.op.retraction if isinstance(p.op, Reinstate) else p.op.id
+    p.mutation.retractions[-1]["props"][key] = json.dumps(result)
+    assert p.mutation.retractions[-1]["id"] == target
+    graph.apply(p.mutation, p.rev)
+    return result
+
+
+def commit_at(graph: TenantGraph, op: Operation, rev: int, at: int = 0) -> dict:
+    """Commit ``op`` as previewed at ``rev`` (the API's two-step form)."""
+    p = preview(graph, op, at)
+    if p.repeated is None and p.rev != rev:
+        raise StalePreview(f"stale preview: the graph is at revision {p.rev}, not {rev}")
+    return commit(graph, p)
+
+
+def run(graph: TenantGraph, op: Operation, at: int = 0, retries: int = 20) -> dict:
+    """Preview and commit, previewing again whenever a concurrent write made it stale."""
+    for _ in range(retries):
+        try:
+            return commit(graph, preview(graph, op, at))
+        except StalePreview:
+            continue
+    raise StalePreview(f"gave up after {retries} attempts: the graph kept changing")
+
+
+def _repeat(op: Operation, rev: int, result: dict) -> Preview:
+    return Preview(op, rev, {}, {}, {}, set(), Mutation(op=op.kind), repeated=result)
+
+
+def _seeds(graph: TenantGraph, stored: dict) -> list[str]:
+    if stored["kind"] == "retract":
+        return graph.window_seeds(stored["source"], stored.get("start"), stored.get("end"))
+    if stored["kind"] == "correct":
+        return [stored["memory"], stored["new_memory"]]
+    return [stored["memory"]]
+
+
+def _drop(rules: Rules, rid: str) -> None:
+    rules.windows = [w for w in rules.windows if w.id != rid]
+    rules.withdrawal_order.pop(rid, None)
+    rules.corrections.pop(rid, None)
+
+
+def _correction_parts(graph, op: Correct, old: Node, new_id: str, at: int, mutation: Mutation):
+    """The reviewer source, the new memory and its grounding: written only on commit."""
+    if graph.source(op.by) is None:
+        mutation.sources.append({"id": op.by, "kind": "reviewer", "name": op.by, "domain": op.by})
+    mutation.mems.append({"id": new_id, "name": op.name or op.id, "props": {
+        "id": new_id, "kind": old.kind, "text": op.text, "at": at, "agent": op.by,
+        "status": "OUT"}})
+    mutation.groundings.append(
+        {"id": f"{op.id}~grounding", "source": op.by, "mem": new_id, "at": at, "via": op.id})
+    mutation.supersedes.append({"new": new_id, "old": op.memory, "by": op.id})
+    node = Node(id=new_id, kind=old.kind, groundings=[Grounding(op.by, at, op.id)])
+    return {new_id: node}
+
+
+def _kinds(graph: TenantGraph, region: dict[str, Node]) -> tuple[dict[str, str], set[str]]:
+    kinds = {m: n.kind for m, n in region.items()}
+    executed = {a["id"] for a in graph.actions_in(list(region)) if a.get("executed")}
+    return kinds, executed

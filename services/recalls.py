@@ -1,0 +1,75 @@
+"""Drafted bank recalls for executed payments that went OUT; nothing leaves without finance."""
+
+from __future__ import annotations
+
+from services.graph.store import Mutation, StalePreview, TenantGraph
+
+
+class RecallError(ValueError):
+    """Approving a recall that is not drafted (absent, or approved already)."""
+
+
+def recall_list(graph: TenantGraph, names: dict[str, str] | None = None) -> list[dict]:
+    """Executed actions that are OUT, and those already approved; largest amount first."""
+    rows = []
+    for a in graph.actions():
+        if not a.get("executed"):
+            continue
+        state = "approved" if a.get("recall_state") == "approved" else "drafted"
+        if state == "drafted" and a.get("status") != "OUT":
+            continue
+        rows.append({"action": a["id"], "amount": a.get("amount"), "payee": a.get("payee"),
+                     "state": state, "draft": draft(graph, a), "seq": a.get("seq", 0)})
+    rows.sort(key=lambda r: (r["amount"] is None, -(r["amount"] or 0), r["seq"]))
+    for r in rows:
+        r.pop("seq")
+    return rows
+
+
+def draft(graph: TenantGraph, action: dict) -> str:
+    """The text of a bank recall request: payee, account, amount, reference, reason, evidence."""
+    cause = action.get("cause")
+    why = graph.retraction(cause) if cause else None
+    reason = (why or {}).get("reason") or "its justification was retracted"
+    amount = action.get("amount")
+    lines = [
+        "RECALL REQUEST (draft - not sent until finance approves)",
+        f"Payee: {action.get('payee') or 'unknown'}",
+        f"Account: {action.get('account') or 'as paid'}",
+        f"Amount: {amount:,.2f}" if amount is not None else "Amount: unknown",
+        f"Reference: {action.get('reference') or (action.get('names') or [action['id']])[0]}",
+        f"Reason: {reason} (retraction {cause})" if cause else f"Reason: {reason}",
+        "Evidence (what the payment rested on, nearest first):",
+        *(f"  - {line}" for line in _chain(graph, action["id"])),
+    ]
+    return "\n".join(lines)
+
+
+def _chain(graph: TenantGraph, action: str) -> list[str]:
+    """The OUT memories the action rested on, nearest first, down to the retracted source."""
+    up = graph.upstream(action) - {action}
+    facts = graph.memories(up)
+    out = [f for f in facts if f["status"] == "OUT"]
+    out.sort(key=lambda f: (-(f.get("hops") or 0), f["id"]))
+    return [f"{f['kind']}: {f['text']}" for f in out[:12]]
+
+
+def approve(graph: TenantGraph, action: str, by: str, at: int) -> dict:
+    """Finance approves a drafted recall: the action is marked, and the recall goes to the outbox."""
+    for _ in range(20):
+        rev = graph.revision()
+        found = [r for r in recall_list(graph) if r["action"] == action]
+        if not found:
+            raise RecallError(f"no drafted recall for action {action!r}")
+        if found[0]["state"] == "approved":
+            raise RecallError(f"the recall of {action!r} is approved already")
+        mutation = Mutation(op="approve", at=at, updates=[{"id": action, "props": {
+            "recall_state": "approved", "approved_by": by, "approved_at": at}}])
+        mutation.outbox.append({"id": f"recall:{action}", "action": action, "by": by, "at": at,
+                                "payload": found[0]["draft"]})
+        try:
+            graph.apply(mutation, rev)
+            return {**found[0], "state": "approved"}
+        except StalePreview:
+            continue
+    raise StalePreview("gave up: the graph kept changing")

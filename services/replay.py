@@ -1,0 +1,139 @@
+"""`rescind replay`: apply a scenario file to a fresh tenant and report, in the scenario's names."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+
+from services.engine import gate as gate_mod
+from services.engine import retraction as ret
+from services.engine.identity import action_id, memory_id, to_micros
+from services.engine.writes import Write, execute, record
+from services.graph.keys import check_tenant
+from services.graph.store import Mutation, TenantGraph, connect
+from services.recalls import RecallError, approve, recall_list
+from services.scenario import (
+    ActLine, ApproveLine, CorrectLine, ExecuteLine, GateLine, ObserveLine, ReinstateLine,
+    RetractLine, ScenarioError, SourceLine, Step, WithdrawLine, WriteLine, parse,
+)
+
+
+def fresh_tenant() -> str:
+    return f"replay-{secrets.token_hex(6)}"
+
+
+@dataclass
+class Replay:
+    """The state of one replay: the scenario's names for what it put in the graph."""
+
+    graph: TenantGraph
+    mem: dict[str, str] = field(default_factory=dict)  # scenario memory id -> graph id
+    actions: list[str] = field(default_factory=list)  # scenario action ids, in act order
+    gates: list[dict] = field(default_factory=list)
+    clock: int = 0
+    pending: list[Write] = field(default_factory=list)
+
+    def step(self, step: Step) -> None:
+        op = step.op
+        at = getattr(op, "at", None)
+        now = to_micros(at) if at is not None else self.clock
+        self.clock = max(self.clock, now)
+        if isinstance(op, (ObserveLine, WriteLine, ActLine)):
+            self.pending.append(self._write(op, step.line, now))
+            return
+        self.flush()
+        g = self.graph
+        if isinstance(op, SourceLine):
+            g.apply(Mutation(op="source", sources=[{
+                "id": op.id, "kind": op.kind, "name": op.name or op.id,
+                "domain": op.domain or op.id}]), g.revision())
+        elif isinstance(op, ExecuteLine):
+            execute(g, self.mem[op.action], now)
+        elif isinstance(op, RetractLine):
+            ret.run(g, ret.Retract(op.id, op.source, _us(op.from_), _us(op.to), op.reason, op.by), now)
+        elif isinstance(op, WithdrawLine):
+            ret.run(g, ret.Withdraw(op.id, self.mem[op.memory], op.reason, op.by), now)
+        elif isinstance(op, CorrectLine):
+            ret.run(g, ret.Correct(op.id, self.mem[op.memory], op.text, op.by,
+                                   reason="correction", name=op.id), now)
+            self.mem[op.id] = g.retraction(op.id)["new_memory"]
+        elif isinstance(op, ReinstateLine):
+            ret.run(g, ret.Reinstate(op.retraction), now)
+        elif isinstance(op, GateLine):
+            d = gate_mod.check(g, self.mem[op.action])
+            self.gates.append({"action": op.action, "allowed": d.allowed, "reason": d.reason,
+                               "fragility": d.fragility, "line": step.line})
+        elif isinstance(op, ApproveLine):
+            try:
+                approve(g, self.mem[op.action], op.by, now)
+            except RecallError as exc:
+                raise ScenarioError([(step.line, str(exc))]) from exc
+
+    def _write(self, op, line: int, now: int) -> Write:
+        tenant = self.graph.tenant
+        if isinstance(op, ObserveLine):
+            mid = memory_id(tenant, "observation", op.text)
+            w = Write(op.id, mid, "observation", op.text, now, name=op.id, source=op.source)
+        elif isinstance(op, WriteLine):
+            mid = memory_id(tenant, op.kind, op.text)
+            w = Write(op.id, mid, op.kind, op.text, now, name=op.id,
+                      premises=tuple(self.mem[p] for p in op.premises), agent=op.agent,
+                      rule="scenario")
+        else:
+            mid = action_id(tenant, op.id)
+            extra = {"amount": op.amount, "payee": op.payee, "executed": op.executed,
+                     "executed_at": now if op.executed else None, "seq": line}
+            w = Write(op.id, mid, "action", op.text, now, name=op.id,
+                      premises=tuple(self.mem[p] for p in op.premises), agent=op.agent,
+                      rule="scenario", extra=extra)
+            self.actions.append(op.id)
+        self.mem[op.id] = mid
+        return w
+
+    def flush(self) -> None:
+        if self.pending:
+            batch, self.pending = self.pending, []
+            record(self.graph, batch)
+
+    def report(self) -> dict:
+        self.flush()
+        g = self.graph
+        statuses = g.statuses(set(self.mem.values()))
+        back = {mid: name for name, mid in self.mem.items() if name in self.actions}
+        facts = {a["id"]: a for a in g.actions_in([self.mem[a] for a in self.actions])}
+        memories = {
+            name: {"status": statuses[mid].status, "cause": statuses[mid].cause,
+                   "hops": statuses[mid].hops}
+            for name, mid in self.mem.items()
+        }
+        held = [a for a in self.actions
+                if not facts[self.mem[a]].get("executed") and statuses[self.mem[a]].status == "OUT"]
+        recalls = [{**r, "action": back[r["action"]]} for r in recall_list(g)]
+        fragility = {a: gate_mod.fragility_of(g, self.mem[a])[0] for a in self.actions}
+        return {"memories": memories, "held": held, "recalls": recalls, "gates": self.gates,
+                "fragility": fragility}
+
+
+def _us(t) -> int | None:
+    return to_micros(t) if t is not None else None
+
+
+def replay_text(text: str, url: str, tenant: str | None = None) -> dict:
+    """Validate ``text`` whole, apply it to a fresh tenant, and return the report.
+
+    On any error nothing is left behind: validation fails before anything is written, and a
+    failure while applying removes the tenant's graph.
+    """
+    steps = parse(text)
+    graph = TenantGraph(connect(url), check_tenant(tenant or fresh_tenant()))
+    if graph.exists():
+        raise ScenarioError([(0, f"tenant {graph.tenant!r} already has a graph; replay needs a "
+                                 "fresh tenant")])
+    state = Replay(graph)
+    try:
+        for step in steps:
+            state.step(step)
+        return state.report()
+    except BaseException:
+        graph.delete()
+        raise

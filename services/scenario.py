@@ -1,0 +1,254 @@
+"""Scenario files (SCENARIO-FORMAT.md): one typed model per op, and all-or-nothing validation.
+
+Validation runs over the whole file before anything is applied; every bad line is reported
+as ``line N: reason``. The choices the format leaves open are in docs/scenario-rules.md.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Annotated, Literal, Union
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from services.engine.identity import to_micros
+
+Text = Annotated[str, Field(min_length=1, max_length=20_000)]
+Id = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class _Line(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SourceLine(_Line):
+    op: Literal["source"]
+    id: Id
+    kind: Id
+    name: str | None = None
+    domain: Id | None = None
+
+
+class ObserveLine(_Line):
+    op: Literal["observe"]
+    id: Id
+    source: Id
+    text: Text
+    at: AwareDatetime
+
+
+class WriteLine(_Line):
+    op: Literal["write"]
+    id: Id
+    kind: Literal["belief", "plan", "answer"]
+    agent: Id
+    text: Text
+    premises: list[Id] = Field(min_length=1, max_length=1000)
+    at: AwareDatetime
+
+
+class ActLine(_Line):
+    op: Literal["act"]
+    id: Id
+    agent: Id
+    text: Text
+    premises: list[Id] = Field(min_length=1, max_length=1000)
+    at: AwareDatetime
+    amount: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    payee: str | None = None
+    executed: bool
+
+
+class ExecuteLine(_Line):
+    op: Literal["execute"]
+    action: Id
+    at: AwareDatetime
+
+
+class RetractLine(_Line):
+    op: Literal["retract"]
+    id: Id
+    source: Id
+    from_: AwareDatetime | None = Field(None, alias="from")
+    to: AwareDatetime | None = None
+    reason: str
+    by: Id
+    at: AwareDatetime | None = None
+
+
+class WithdrawLine(_Line):
+    op: Literal["withdraw"]
+    id: Id
+    memory: Id
+    reason: str
+    by: Id
+    at: AwareDatetime | None = None
+
+
+class CorrectLine(_Line):
+    op: Literal["correct"]
+    id: Id
+    memory: Id
+    text: Text
+    by: Id
+    at: AwareDatetime | None = None
+
+
+class ReinstateLine(_Line):
+    op: Literal["reinstate"]
+    retraction: Id
+    at: AwareDatetime | None = None
+
+
+class GateLine(_Line):
+    op: Literal["gate"]
+    action: Id
+    at: AwareDatetime | None = None
+
+
+class ApproveLine(_Line):
+    op: Literal["approve"]
+    action: Id
+    by: Id
+    at: AwareDatetime | None = None
+
+
+Line = Annotated[
+    Union[SourceLine, ObserveLine, WriteLine, ActLine, ExecuteLine, RetractLine, WithdrawLine,
+          CorrectLine, ReinstateLine, GateLine, ApproveLine],
+    Field(discriminator="op"),
+]
+_LINE = TypeAdapter(Line)
+OPS = ("source", "observe", "write", "act", "execute", "retract", "withdraw", "correct",
+       "reinstate", "gate", "approve")
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be applied; ``errors`` holds (line number, reason) pairs."""
+
+    def __init__(self, errors: list[tuple[int, str]]) -> None:
+        self.errors = errors
+        super().__init__("\n".join(f"line {n}: {why}" for n, why in errors))
+
+
+@dataclass(frozen=True)
+class Step:
+    line: int
+    op: BaseModel
+
+
+def parse(text: str) -> list[Step]:
+    """Parse and validate a whole scenario; raise ScenarioError listing every bad line."""
+    steps, errors = [], []
+    for n, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        try:
+            obj = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            errors.append((n, f"malformed JSON: {exc.msg} at column {exc.colno}"))
+            continue
+        if not isinstance(obj, dict):
+            errors.append((n, "a line must be a JSON object"))
+            continue
+        if obj.get("op") not in OPS:
+            errors.append((n, f"unknown op {obj.get('op')!r}"))
+            continue
+        try:
+            steps.append(Step(n, _LINE.validate_python(obj)))
+        except ValidationError as exc:
+            errors.append((n, _explain(exc)))
+    errors.extend(_check_references(steps))
+    if errors:
+        raise ScenarioError(sorted(errors))
+    return steps
+
+
+def _explain(exc: ValidationError) -> str:
+    parts = []
+    for e in exc.errors():
+        where = ".".join(str(x) for x in e["loc"][1:]) or "line"
+        if e["type"] == "missing":
+            parts.append(f"missing field {where!r}")
+        elif "datetime" in e["type"] or e["type"] == "timezone_aware":
+            parts.append(f"bad time in {where!r}: {e['msg']}")
+        elif e["type"] == "extra_forbidden":
+            parts.append(f"unknown field {where!r}")
+        else:
+            parts.append(f"{where}: {e['msg']}")
+    return "; ".join(parts)
+
+
+MEMORY = ("memory", "action", "correction")
+
+
+def _check_references(steps: list[Step]) -> list[tuple[int, str]]:
+    """Everything a line names must be defined on an earlier line, with the right kind."""
+    what: dict[str, str] = {}  # id -> source | memory | action | retraction | correction
+    executed: set[str] = set()
+    approved: set[str] = set()
+    reinstated: set[str] = set()
+    errors: list[tuple[int, str]] = []
+
+    def need(n: int, ident: str, kinds: tuple[str, ...], role: str) -> bool:
+        if what.get(ident) not in kinds:
+            known = f" (it is a {what[ident]})" if ident in what else ""
+            errors.append((n, f"{role} {ident!r} is not defined on an earlier line{known}"))
+            return False
+        return True
+
+    def define(n: int, ident: str, kind: str) -> None:
+        if ident in what:
+            errors.append((n, f"duplicate id {ident!r}"))
+        else:
+            what[ident] = kind
+
+    for step in steps:
+        n, op = step.line, step.op
+        if isinstance(op, SourceLine):
+            define(n, op.id, "source")
+        elif isinstance(op, ObserveLine):
+            need(n, op.source, ("source",), "source")
+            define(n, op.id, "memory")
+        elif isinstance(op, (WriteLine, ActLine)):
+            for p in op.premises:
+                need(n, p, MEMORY, "premise")
+            define(n, op.id, "action" if isinstance(op, ActLine) else "memory")
+            if isinstance(op, ActLine) and op.executed:
+                executed.add(op.id)
+        elif isinstance(op, ExecuteLine):
+            if need(n, op.action, ("action",), "action"):
+                if op.action in executed:
+                    errors.append((n, f"action {op.action!r} was executed already"))
+                executed.add(op.action)
+        elif isinstance(op, RetractLine):
+            need(n, op.source, ("source",), "source")
+            if op.from_ and op.to and to_micros(op.from_) > to_micros(op.to):
+                errors.append((n, "the window ends before it starts ('to' is before 'from')"))
+            define(n, op.id, "retraction")
+        elif isinstance(op, WithdrawLine):
+            need(n, op.memory, MEMORY, "memory")
+            define(n, op.id, "retraction")
+        elif isinstance(op, CorrectLine):
+            need(n, op.memory, MEMORY, "memory")
+            if what.get(op.by, "source") != "source":
+                errors.append((n, f"reviewer {op.by!r} is a {what[op.by]}, not a source"))
+            define(n, op.id, "correction")  # names both the correction and its new memory
+            what.setdefault(op.by, "source")
+        elif isinstance(op, ReinstateLine):
+            if need(n, op.retraction, ("retraction", "correction"), "retraction"):
+                if op.retraction in reinstated:
+                    errors.append((n, f"retraction {op.retraction!r} was reinstated already"))
+                reinstated.add(op.retraction)
+        elif isinstance(op, GateLine):
+            need(n, op.action, ("action",), "action")
+        elif isinstance(op, ApproveLine):
+            if need(n, op.action, ("action",), "action"):
+                if op.action not in executed:
+                    errors.append((n, f"action {op.action!r} was not executed: nothing to recall"))
+                elif op.action in approved:
+                    errors.append((n, f"the recall of {op.action!r} was approved already"))
+                approved.add(op.action)
+    return errors

