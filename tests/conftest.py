@@ -25,3 +25,13 @@ def falkordb():
 @pytest.fixture
 def tenant_name() -> str:
     return f"t{os.getpid()}-{next(_counter)}"
+
+
+@pytest.fixture
+def graph(falkordb, tenant_name):
+    """A fresh tenant graph on the session's server, removed afterwards."""
+    from services.graph.store import TenantGraph, connect
+
+    g = TenantGraph(connect(falkordb), tenant_name)
+    yield g
+    g.delete()
