@@ -77,6 +77,29 @@ def replay(
         render(report, out, title=file.name)
 
 
+@bench_app.command("engine")
+def bench_engine(
+    url: Optional[str] = UrlOpt,
+    sizes: str = typer.Option("10000,100000,1000000", help="Graph sizes in memories"),
+    samples: int = typer.Option(31, help="Retractions timed per graph size"),
+    batch: int = typer.Option(5000, help="Writes per batched load query"),
+    out: Path = typer.Option(Path("docs/bench"), help="Where results are written"),
+) -> None:
+    """Retraction latency vs graph size and region size, and bulk-load throughput."""
+    from services.bench.engine import run as run_bench
+
+    command = "rescind bench engine " + " ".join(sys.argv[3:]) if len(sys.argv) > 3 else \
+        "rescind bench engine"
+    with falkordb(url) as server_url:
+        run_bench(server_url, [int(x) for x in sizes.split(",")], samples, batch, out, command,
+                  out_console())
+    out_console().print(f"results written to {out}/engine.json and {out}/engine.md")
+
+
+def out_console() -> Console:
+    return out
+
+
 def main() -> None:  # pragma: no cover - console script entry
     app()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Mapping
 
 IN = "IN"
 OUT = "OUT"
@@ -184,18 +184,3 @@ def _explain_out(
     for mid in out:
         result.setdefault(mid, Status(OUT))  # unsupported from the start: no cause to name
     return result
-
-
-def downstream(seeds: Iterable[str], dependents: Mapping[str, Iterable[str]]) -> set[str]:
-    """Everything reachable from ``seeds`` along premise -> dependent edges, seeds included."""
-    seen = set(seeds)
-    frontier = list(seen)
-    while frontier:
-        nxt = []
-        for m in frontier:
-            for d in dependents.get(m, ()):
-                if d not in seen:
-                    seen.add(d)
-                    nxt.append(d)
-        frontier = nxt
-    return seen

@@ -115,9 +115,9 @@ def _group(kind: str, executed: bool) -> str:
 
 
 def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
-    rev = graph.revision()  # read first: anything written after it makes the commit stale
-    stored = graph.retraction(op.retraction if isinstance(op, Reinstate) else op.id)
-    rules = graph.rules()
+    target = op.retraction if isinstance(op, Reinstate) else op.id
+    # Read the revision first: anything written after it makes the commit stale.
+    rev, stored, rules, source_known = graph.context(target, getattr(op, "source", None))
     order = rev + 1
     mutation = Mutation(op=op.kind, at=at)
     extra: dict[str, Node] = {}
@@ -139,7 +139,7 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
         props = {"kind": op.kind, "state": "committed", "order": order, "reason": op.reason,
                  "by": op.by, "at": at}
         if isinstance(op, Retract):
-            if graph.source(op.source) is None:
+            if not source_known:
                 raise RetractionError(f"unknown source {op.source!r}")
             if op.start is not None and op.end is not None and op.start > op.end:
                 raise RetractionError("the window ends before it starts")
@@ -165,23 +165,18 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
                 seeds = [op.memory, new_id]
         mutation.retractions.append({"id": op.id, "props": props})
 
-    hops = graph.downstream(seeds)  # seeds not in the graph (a new correction) come back alone
-    region = graph.nodes(hops)
+    region = graph.region(seeds)  # a new correction's memory is not in the graph yet
     for mid, node in extra.items():
-        if mid in region:
-            region[mid].groundings.extend(node.groundings)
+        if mid in region.nodes:
+            region.nodes[mid].groundings.extend(node.groundings)
         else:
-            region[mid] = node
+            region.nodes[mid], region.kinds[mid], region.hops[mid] = node, node.kind, 0
     for w in mutation.updates:  # the withdrawal this operation adds, as the region will see it
-        if w["id"] in region and "withdrawn_by" in w["props"]:
-            region[w["id"]].withdrawn_by = list(w["props"]["withdrawn_by"])
-    boundary_ids = {p for n in region.values() for j in n.justifications for p in j} - set(region)
-    before = graph.statuses(set(region) | boundary_ids)
-    boundary = {p: before[p] for p in boundary_ids if p in before}
-    after = settle(region, boundary, rules)
-    kinds, executed = _kinds(graph, region)
-    p = Preview(op, rev, {m: before[m] for m in region if m in before}, after, kinds, executed,
-                mutation)
+        if w["id"] in region.nodes and "withdrawn_by" in w["props"]:
+            region.nodes[w["id"]].withdrawn_by = list(w["props"]["withdrawn_by"])
+    after = settle(region.nodes, region.boundary, rules)
+    before = {m: region.status[m] for m in region.nodes if m in region.status}
+    p = Preview(op, rev, before, after, region.kinds, region.executed, mutation)
     for mid, st in p.changed.items():
         mutation.changes.append({"id": mid, "status": st.status, "cause": st.cause,
                                  "hops": st.hops})
@@ -249,9 +244,3 @@ def _correction_parts(graph, op: Correct, old: Node, new_id: str, at: int, mutat
     mutation.supersedes.append({"new": new_id, "old": op.memory, "by": op.id})
     node = Node(id=new_id, kind=old.kind, groundings=[Grounding(op.by, at, op.id)])
     return {new_id: node}
-
-
-def _kinds(graph: TenantGraph, region: dict[str, Node]) -> tuple[dict[str, str], set[str]]:
-    kinds = {m: n.kind for m, n in region.items()}
-    executed = {a["id"] for a in graph.actions_in(list(region)) if a.get("executed")}
-    return kinds, executed

@@ -63,7 +63,7 @@ def record(graph: TenantGraph, writes: list[Write], retries: int = 20) -> list[S
 def _plan(graph: TenantGraph, writes: list[Write]) -> tuple[Mutation | None, list[Status]]:
     seen = graph.existing_events(
         [w.event_id for w in writes if w.source is None],
-        [w.event_id for w in writes if w.source is not None],
+        [{"id": w.event_id, "mem": w.mem_id} for w in writes if w.source is not None],
     )
     batch_ids = {w.mem_id for w in writes}
     premise_ids = {p for w in writes for p in w.premises}
@@ -79,8 +79,7 @@ def _plan(graph: TenantGraph, writes: list[Write]) -> tuple[Mutation | None, lis
     new_ids = [w.mem_id for w in fresh if w.mem_id not in known]
     # Existing memories that were OUT may come IN with a new reason; their dependents with them.
     revived = {w.mem_id for w in fresh if w.mem_id in known and not known[w.mem_id].is_in}
-    hops = graph.downstream(revived) if revived else {}
-    region: dict[str, Node] = graph.nodes(hops) if hops else {}
+    region: dict[str, Node] = graph.region(revived).nodes if revived else {}
     for mid in new_ids:
         region.setdefault(mid, Node(id=mid))
     mutation = Mutation(op="write", at=max(w.at for w in fresh))

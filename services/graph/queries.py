@@ -72,14 +72,15 @@ RETURN DISTINCT p.id
 MEMORIES = """
 UNWIND $ids AS id
 MATCH (m:Mem {id: id})
-RETURN m.id, m.kind, m.status, m.cause, m.hops, m.withdrawn_by
+RETURN m.id, m.kind, m.status, m.cause, m.hops, m.withdrawn_by, m.executed
 """
 
+# Each justification of ``ids`` with its premises and their current statuses.
 JUSTIFICATIONS_OF = """
 UNWIND $ids AS id
 MATCH (j:Justification)-[:JUSTIFIES]->(m:Mem {id: id})
 MATCH (p:Mem)-[:PREMISE_OF]->(j)
-RETURN m.id, j.id, collect(p.id)
+RETURN m.id, j.id, collect([p.id, p.status, p.cause, p.hops])
 """
 
 GROUNDINGS_OF = """
@@ -106,9 +107,11 @@ MATCH (j:Justification {id: id})
 RETURN j.id
 """
 
+# Found from the memory's side: an edge property lookup would scan every SAID edge.
 EXISTING_GROUNDINGS = """
-UNWIND $ids AS id
-MATCH (:Source)-[g:SAID {id: id}]->(:Mem)
+UNWIND $rows AS r
+MATCH (:Source)-[g:SAID]->(:Mem {id: r.mem})
+WHERE g.id = r.id
 RETURN g.id
 """
 

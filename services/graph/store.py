@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 import redis
-from falkordb import FalkorDB
 
 from services.engine.belief import Grounding, Node, Rules, Status, Window
 
 from . import queries as q
+from .cypher import CypherError, Result, _parse, header, query
 from .keys import graph_key
 
 
@@ -43,71 +43,131 @@ class Mutation:
         }
 
 
-def connect(url: str) -> FalkorDB:
-    pool = redis.ConnectionPool.from_url(url, decode_responses=True)
-    return FalkorDB(connection_pool=pool)
+@dataclass
+class Region:
+    """A downstream-closed set of memories as the belief rule needs them, read hop by hop."""
+
+    hops: dict[str, int] = field(default_factory=dict)
+    nodes: dict[str, Node] = field(default_factory=dict)
+    status: dict[str, Status] = field(default_factory=dict)  # region and premises outside it
+    kinds: dict[str, str] = field(default_factory=dict)
+    executed: set[str] = field(default_factory=set)
+
+    @property
+    def boundary(self) -> dict[str, Status]:
+        ids = {p for n in self.nodes.values() for j in n.justifications for p in j}
+        return {p: self.status[p] for p in ids - self.nodes.keys() if p in self.status}
+
+
+def connect(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, socket_timeout=120, health_check_interval=30)
 
 
 class TenantGraph:
     """One tenant's graph ``rescind:{tenant}``; the schema is created on first use."""
 
-    def __init__(self, db: FalkorDB, tenant: str) -> None:
+    def __init__(self, conn: redis.Redis, tenant: str) -> None:
         self.tenant = tenant
         self.key = graph_key(tenant)
-        self.db = db
-        self.graph = db.select_graph(self.key)
+        self.conn = conn
         self._schema_ready = False
 
     # -- plumbing -------------------------------------------------------------------------
-    def rows(self, query: str, params: dict | None = None, read_only: bool = True) -> list[list]:
+    def rows(self, cypher: str, params: dict | None = None, read_only: bool = True) -> list[list]:
         self.ensure_schema()
-        if read_only:
-            return self.graph.ro_query(query, params or {}).result_set
-        return self.graph.query(query, params or {}).result_set
+        return query(self.conn, self.key, cypher, params, read_only).rows
+
+    def many(self, *queries: tuple[str, dict | None]) -> list[list[list]]:
+        """Several read queries in one round trip (a pipeline, not a transaction)."""
+        self.ensure_schema()
+        pipe = self.conn.pipeline(transaction=False)
+        for cypher, params in queries:
+            pipe.execute_command("GRAPH.RO_QUERY", self.key, header(params) + cypher, "--compact")
+        try:
+            replies = pipe.execute()
+        except redis.ResponseError as exc:
+            raise CypherError(str(exc)) from exc
+        return [_parse(r).rows for r in replies]
 
     def ensure_schema(self) -> None:
         if self._schema_ready:
             return
-        conn = self.db.connection
-        existing = {row[0] for row in _safe_rows(self.graph, "CALL db.indexes()")}
+        existing = set()
+        if self.exists():
+            existing = {r[0] for r in query(self.conn, self.key, "CALL db.indexes() YIELD label "
+                                            "RETURN label", read_only=True).rows}
         for label, stmt in q.INDEXES.items():
             if label not in existing:
-                self.graph.query(stmt)
+                query(self.conn, self.key, stmt)
         for label, prop in q.UNIQUE:
             try:
-                conn.execute_command(
+                self.conn.execute_command(
                     "GRAPH.CONSTRAINT", "CREATE", self.key, "UNIQUE", "NODE", label,
                     "PROPERTIES", "1", prop,
                 )
             except redis.ResponseError as exc:  # already there from an earlier process
                 if "already exists" not in str(exc).lower():
                     raise
-        self.graph.query(q.INIT_META)
+        query(self.conn, self.key, q.INIT_META)
         self._schema_ready = True
 
     def exists(self) -> bool:
-        return self.key in self.db.connection.execute_command("GRAPH.LIST")
+        return self.key.encode() in self.conn.execute_command("GRAPH.LIST")
 
     def delete(self) -> None:
         if self.exists():
-            self.graph.delete()
+            self.conn.execute_command("GRAPH.DELETE", self.key)
         self._schema_ready = False
 
     # -- reads ----------------------------------------------------------------------------
     def revision(self) -> int:
         return self.rows(q.REVISION)[0][0]
 
-    def downstream(self, seeds: Iterable[str]) -> dict[str, int]:
-        """Hop distance of every memory downstream of ``seeds`` (seeds at 0), one hop a query."""
-        hops = {s: 0 for s in seeds}
-        frontier, depth = list(hops), 0
+    def region(self, seeds: Iterable[str]) -> Region:
+        """Everything downstream of ``seeds`` with its facts, one round trip per hop."""
+        reg = Region()
+        frontier = [s for s in dict.fromkeys(seeds)]
+        depth = 0
+        for s in frontier:
+            reg.hops[s] = 0
         while frontier:
+            down, mems, justs, grounds = self.many(
+                (q.DOWNSTREAM_STEP, {"ids": frontier}), (q.MEMORIES, {"ids": frontier}),
+                (q.JUSTIFICATIONS_OF, {"ids": frontier}), (q.GROUNDINGS_OF, {"ids": frontier}),
+            )
+            self._read_facts(reg, mems, justs, grounds)
             depth += 1
-            nxt = [r[0] for r in self.rows(q.DOWNSTREAM_STEP, {"ids": frontier}) if r[0] not in hops]
-            for m in nxt:
-                hops[m] = depth
-            frontier = nxt
-        return hops
+            frontier = [r[0] for r in down if r[0] not in reg.hops]
+            for m in frontier:
+                reg.hops[m] = depth
+        for s in list(reg.hops):  # seeds the graph does not hold (yet)
+            if s not in reg.nodes:
+                del reg.hops[s]
+        return reg
+
+    def nodes(self, ids: Iterable[str]) -> dict[str, Node]:
+        ids = list(ids)
+        reg = Region()
+        mems, justs, grounds = self.many(
+            (q.MEMORIES, {"ids": ids}), (q.JUSTIFICATIONS_OF, {"ids": ids}),
+            (q.GROUNDINGS_OF, {"ids": ids}))
+        self._read_facts(reg, mems, justs, grounds)
+        return reg.nodes
+
+    @staticmethod
+    def _read_facts(reg: Region, mems, justs, grounds) -> None:
+        for mid, kind, st, cause, hops, withdrawn, executed in mems:
+            reg.nodes[mid] = Node(id=mid, kind=kind, withdrawn_by=list(withdrawn or []))
+            reg.status[mid] = Status(st, cause, hops)
+            reg.kinds[mid] = kind
+            if executed:
+                reg.executed.add(mid)
+        for mid, _jid, premises in justs:
+            reg.nodes[mid].justifications.append(tuple(sorted(p[0] for p in premises)))
+            for pid, st, cause, hops in premises:
+                reg.status.setdefault(pid, Status(st, cause, hops))
+        for mid, source, at, via in grounds:
+            reg.nodes[mid].groundings.append(Grounding(source, at, via))
 
     def upstream(self, target: str) -> set[str]:
         seen, frontier = {target}, [target]
@@ -116,17 +176,6 @@ class TenantGraph:
             seen.update(nxt)
             frontier = nxt
         return seen
-
-    def nodes(self, ids: Iterable[str]) -> dict[str, Node]:
-        ids = list(ids)
-        nodes: dict[str, Node] = {}
-        for mid, kind, _st, _c, _h, withdrawn in self.rows(q.MEMORIES, {"ids": ids}):
-            nodes[mid] = Node(id=mid, kind=kind, withdrawn_by=list(withdrawn or []))
-        for mid, _jid, premises in self.rows(q.JUSTIFICATIONS_OF, {"ids": ids}):
-            nodes[mid].justifications.append(tuple(sorted(premises)))
-        for mid, source, at, via in self.rows(q.GROUNDINGS_OF, {"ids": ids}):
-            nodes[mid].groundings.append(Grounding(source, at, via))
-        return nodes
 
     def statuses(self, ids: Iterable[str]) -> dict[str, Status]:
         return {
@@ -137,9 +186,10 @@ class TenantGraph:
     def memories(self, ids: Iterable[str]) -> list[dict]:
         return [r[0] for r in self.rows(q.MEMORY_FACTS, {"ids": list(ids)})]
 
-    def rules(self) -> Rules:
+    @staticmethod
+    def _rules(rows: list[list]) -> Rules:
         rules = Rules()
-        for rid, kind, source, start, end, order in self.rows(q.ACTIVE_RETRACTIONS):
+        for rid, kind, source, start, end, order in rows:
             if kind == "retract":
                 rules.windows.append(Window(rid, source, start, end, order))
             else:
@@ -148,6 +198,16 @@ class TenantGraph:
                     rules.corrections[rid] = order
         rules.windows.sort(key=lambda w: w.order)
         return rules
+
+    def rules(self) -> Rules:
+        return self._rules(self.rows(q.ACTIVE_RETRACTIONS))
+
+    def context(self, retraction_id: str, source: str | None) -> tuple[int, dict | None, Rules, bool]:
+        """Revision, a stored retraction, the active rules and whether a source exists: one trip."""
+        rev, stored, active, src = self.many(
+            (q.REVISION, None), (q.RETRACTION, {"id": retraction_id}), (q.ACTIVE_RETRACTIONS, None),
+            (q.SOURCE, {"id": source or ""}))
+        return rev[0][0], (stored[0][0] if stored else None), self._rules(active), bool(src)
 
     def retraction(self, rid: str) -> dict | None:
         rows = self.rows(q.RETRACTION, {"id": rid})
@@ -167,10 +227,11 @@ class TenantGraph:
     def domains(self, sources: Iterable[str]) -> dict[str, str]:
         return {s: d for s, d in self.rows(q.DOMAINS_OF, {"ids": list(sources)})}
 
-    def existing_events(self, justification_ids: list[str], grounding_ids: list[str]) -> set[str]:
-        found = {r[0] for r in self.rows(q.EXISTING_JUSTIFICATIONS, {"ids": justification_ids})}
-        found |= {r[0] for r in self.rows(q.EXISTING_GROUNDINGS, {"ids": grounding_ids})}
-        return found
+    def existing_events(self, justification_ids: list[str], groundings: list[dict]) -> set[str]:
+        """Which of these event ids were written already ({id, mem} for groundings)."""
+        a, b = self.many((q.EXISTING_JUSTIFICATIONS, {"ids": justification_ids}),
+                         (q.EXISTING_GROUNDINGS, {"rows": groundings}))
+        return {r[0] for r in a} | {r[0] for r in b}
 
     def actions(self) -> list[dict]:
         return [r[0] for r in self.rows(q.ACTIONS)]
@@ -183,18 +244,12 @@ class TenantGraph:
         return [dict(zip(keys, r)) for r in self.rows(q.HISTORY, {"id": mid})]
 
     # -- the one write ---------------------------------------------------------------------
-    def apply(self, mutation: Mutation, rev: int) -> None:
+    def apply(self, mutation: Mutation, rev: int) -> Result:
         """Write ``mutation`` atomically if the graph is still at ``rev``; else StalePreview."""
         self.ensure_schema()
-        result = self.graph.query(q.APPLY, mutation.params(rev))
+        result = query(self.conn, self.key, q.APPLY, mutation.params(rev))
         if result.properties_set == 0:  # the revision guard matched nothing, so nothing was written
             raise StalePreview(
                 f"stale preview: graph {self.key} is no longer at revision {rev}; preview again"
             )
-
-
-def _safe_rows(graph, query: str) -> list[list]:
-    try:
-        return graph.query(query).result_set
-    except redis.ResponseError:
-        return []
+        return result

@@ -1,0 +1,181 @@
+"""`rescind bench engine`: retraction latency against graph size, region size, and bulk load.
+
+Each figure is a median over repeated runs in one process, measured side by side, because
+these machines are shared and noisy. Results go to a JSON file and a markdown table together
+with the command that produced them.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import random
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.progress import Progress
+
+from services.engine import retraction as ret
+from services.engine.writes import Write, record
+from services.graph.cypher import query
+from services.graph.store import Mutation, TenantGraph, connect
+
+from .generator import Cluster, agent_like, plain_clusters
+
+RAW_UNWIND = """
+UNWIND $rows AS r
+MERGE (m:Mem {id: r.mem}) ON CREATE SET m.kind = r.kind, m.text = r.text, m.at = r.at
+CREATE (j:Justification {id: r.id, at: r.at})-[:JUSTIFIES]->(m)
+WITH j, r
+UNWIND r.premises AS pid
+MATCH (p:Mem {id: pid})
+CREATE (p)-[:PREMISE_OF]->(j)
+"""  # the baseline: the same shape written with no status, history or idempotency
+
+
+@dataclass
+class Results:
+    command: str
+    machine: dict
+    load: dict = field(default_factory=dict)
+    retraction: dict = field(default_factory=dict)
+    regions: dict = field(default_factory=dict)
+
+
+def load(graph: TenantGraph, clusters: list[Cluster], batch: int, progress, task) -> tuple[int, float]:
+    """Load clusters through the engine's batched writes; returns (writes, seconds)."""
+    sources = sorted({c.source for c in clusters})
+    for i in range(0, len(sources), 5000):
+        graph.apply(Mutation(op="source", sources=[
+            {"id": s, "kind": "portal", "name": s, "domain": s} for s in sources[i:i + 5000]]),
+            graph.revision())
+    pending: list[Write] = []
+    n, spent = 0, 0.0
+    for writes in agent_like(graph.tenant, clusters):
+        pending.extend(writes)
+        if len(pending) >= batch:
+            t = time.perf_counter()
+            record(graph, pending)
+            spent += time.perf_counter() - t
+            n += len(pending)
+            progress.advance(task, len(pending))
+            pending = []
+    if pending:
+        t = time.perf_counter()
+        record(graph, pending)
+        spent += time.perf_counter() - t
+        n += len(pending)
+        progress.advance(task, len(pending))
+    return n, spent
+
+
+def raw_load(graph: TenantGraph, clusters: list[Cluster], batch: int) -> tuple[int, float]:
+    graph.ensure_schema()
+    n, spent, rows = 0, 0.0, []
+    for writes in agent_like(graph.tenant, clusters):
+        for w in writes:
+            rows.append({"id": w.event_id, "mem": w.mem_id, "kind": w.kind, "text": w.text,
+                         "at": w.at, "premises": list(w.premises)})
+        if len(rows) >= batch:
+            t = time.perf_counter()
+            query(graph.conn, graph.key, RAW_UNWIND, {"rows": rows})
+            spent += time.perf_counter() - t
+            n, rows = n + len(rows), []
+    if rows:
+        t = time.perf_counter()
+        query(graph.conn, graph.key, RAW_UNWIND, {"rows": rows})
+        spent += time.perf_counter() - t
+        n += len(rows)
+    return n, spent
+
+
+def time_retractions(graph: TenantGraph, sources: list[str], tag: str) -> dict:
+    """Preview + commit of a whole-source retraction for each source; median and region sizes."""
+    times, regions = [], []
+    for i, s in enumerate(sources):
+        t = time.perf_counter()
+        result = ret.run(graph, ret.Retract(f"{tag}-{i}", s, reason="bench"))
+        times.append(time.perf_counter() - t)
+        regions.append(sum(result["blast_radius"]["counts"].values()))
+    return {"median_ms": round(statistics.median(times) * 1000, 2),
+            "p90_ms": round(sorted(times)[int(0.9 * (len(times) - 1))] * 1000, 2),
+            "runs": len(times), "median_region": statistics.median(regions)}
+
+
+def run(url: str, sizes: list[int], samples: int, batch: int, out: Path, command: str,
+        console) -> Results:
+    db = connect(url)
+    res = Results(command=command, machine={"python": sys.version.split()[0],
+                                            "platform": platform.platform(),
+                                            "cpus": _cpus()})
+    rng = random.Random(11)
+    with Progress(console=console, transient=False) as progress:
+        for size in sizes:
+            clusters = plain_clusters(size)
+            extra = [Cluster(f"big1k-{i}", 1_000) for i in range(3)] + \
+                    [Cluster(f"big10k-{i}", 10_000) for i in range(3)] if size == 100_000 else []
+            graph = TenantGraph(db, f"bench-engine-{size}")
+            graph.delete()
+            total = size + sum(c.size for c in extra)
+            task = progress.add_task(f"load {total:,} memories", total=int(total * 1.04))
+            n, spent = load(graph, clusters + extra, batch, progress, task)
+            res.load[str(size)] = {"writes": n, "seconds": round(spent, 2),
+                                   "writes_per_s": round(n / spent)}
+            targets = rng.sample([c.source for c in clusters], samples)
+            res.retraction[str(size)] = time_retractions(graph, targets, "r")
+            progress.console.print(f"{size:,}: {res.retraction[str(size)]}")
+            if extra:
+                for label in ("big1k", "big10k"):
+                    res.regions[label] = time_retractions(
+                        graph, [c.source for c in extra if c.source.startswith(label)], label)
+                    progress.console.print(f"{label}: {res.regions[label]}")
+                raw = TenantGraph(db, f"bench-raw-{size}")
+                raw.delete()
+                rn, rspent = raw_load(raw, clusters, batch)
+                res.load["raw_unwind"] = {"writes": rn, "seconds": round(rspent, 2),
+                                          "writes_per_s": round(rn / rspent)}
+                raw.delete()
+            graph.delete()
+    small, large = str(min(sizes)), str(max(sizes))
+    if small != large:
+        res.retraction["ratio_largest_to_smallest"] = round(
+            res.retraction[large]["median_ms"] / res.retraction[small]["median_ms"], 2)
+    write(res, out)
+    return res
+
+
+def _cpus() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0))
+
+
+def write(res: Results, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    data = {"command": res.command, "machine": res.machine, "load": res.load,
+            "retraction_region_100": res.retraction, "regions_in_100k": res.regions}
+    (out / "engine.json").write_text(json.dumps(data, indent=2) + "\n")
+    lines = [f"# Engine benchmark\n", f"Command: `{res.command}`  ", f"Machine: {res.machine}\n",
+             "## Commit of a retraction whose region is ~100 memories (preview + commit)\n",
+             "| graph (memories) | median ms | p90 ms | runs | median region |",
+             "|---:|---:|---:|---:|---:|"]
+    for k, v in res.retraction.items():
+        if isinstance(v, dict):
+            lines.append(f"| {int(k):,} | {v['median_ms']} | {v['p90_ms']} | {v['runs']} | "
+                         f"{v['median_region']} |")
+    if "ratio_largest_to_smallest" in res.retraction:
+        lines.append(f"\nRatio largest / smallest graph: "
+                     f"**{res.retraction['ratio_largest_to_smallest']}**\n")
+    if res.regions:
+        lines += ["## Larger regions in the 100k graph\n", "| region | median ms | runs | region |",
+                  "|---|---:|---:|---:|"]
+        for k, v in res.regions.items():
+            lines.append(f"| {k} | {v['median_ms']} | {v['runs']} | {v['median_region']} |")
+    lines += ["\n## Bulk load of justified writes\n", "| path | writes | seconds | writes/s |",
+              "|---|---:|---:|---:|"]
+    for k, v in res.load.items():
+        lines.append(f"| {k} | {v['writes']:,} | {v['seconds']} | {v['writes_per_s']:,} |")
+    (out / "engine.md").write_text("\n".join(lines) + "\n")

@@ -1,0 +1,108 @@
+"""A thin Cypher client over redis-py: parameters sent as a CYPHER header, compact results.
+
+FalkorDB takes query parameters as a ``CYPHER name=value ...`` prefix. Building that prefix and
+reading the compact reply here (instead of in a general-purpose client) keeps the per-query
+overhead near the round trip, which is what the retraction latency budget is made of.
+Only scalars, lists and maps are read back; queries return properties, never nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+# Compact result value types (FalkorDB's ResultSet wire format).
+_NULL, _STRING, _INTEGER, _BOOLEAN, _DOUBLE, _ARRAY, _EDGE, _NODE, _PATH, _MAP = range(1, 11)
+
+
+class CypherError(RuntimeError):
+    """FalkorDB refused a query; the message is the server's, the query is attached."""
+
+
+def literal(value: Any) -> str:
+    """A parameter value as Cypher text; strings escape backslash and double quote."""
+    t = type(value)
+    if t is str:
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if value is None:
+        return "null"
+    if t is bool:
+        return "true" if value else "false"
+    if t is int:
+        return str(value)
+    if t is float:
+        return repr(value)
+    if t is list or t is tuple:
+        return "[" + ",".join([literal(v) for v in value]) + "]"
+    if t is dict:
+        return "{" + ",".join([f"`{k}`:{literal(v)}" for k, v in value.items()]) + "}"
+    if isinstance(value, str):  # subclasses such as StrEnum
+        return literal(str(value))
+    if isinstance(value, (int, float)):
+        return literal(value.real)
+    raise TypeError(f"cannot send {t.__name__} as a query parameter")
+
+
+def header(params: dict[str, Any] | None) -> str:
+    if not params:
+        return ""
+    return "CYPHER " + " ".join(f"{k}={literal(v)}" for k, v in params.items()) + " "
+
+
+def _value(cell: list) -> Any:
+    t, v = cell
+    if t == _STRING:
+        return v.decode() if isinstance(v, bytes) else v
+    if t == _INTEGER or t == _NULL:
+        return v
+    if t == _BOOLEAN:
+        return v in (b"true", "true", 1, True)
+    if t == _DOUBLE:
+        return float(v)
+    if t == _ARRAY:
+        return [_value(c) for c in v]
+    if t == _MAP:
+        return {(v[i].decode() if isinstance(v[i], bytes) else v[i]): _value(v[i + 1])
+                for i in range(0, len(v), 2)}
+    raise CypherError(f"result type {t} is not read by this client: return properties instead")
+
+
+@dataclass
+class Result:
+    rows: list[list]
+    stats: dict[str, float]
+
+    @property
+    def properties_set(self) -> int:
+        return int(self.stats.get("Properties set", 0))
+
+
+def _parse(reply: list) -> Result:
+    if len(reply) == 1:  # a query that returns nothing has only statistics
+        return Result([], _stats(reply[0]))
+    _header, rows, stats = reply
+    return Result([[_value(c) for c in row] for row in rows], _stats(stats))
+
+
+def _stats(lines: list) -> dict[str, float]:
+    out = {}
+    for line in lines:
+        text = line.decode() if isinstance(line, bytes) else line
+        name, _, value = text.partition(":")
+        try:
+            out[name.strip()] = float(value.strip().split()[0])
+        except (ValueError, IndexError):
+            pass
+    return out
+
+
+def query(conn: redis.Redis, key: str, cypher: str, params: dict | None = None,
+          read_only: bool = False) -> Result:
+    command = "GRAPH.RO_QUERY" if read_only else "GRAPH.QUERY"
+    try:
+        reply = conn.execute_command(command, key, header(params) + cypher, "--compact")
+    except redis.ResponseError as exc:
+        raise CypherError(f"{exc} (in: {cypher.strip()[:120]})") from exc
+    return _parse(reply)
