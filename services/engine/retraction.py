@@ -161,7 +161,7 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
                     raise RetractionError("the correction says the same as the memory it corrects")
                 props.update(new_memory=new_id, text=op.text)
                 rules.corrections[op.id] = order
-                extra = _correction_parts(graph, op, old, new_id, at, mutation)
+                extra = _correction_parts(graph, op, old, new_id, at, rev, mutation)
                 seeds = [op.memory, new_id]
         mutation.retractions.append({"id": op.id, "props": props})
 
@@ -232,13 +232,14 @@ def _drop(rules: Rules, rid: str) -> None:
     rules.corrections.pop(rid, None)
 
 
-def _correction_parts(graph, op: Correct, old: Node, new_id: str, at: int, mutation: Mutation):
+def _correction_parts(graph, op: Correct, old: Node, new_id: str, at: int, rev: int,
+                      mutation: Mutation):
     """The reviewer source, the new memory and its grounding: written only on commit."""
     if graph.source(op.by) is None:
         mutation.sources.append({"id": op.by, "kind": "reviewer", "name": op.by, "domain": op.by})
     mutation.mems.append({"id": new_id, "name": op.name or op.id, "props": {
         "id": new_id, "kind": old.kind, "text": op.text, "at": at, "agent": op.by,
-        "status": "OUT"}})
+        "status": "OUT", "born": "OUT", "born_rev": rev + 1, "names": []}})
     mutation.groundings.append(
         {"id": f"{op.id}~grounding", "source": op.by, "mem": new_id, "at": at, "via": op.id})
     mutation.supersedes.append({"new": new_id, "old": op.memory, "by": op.id})

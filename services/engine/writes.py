@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from services.graph.store import Mutation, StalePreview, TenantGraph
+from services.graph.store import StalePreview, TenantGraph
 
 from .belief import IN, Grounding, Node, Status, settle
 
@@ -49,18 +49,18 @@ def record(graph: TenantGraph, writes: list[Write], retries: int = 20) -> list[S
     """Apply ``writes`` in order; returns the status each written memory has afterwards."""
     for _ in range(retries):
         rev = graph.revision()
-        mutation, statuses = _plan(graph, writes)
-        if mutation is None:
+        batch, statuses = _plan(graph, writes, rev)
+        if batch is None:
             return statuses
         try:
-            graph.apply(mutation, rev)
+            graph.write_batch(batch, rev)
             return statuses
         except StalePreview:
             continue
     raise StalePreview(f"gave up after {retries} attempts: the graph kept changing")
 
 
-def _plan(graph: TenantGraph, writes: list[Write]) -> tuple[Mutation | None, list[Status]]:
+def _plan(graph: TenantGraph, writes: list[Write], rev: int) -> tuple[dict | None, list[Status]]:
     seen = graph.existing_events(
         [w.event_id for w in writes if w.source is None],
         [{"id": w.event_id, "mem": w.mem_id} for w in writes if w.source is not None],
@@ -76,59 +76,61 @@ def _plan(graph: TenantGraph, writes: list[Write]) -> tuple[Mutation | None, lis
         return None, [known[w.mem_id] for w in writes]
 
     rules = graph.rules()
-    new_ids = [w.mem_id for w in fresh if w.mem_id not in known]
     # Existing memories that were OUT may come IN with a new reason; their dependents with them.
     revived = {w.mem_id for w in fresh if w.mem_id in known and not known[w.mem_id].is_in}
     region: dict[str, Node] = graph.region(revived).nodes if revived else {}
-    for mid in new_ids:
-        region.setdefault(mid, Node(id=mid))
-    mutation = Mutation(op="write", at=max(w.at for w in fresh))
-    created: set[str] = set()
+    new: dict[str, dict] = {}
+    aliases, groundings, justifications = [], [], []
     for w in fresh:
+        if w.mem_id not in known and w.mem_id not in new:
+            region[w.mem_id] = Node(id=w.mem_id, kind=w.kind)
+            props = {"id": w.mem_id, "kind": w.kind, "text": w.text, "at": w.at,
+                     "agent": w.agent, "run": w.run, "names": [w.name or w.event_id],
+                     "born_rev": rev + 1, **w.extra}
+            new[w.mem_id] = {k: v for k, v in props.items() if v is not None}
+        elif w.mem_id in new:
+            names = new[w.mem_id]["names"]
+            if (w.name or w.event_id) not in names:
+                names.append(w.name or w.event_id)
+        else:
+            aliases.append({"id": w.mem_id, "name": w.name or w.event_id})
         node = region.get(w.mem_id)
-        if node is not None:
-            node.kind = w.kind
         if w.source is not None:
-            g = Grounding(w.source, w.at, None)
             if node is not None:
-                node.groundings.append(g)
-            mutation.groundings.append(
-                {"id": w.event_id, "source": w.source, "mem": w.mem_id, "at": w.at, "via": None}
-            )
+                node.groundings.append(Grounding(w.source, w.at, None))
+            groundings.append({"id": w.event_id, "source": w.source, "mem": w.mem_id, "at": w.at})
         else:
             if node is not None:
                 node.justifications.append(tuple(sorted(w.premises)))
-            mutation.justifications.append({
-                "id": w.event_id, "mem": w.mem_id, "premises": list(w.premises),
-                "agent": w.agent, "run": w.run, "at": w.at, "rule": w.rule,
-            })
-        if w.mem_id not in known and w.mem_id not in created:
-            created.add(w.mem_id)
-            props = {"id": w.mem_id, "kind": w.kind, "text": w.text, "at": w.at,
-                     "agent": w.agent, "run": w.run, "status": "OUT", **w.extra}
-            mutation.mems.append({"id": w.mem_id, "name": w.name or w.event_id, "props": props})
-        else:
-            mutation.mems.append({"id": w.mem_id, "name": w.name or w.event_id, "props": {}})
+            justifications.append({"id": w.event_id, "mem": w.mem_id, "premises": list(w.premises),
+                                   "agent": w.agent, "run": w.run, "at": w.at, "rule": w.rule})
     boundary_ids = {p for n in region.values() for j in n.justifications for p in j} - set(region)
     known.update(graph.statuses(boundary_ids - known.keys()))
     boundary = {p: known[p] for p in boundary_ids if p in known}
     result = settle(region, boundary, rules)
+    changes = []
     for mid, st in result.items():
-        before = known.get(mid)
-        if before is None or before != st:
-            mutation.changes.append({"id": mid, "status": st.status, "cause": st.cause,
-                                     "hops": st.hops})
+        if mid in new:
+            new[mid].update(status=st.status, born=st.status)
+            if st.cause is not None:
+                new[mid].update(cause=st.cause, hops=st.hops, born_cause=st.cause,
+                                born_hops=st.hops)
+        elif known.get(mid) != st:
+            changes.append({"id": mid, "status": st.status, "cause": st.cause, "hops": st.hops})
+    batch = {"new": list(new.values()), "aliases": aliases, "updates": [], "changes": changes,
+             "groundings": groundings, "justifications": justifications,
+             "at": max(w.at for w in fresh)}
     final = {**known, **result}
-    return mutation, [final[w.mem_id] for w in writes]
+    return batch, [final[w.mem_id] for w in writes]
 
 
 def execute(graph: TenantGraph, action: str, at: int) -> None:
     """Record that a proposed action was carried out."""
-    mutation = Mutation(op="execute", at=at,
-                        updates=[{"id": action, "props": {"executed": True, "executed_at": at}}])
+    batch = {"new": [], "aliases": [], "changes": [], "groundings": [], "justifications": [],
+             "updates": [{"id": action, "props": {"executed": True, "executed_at": at}}], "at": at}
     for _ in range(20):
         try:
-            graph.apply(mutation, graph.revision())
+            graph.write_batch(batch, graph.revision())
             return
         except StalePreview:
             continue

@@ -21,11 +21,17 @@ class CypherError(RuntimeError):
     """FalkorDB refused a query; the message is the server's, the query is attached."""
 
 
+def _str(v: str) -> str:
+    if "\\" in v or '"' in v:
+        v = v.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + v + '"'
+
+
 def literal(value: Any) -> str:
     """A parameter value as Cypher text; strings escape backslash and double quote."""
     t = type(value)
     if t is str:
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return _str(value)
     if value is None:
         return "null"
     if t is bool:
@@ -35,11 +41,13 @@ def literal(value: Any) -> str:
     if t is float:
         return repr(value)
     if t is list or t is tuple:
-        return "[" + ",".join([literal(v) for v in value]) + "]"
-    if t is dict:
-        return "{" + ",".join([f"`{k}`:{literal(v)}" for k, v in value.items()]) + "}"
+        return "[" + ",".join([_str(v) if type(v) is str else literal(v) for v in value]) + "]"
+    if t is dict:  # keys are our own identifiers, never user data
+        return "{" + ",".join([
+            k + ":" + (_str(v) if type(v) is str else str(v) if type(v) is int else literal(v))
+            for k, v in value.items()]) + "}"
     if isinstance(value, str):  # subclasses such as StrEnum
-        return literal(str(value))
+        return _str(str(value))
     if isinstance(value, (int, float)):
         return literal(value.real)
     raise TypeError(f"cannot send {t.__name__} as a query parameter")

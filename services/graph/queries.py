@@ -55,6 +55,36 @@ CREATE (:Change {mem: c.id, status: c.status, cause: c.cause, hops: c.hops,
                  rev: g.rev, op: $op, at: $at})
 """
 
+# Justified writes in bulk, guarded by the revision they were computed at. New memories arrive
+# with their status already decided; the rows run in order, so a premise may be created by an
+# earlier row of the same batch. (FOREACH cannot MATCH, hence the UNWINDs at the end.)
+WRITE_BATCH = """
+MATCH (g:Meta {key: 'meta'}) WHERE g.rev = $rev
+SET g.rev = g.rev + 1
+WITH g
+FOREACH (m IN $new | CREATE (n:Mem) SET n = m)
+FOREACH (a IN $aliases |
+  MERGE (n:Mem {id: a.id})
+  SET n.names = CASE WHEN a.name IN n.names THEN n.names ELSE n.names + [a.name] END)
+FOREACH (u IN $updates | MERGE (n:Mem {id: u.id}) SET n += u.props)
+FOREACH (c IN $changes |
+  MERGE (n:Mem {id: c.id}) SET n.status = c.status, n.cause = c.cause, n.hops = c.hops
+  CREATE (:Change {mem: c.id, status: c.status, cause: c.cause, hops: c.hops, rev: g.rev,
+                   op: 'write', at: $at}))
+FOREACH (x IN $groundings |
+  MERGE (s:Source {id: x.source}) MERGE (m:Mem {id: x.mem})
+  CREATE (s)-[:SAID {id: x.id, at: x.at}]->(m))
+WITH g
+UNWIND $justifications AS j
+MATCH (m:Mem {id: j.mem})
+CREATE (jn:Justification {id: j.id, at: j.at, agent: j.agent, run: j.run, rule: j.rule})
+CREATE (jn)-[:JUSTIFIES]->(m)
+WITH jn, j
+UNWIND j.premises AS pid
+MATCH (p:Mem {id: pid})
+CREATE (p)-[:PREMISE_OF]->(jn)
+"""
+
 # One hop downstream of a frontier: memories resting on any of ``ids``.
 DOWNSTREAM_STEP = """
 UNWIND $ids AS id
@@ -149,6 +179,9 @@ ACTIONS = """
 MATCH (m:Mem {kind: 'action'})
 RETURN properties(m)
 """
+
+# A memory's history: its birth (kept on the node) and every later change.
+BIRTH = "MATCH (m:Mem {id: $id}) RETURN m.born_rev, m.born, m.cause, m.hops, m.at"
 
 HISTORY = """
 MATCH (c:Change {mem: $id})

@@ -240,10 +240,26 @@ class TenantGraph:
         return [r[0] for r in self.rows(q.ACTIONS_IN, {"ids": ids})]
 
     def history(self, mid: str) -> list[dict]:
+        """Every status a memory has had, with its cause and hop distance, oldest first."""
         keys = ("rev", "status", "cause", "hops", "op", "at")
-        return [dict(zip(keys, r)) for r in self.rows(q.HISTORY, {"id": mid})]
+        birth, changes = self.many((q.BIRTH, {"id": mid}), (q.HISTORY, {"id": mid}))
+        out = []
+        if birth:
+            rev, born, _cause, _hops, at = birth[0]
+            facts = self.memories([mid])[0]
+            out.append({"rev": rev, "status": born, "cause": facts.get("born_cause"),
+                        "hops": facts.get("born_hops"), "op": "write", "at": at})
+        return out + [dict(zip(keys, r)) for r in changes]
 
-    # -- the one write ---------------------------------------------------------------------
+    # -- the writes -------------------------------------------------------------------------
+    def write_batch(self, batch: dict, rev: int) -> Result:
+        """Justified writes (see queries.WRITE_BATCH), if the graph is still at ``rev``."""
+        self.ensure_schema()
+        result = query(self.conn, self.key, q.WRITE_BATCH, {"rev": rev, **batch})
+        if result.properties_set == 0:
+            raise StalePreview(f"graph {self.key} moved past revision {rev} while writing")
+        return result
+
     def apply(self, mutation: Mutation, rev: int) -> Result:
         """Write ``mutation`` atomically if the graph is still at ``rev``; else StalePreview."""
         self.ensure_schema()
