@@ -135,11 +135,12 @@ def test_all_status_changes_of_a_retraction_land_in_one_revision(graph):
     rev = graph.revision()
     ret.run(graph, ret.Retract("r1", "portal"))
     assert graph.revision() == rev + 1
-    changed = graph.rows("MATCH (c:Change {op: 'retract'}) RETURN DISTINCT c.rev")
-    assert changed == [[rev + 1]]
+    out = [m for m in ids.values() if graph.history(m)[-1]["status"] == "OUT"]
+    assert len(out) == 4  # o1, b1, p1 and the action; b2 keeps the contract
+    assert {graph.history(m)[-1]["rev"] for m in out} == {rev + 1}
     hist = graph.history(ids["p1"])
     assert [h["status"] for h in hist] == ["IN", "OUT"]
-    assert hist[-1]["cause"] == "r1" and hist[-1]["hops"] == 2
+    assert hist[-1]["cause"] == "r1" and hist[-1]["hops"] == 2 and hist[-1]["op"] == "retract"
 
 
 def test_reinstate_puts_everything_back_exactly(graph):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from services.graph.store import Mutation, StalePreview, TenantGraph
+from services.graph.store import Mutation, StalePreview, TenantGraph, status_change
 
 from .belief import Grounding, Node, Rules, Status, Window, settle
 from .identity import memory_id
@@ -177,9 +177,8 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
     after = settle(region.nodes, region.boundary, rules)
     before = {m: region.status[m] for m in region.nodes if m in region.status}
     p = Preview(op, rev, before, after, region.kinds, region.executed, mutation)
-    for mid, st in p.changed.items():
-        mutation.changes.append({"id": mid, "status": st.status, "cause": st.cause,
-                                 "hops": st.hops})
+    for mid, st in sorted(p.changed.items()):
+        mutation.changes.append(status_change(mid, st, rev + 1, op.kind, op.id, at))
     return p
 
 

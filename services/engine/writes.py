@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from services.graph.store import StalePreview, TenantGraph
+from services.graph.store import StalePreview, TenantGraph, status_change
 
 from .belief import IN, Grounding, Node, Status, settle
 
@@ -108,6 +108,7 @@ def _plan(graph: TenantGraph, writes: list[Write], rev: int) -> tuple[dict | Non
     known.update(graph.statuses(boundary_ids - known.keys()))
     boundary = {p: known[p] for p in boundary_ids if p in known}
     result = settle(region, boundary, rules)
+    max_at = max(w.at for w in fresh)
     changes = []
     for mid, st in result.items():
         if mid in new:
@@ -116,10 +117,10 @@ def _plan(graph: TenantGraph, writes: list[Write], rev: int) -> tuple[dict | Non
                 new[mid].update(cause=st.cause, hops=st.hops, born_cause=st.cause,
                                 born_hops=st.hops)
         elif known.get(mid) != st:
-            changes.append({"id": mid, "status": st.status, "cause": st.cause, "hops": st.hops})
+            changes.append(status_change(mid, st, rev + 1, "write", None, max_at))
     batch = {"new": list(new.values()), "aliases": aliases, "updates": [], "changes": changes,
              "groundings": groundings, "justifications": justifications,
-             "at": max(w.at for w in fresh)}
+             "at": max_at}
     final = {**known, **result}
     return batch, [final[w.mem_id] for w in writes]
 

@@ -3,7 +3,8 @@
 FalkorDB 4.16 notes that shape these queries:
 - no ``EXISTS {}``/``COUNT {}`` subqueries and no ``datetime()``: times are epoch microseconds;
 - a variable-length ``*`` match enumerates paths, so regions are walked one hop at a time;
-- an UNWIND over an empty list ends the query's rows, so optional writes use FOREACH.
+- an UNWIND over an empty list ends the query's rows, so optional writes use FOREACH;
+- FOREACH cannot MATCH, so a write that must find existing nodes MERGEs on their indexed id.
 """
 
 # Schema: created on first use of a tenant's graph; the unique constraints need the indexes.
@@ -12,7 +13,7 @@ INDEXES = {
     "Source": "CREATE INDEX FOR (s:Source) ON (s.id)",
     "Justification": "CREATE INDEX FOR (j:Justification) ON (j.id)",
     "Retraction": "CREATE INDEX FOR (r:Retraction) ON (r.id, r.state)",
-    "Change": "CREATE INDEX FOR (c:Change) ON (c.mem)",
+    "Outbox": "CREATE INDEX FOR (o:Outbox) ON (o.id)",
 }
 UNIQUE = [("Mem", "id"), ("Source", "id"), ("Justification", "id"), ("Retraction", "id")]
 
@@ -20,8 +21,13 @@ INIT_META = "MERGE (g:Meta {key: 'meta'}) ON CREATE SET g.rev = 0 RETURN g.rev"
 
 REVISION = "MATCH (g:Meta {key: 'meta'}) RETURN g.rev"
 
+# A memory's facts, in the column order Region reads them.
+_FACTS = "m.id, m.kind, m.status, m.cause, m.hops, m.withdrawn_by, m.executed, m.grounded"
+
 # One atomic mutation, guarded by the revision it was computed at. Every list may be empty,
-# hence FOREACH for the optional parts; the status changes come last in an UNWIND.
+# hence FOREACH for the optional parts; the status changes come last in an UNWIND. Each change
+# is appended to the memory's own history (a list of JSON strings: lists of maps cannot be
+# properties, and a node per change doubled the cost of large retractions).
 APPLY = """
 MATCH (g:Meta {key: 'meta'}) WHERE g.rev = $rev
 SET g.rev = g.rev + 1
@@ -30,17 +36,12 @@ FOREACH (s IN $sources |
   MERGE (n:Source {id: s.id}) ON CREATE SET n.kind = s.kind, n.name = s.name, n.domain = s.domain)
 FOREACH (m IN $mems |
   MERGE (n:Mem {id: m.id}) ON CREATE SET n += m.props
-  SET n.names = CASE WHEN m.name IN coalesce(n.names, []) THEN n.names
-                     ELSE coalesce(n.names, []) + [m.name] END)
+  SET n.names = CASE WHEN m.name IN n.names THEN n.names ELSE n.names + [m.name] END)
 FOREACH (u IN $updates | MERGE (n:Mem {id: u.id}) SET n += u.props)
-FOREACH (j IN $justifications |
-  CREATE (jn:Justification {id: j.id, agent: j.agent, run: j.run, at: j.at, rule: j.rule})
-  MERGE (m:Mem {id: j.mem})
-  CREATE (jn)-[:JUSTIFIES]->(m)
-  FOREACH (p IN j.premises | MERGE (pm:Mem {id: p}) CREATE (pm)-[:PREMISE_OF]->(jn)))
 FOREACH (x IN $groundings |
   MERGE (s:Source {id: x.source}) MERGE (m:Mem {id: x.mem})
-  CREATE (s)-[:SAID {id: x.id, at: x.at, via: x.via}]->(m))
+  CREATE (s)-[:SAID {id: x.id, at: x.at, via: x.via}]->(m)
+  SET m.grounded = true)
 FOREACH (r IN $retractions | MERGE (n:Retraction {id: r.id}) SET n += r.props)
 FOREACH (x IN $supersedes |
   MERGE (a:Mem {id: x.new}) MERGE (b:Mem {id: x.old}) MERGE (a)-[:SUPERSEDES {by: x.by}]->(b))
@@ -50,14 +51,12 @@ FOREACH (o IN $outbox |
 WITH g
 UNWIND $changes AS c
 MATCH (m:Mem {id: c.id})
-SET m.status = c.status, m.cause = c.cause, m.hops = c.hops
-CREATE (:Change {mem: c.id, status: c.status, cause: c.cause, hops: c.hops,
-                 rev: g.rev, op: $op, at: $at})
+SET m.status = c.status, m.cause = c.cause, m.hops = c.hops,
+    m.history = coalesce(m.history, []) + [c.entry]
 """
 
 # Justified writes in bulk, guarded by the revision they were computed at. New memories arrive
-# with their status already decided; the rows run in order, so a premise may be created by an
-# earlier row of the same batch. (FOREACH cannot MATCH, hence the UNWINDs at the end.)
+# with their status decided; the justification rows run in order after the memories exist.
 WRITE_BATCH = """
 MATCH (g:Meta {key: 'meta'}) WHERE g.rev = $rev
 SET g.rev = g.rev + 1
@@ -68,12 +67,13 @@ FOREACH (a IN $aliases |
   SET n.names = CASE WHEN a.name IN n.names THEN n.names ELSE n.names + [a.name] END)
 FOREACH (u IN $updates | MERGE (n:Mem {id: u.id}) SET n += u.props)
 FOREACH (c IN $changes |
-  MERGE (n:Mem {id: c.id}) SET n.status = c.status, n.cause = c.cause, n.hops = c.hops
-  CREATE (:Change {mem: c.id, status: c.status, cause: c.cause, hops: c.hops, rev: g.rev,
-                   op: 'write', at: $at}))
+  MERGE (n:Mem {id: c.id})
+  SET n.status = c.status, n.cause = c.cause, n.hops = c.hops,
+      n.history = coalesce(n.history, []) + [c.entry])
 FOREACH (x IN $groundings |
   MERGE (s:Source {id: x.source}) MERGE (m:Mem {id: x.mem})
-  CREATE (s)-[:SAID {id: x.id, at: x.at}]->(m))
+  CREATE (s)-[:SAID {id: x.id, at: x.at}]->(m)
+  SET m.grounded = true)
 WITH g
 UNWIND $justifications AS j
 MATCH (m:Mem {id: j.mem})
@@ -85,11 +85,32 @@ MATCH (p:Mem {id: pid})
 CREATE (p)-[:PREMISE_OF]->(jn)
 """
 
-# One hop downstream of a frontier: memories resting on any of ``ids``.
-DOWNSTREAM_STEP = """
+# Facts of ``ids`` (the seeds of a region).
+MEMORIES = f"""
 UNWIND $ids AS id
-MATCH (:Mem {id: id})-[:PREMISE_OF]->(:Justification)-[:JUSTIFIES]->(d:Mem)
-RETURN DISTINCT d.id
+MATCH (m:Mem {{id: id}})
+RETURN {_FACTS}
+"""
+
+# One hop downstream of a frontier, with the facts of every memory found.
+DOWNSTREAM_FACTS = f"""
+UNWIND $ids AS id
+MATCH (:Mem {{id: id}})-[:PREMISE_OF]->(:Justification)-[:JUSTIFIES]->(m:Mem)
+WITH DISTINCT m
+RETURN {_FACTS}
+"""
+
+# Every justification of ``ids``: one row per premise, with the premise's status.
+JUSTIFICATIONS_OF = """
+UNWIND $ids AS id
+MATCH (p:Mem)-[:PREMISE_OF]->(j:Justification)-[:JUSTIFIES]->(:Mem {id: id})
+RETURN id, j.id, p.id, p.status, p.cause, p.hops
+"""
+
+GROUNDINGS_OF = """
+UNWIND $ids AS id
+MATCH (s:Source)-[g:SAID]->(:Mem {id: id})
+RETURN id, s.id, g.at, g.via
 """
 
 # One hop upstream of a frontier: the premises of any justification of ``ids``.
@@ -97,26 +118,6 @@ UPSTREAM_STEP = """
 UNWIND $ids AS id
 MATCH (p:Mem)-[:PREMISE_OF]->(:Justification)-[:JUSTIFIES]->(:Mem {id: id})
 RETURN DISTINCT p.id
-"""
-
-MEMORIES = """
-UNWIND $ids AS id
-MATCH (m:Mem {id: id})
-RETURN m.id, m.kind, m.status, m.cause, m.hops, m.withdrawn_by, m.executed
-"""
-
-# Each justification of ``ids`` with its premises and their current statuses.
-JUSTIFICATIONS_OF = """
-UNWIND $ids AS id
-MATCH (j:Justification)-[:JUSTIFIES]->(m:Mem {id: id})
-MATCH (p:Mem)-[:PREMISE_OF]->(j)
-RETURN m.id, j.id, collect([p.id, p.status, p.cause, p.hops])
-"""
-
-GROUNDINGS_OF = """
-UNWIND $ids AS id
-MATCH (s:Source)-[g:SAID]->(m:Mem {id: id})
-RETURN m.id, s.id, g.at, g.via
 """
 
 MEMORY_FACTS = """
@@ -145,7 +146,7 @@ WHERE g.id = r.id
 RETURN g.id
 """
 
-SOURCES = "MATCH (s:Source) RETURN s.id, s.kind, s.name, s.domain"
+SOURCES = "MATCH (s:Source) RETURN s.id, s.kind, s.name, s.domain ORDER BY s.id"
 
 SOURCE = "MATCH (s:Source {id: $id}) RETURN s.id, s.kind, s.name, s.domain"
 
@@ -181,12 +182,7 @@ RETURN properties(m)
 """
 
 # A memory's history: its birth (kept on the node) and every later change.
-BIRTH = "MATCH (m:Mem {id: $id}) RETURN m.born_rev, m.born, m.cause, m.hops, m.at"
-
 HISTORY = """
-MATCH (c:Change {mem: $id})
-RETURN c.rev, c.status, c.cause, c.hops, c.op, c.at
-ORDER BY c.rev
+MATCH (m:Mem {id: $id})
+RETURN m.born_rev, m.born, m.born_cause, m.born_hops, m.at, m.history
 """
-
-COUNT_NODES = "MATCH (n) RETURN count(n)"

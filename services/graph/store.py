@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -52,11 +53,20 @@ class Region:
     status: dict[str, Status] = field(default_factory=dict)  # region and premises outside it
     kinds: dict[str, str] = field(default_factory=dict)
     executed: set[str] = field(default_factory=set)
+    grounded: set[str] = field(default_factory=set)
 
     @property
     def boundary(self) -> dict[str, Status]:
         ids = {p for n in self.nodes.values() for j in n.justifications for p in j}
         return {p: self.status[p] for p in ids - self.nodes.keys() if p in self.status}
+
+
+def status_change(mid: str, st: Status, rev: int, op: str, by: str | None, at: int | None) -> dict:
+    """One entry of ``Mutation.changes``: the new status and its line in the memory's history."""
+    entry = {"rev": rev, "status": st.status, "cause": st.cause, "hops": st.hops, "op": op,
+             "by": by, "at": at}
+    return {"id": mid, "status": st.status, "cause": st.cause, "hops": st.hops,
+            "entry": json.dumps(entry, separators=(",", ":"))}
 
 
 def connect(url: str) -> redis.Redis:
@@ -126,48 +136,60 @@ class TenantGraph:
     def region(self, seeds: Iterable[str]) -> Region:
         """Everything downstream of ``seeds`` with its facts, one round trip per hop."""
         reg = Region()
-        frontier = [s for s in dict.fromkeys(seeds)]
-        depth = 0
-        for s in frontier:
-            reg.hops[s] = 0
+        seeds = list(dict.fromkeys(seeds))
+        if not seeds:
+            return reg
+        [facts] = self.many((q.MEMORIES, {"ids": seeds}))
+        frontier, depth = self._add_facts(reg, facts, 0), 0
         while frontier:
-            down, mems, justs, grounds = self.many(
-                (q.DOWNSTREAM_STEP, {"ids": frontier}), (q.MEMORIES, {"ids": frontier}),
-                (q.JUSTIFICATIONS_OF, {"ids": frontier}), (q.GROUNDINGS_OF, {"ids": frontier}),
-            )
-            self._read_facts(reg, mems, justs, grounds)
             depth += 1
-            frontier = [r[0] for r in down if r[0] not in reg.hops]
-            for m in frontier:
-                reg.hops[m] = depth
-        for s in list(reg.hops):  # seeds the graph does not hold (yet)
-            if s not in reg.nodes:
-                del reg.hops[s]
+            frontier = self._expand(reg, frontier, depth, downstream=True)
         return reg
 
     def nodes(self, ids: Iterable[str]) -> dict[str, Node]:
-        ids = list(ids)
+        """Facts, justifications and groundings of ``ids`` (no walk)."""
         reg = Region()
-        mems, justs, grounds = self.many(
-            (q.MEMORIES, {"ids": ids}), (q.JUSTIFICATIONS_OF, {"ids": ids}),
-            (q.GROUNDINGS_OF, {"ids": ids}))
-        self._read_facts(reg, mems, justs, grounds)
+        [facts] = self.many((q.MEMORIES, {"ids": list(ids)}))
+        self._expand(reg, self._add_facts(reg, facts, 0), 0, downstream=False)
         return reg.nodes
 
+    def _expand(self, reg: Region, frontier: list[str], depth: int, downstream: bool) -> list[str]:
+        """Read the justifications and groundings of ``frontier``, and (optionally) the next hop."""
+        grounded = [m for m in frontier if m in reg.grounded]
+        queries = [(q.JUSTIFICATIONS_OF, {"ids": frontier})]
+        if grounded:
+            queries.append((q.GROUNDINGS_OF, {"ids": grounded}))
+        if downstream:
+            queries.append((q.DOWNSTREAM_FACTS, {"ids": frontier}))
+        replies = self.many(*queries)
+        justs = replies.pop(0)
+        grounds = replies.pop(0) if grounded else []
+        groups: dict[tuple[str, str], list[str]] = {}
+        for mid, jid, pid, st, cause, hops in justs:
+            groups.setdefault((mid, jid), []).append(pid)
+            reg.status.setdefault(pid, Status(st, cause, hops))
+        for (mid, _jid), premises in groups.items():
+            reg.nodes[mid].justifications.append(tuple(sorted(premises)))
+        for mid, source, at, via in grounds:
+            reg.nodes[mid].groundings.append(Grounding(source, at, via))
+        if not downstream:
+            return []
+        return self._add_facts(reg, [r for r in replies[0] if r[0] not in reg.nodes], depth)
+
     @staticmethod
-    def _read_facts(reg: Region, mems, justs, grounds) -> None:
-        for mid, kind, st, cause, hops, withdrawn, executed in mems:
+    def _add_facts(reg: Region, rows: list[list], depth: int) -> list[str]:
+        added = []
+        for mid, kind, st, cause, hops, withdrawn, executed, grounded in rows:
             reg.nodes[mid] = Node(id=mid, kind=kind, withdrawn_by=list(withdrawn or []))
             reg.status[mid] = Status(st, cause, hops)
             reg.kinds[mid] = kind
+            reg.hops[mid] = depth
             if executed:
                 reg.executed.add(mid)
-        for mid, _jid, premises in justs:
-            reg.nodes[mid].justifications.append(tuple(sorted(p[0] for p in premises)))
-            for pid, st, cause, hops in premises:
-                reg.status.setdefault(pid, Status(st, cause, hops))
-        for mid, source, at, via in grounds:
-            reg.nodes[mid].groundings.append(Grounding(source, at, via))
+            if grounded:
+                reg.grounded.add(mid)
+            added.append(mid)
+        return added
 
     def upstream(self, target: str) -> set[str]:
         seen, frontier = {target}, [target]
@@ -241,15 +263,12 @@ class TenantGraph:
 
     def history(self, mid: str) -> list[dict]:
         """Every status a memory has had, with its cause and hop distance, oldest first."""
-        keys = ("rev", "status", "cause", "hops", "op", "at")
-        birth, changes = self.many((q.BIRTH, {"id": mid}), (q.HISTORY, {"id": mid}))
-        out = []
-        if birth:
-            rev, born, _cause, _hops, at = birth[0]
-            facts = self.memories([mid])[0]
-            out.append({"rev": rev, "status": born, "cause": facts.get("born_cause"),
-                        "hops": facts.get("born_hops"), "op": "write", "at": at})
-        return out + [dict(zip(keys, r)) for r in changes]
+        rows = self.rows(q.HISTORY, {"id": mid})
+        if not rows:
+            return []
+        rev, born, cause, hops, at, later = rows[0]
+        birth = {"rev": rev, "status": born, "cause": cause, "hops": hops, "op": "write", "at": at}
+        return [birth] + [json.loads(e) for e in later or []]
 
     # -- the writes -------------------------------------------------------------------------
     def write_batch(self, batch: dict, rev: int) -> Result:
