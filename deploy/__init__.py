@@ -1,0 +1,1 @@
+"""Deployment descriptions (Kubernetes manifests live beside this file as YAML)."""
