@@ -6,8 +6,8 @@ import contextlib
 import json
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, Optional
 
 import typer
 from rich.console import Console
@@ -48,8 +48,8 @@ def falkordb(url: str | None, data_dir: str | None = None) -> Iterator[str]:
 @app.command()
 def replay(
     file: Path = typer.Argument(..., help="A scenario file (JSONL, see SCENARIO-FORMAT)"),
-    url: Optional[str] = UrlOpt,
-    tenant: Optional[str] = typer.Option(None, help="Tenant name; default: a fresh one"),
+    url: str | None = UrlOpt,
+    tenant: str | None = typer.Option(None, help="Tenant name; default: a fresh one"),
     as_json: bool = typer.Option(False, "--json", help="Print the JSON report"),
 ) -> None:
     """Apply a scenario to a fresh tenant and report what is IN, OUT, held and recalled."""
@@ -60,17 +60,17 @@ def replay(
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         err.print(f"cannot read {file}: {exc.strerror}")
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     try:
         with falkordb(url) as server_url:
             report = replay_text(text, server_url, tenant)
     except ScenarioError as exc:
         for line, why in exc.errors:
             print(f"line {line}: {why}", file=sys.stderr)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     except BadTenantName as exc:
         err.print(str(exc))
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     if as_json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
@@ -79,7 +79,7 @@ def replay(
 
 @bench_app.command("engine")
 def bench_engine(
-    url: Optional[str] = UrlOpt,
+    url: str | None = UrlOpt,
     sizes: str = typer.Option("10000,100000,1000000", help="Graph sizes in memories"),
     samples: int = typer.Option(31, help="Retractions timed per graph size"),
     batch: int = typer.Option(5000, help="Writes per batched load query"),

@@ -13,8 +13,20 @@ from services.graph.keys import check_tenant
 from services.graph.store import Mutation, TenantGraph, connect
 from services.recalls import RecallError, approve, recall_list
 from services.scenario import (
-    ActLine, ApproveLine, CorrectLine, ExecuteLine, GateLine, ObserveLine, ReinstateLine,
-    RetractLine, ScenarioError, SourceLine, Step, WithdrawLine, WriteLine, parse,
+    ActLine,
+    ApproveLine,
+    CorrectLine,
+    ExecuteLine,
+    GateLine,
+    ObserveLine,
+    ReinstateLine,
+    RetractLine,
+    ScenarioError,
+    SourceLine,
+    Step,
+    WithdrawLine,
+    WriteLine,
+    parse,
 )
 
 

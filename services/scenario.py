@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -115,8 +115,8 @@ class ApproveLine(_Line):
 
 
 Line = Annotated[
-    Union[SourceLine, ObserveLine, WriteLine, ActLine, ExecuteLine, RetractLine, WithdrawLine,
-          CorrectLine, ReinstateLine, GateLine, ApproveLine],
+    SourceLine | ObserveLine | WriteLine | ActLine | ExecuteLine | RetractLine | WithdrawLine
+    | CorrectLine | ReinstateLine | GateLine | ApproveLine,
     Field(discriminator="op"),
 ]
 _LINE = TypeAdapter(Line)
@@ -244,11 +244,10 @@ def _check_references(steps: list[Step]) -> list[tuple[int, str]]:
                 reinstated.add(op.retraction)
         elif isinstance(op, GateLine):
             need(n, op.action, ("action",), "action")
-        elif isinstance(op, ApproveLine):
-            if need(n, op.action, ("action",), "action"):
-                if op.action not in executed:
-                    errors.append((n, f"action {op.action!r} was not executed: nothing to recall"))
-                elif op.action in approved:
-                    errors.append((n, f"the recall of {op.action!r} was approved already"))
-                approved.add(op.action)
+        elif isinstance(op, ApproveLine) and need(n, op.action, ("action",), "action"):
+            if op.action not in executed:
+                errors.append((n, f"action {op.action!r} was not executed: nothing to recall"))
+            elif op.action in approved:
+                errors.append((n, f"the recall of {op.action!r} was approved already"))
+            approved.add(op.action)
     return errors

@@ -63,7 +63,7 @@ class EmbeddedFalkorDB:
             "--protected-mode", "yes",
         ]
 
-    def start(self, timeout: float = 20.0) -> "EmbeddedFalkorDB":
+    def start(self, timeout: float = 20.0) -> EmbeddedFalkorDB:
         # start_new_session: Ctrl-C in a terminal reaches us, and we stop the server ourselves.
         self.process = subprocess.Popen(
             self.command(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
@@ -109,7 +109,7 @@ class EmbeddedFalkorDB:
     def pid(self) -> int | None:
         return self.process.pid if self.process else None
 
-    def __enter__(self) -> "EmbeddedFalkorDB":
+    def __enter__(self) -> EmbeddedFalkorDB:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

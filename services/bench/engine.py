@@ -158,7 +158,7 @@ def write(res: Results, out: Path) -> None:
     data = {"command": res.command, "machine": res.machine, "load": res.load,
             "retraction_region_100": res.retraction, "regions_in_100k": res.regions}
     (out / "engine.json").write_text(json.dumps(data, indent=2) + "\n")
-    lines = [f"# Engine benchmark\n", f"Command: `{res.command}`  ", f"Machine: {res.machine}\n",
+    lines = ["# Engine benchmark\n", f"Command: `{res.command}`  ", f"Machine: {res.machine}\n",
              "## Commit of a retraction whose region is ~100 memories (preview + commit)\n",
              "| graph (memories) | median ms | p90 ms | runs | median region |",
              "|---:|---:|---:|---:|---:|"]

@@ -9,8 +9,8 @@ cluster size sets the region size.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from services.engine.writes import Write
 

@@ -10,8 +10,8 @@ preview, commit and fragility alike.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 IN = "IN"
 OUT = "OUT"

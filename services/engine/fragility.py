@@ -7,8 +7,8 @@ on, up to the sources). Payment cones are small; the gate only needs sizes 0 and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from itertools import combinations
-from typing import Mapping
 
 from .belief import Node, Rules, Window, settle
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 _SPACE = re.compile(r"\s+")
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def normalise(text: str) -> str:
@@ -29,7 +29,7 @@ def action_id(tenant: str, name: str) -> str:
 def to_micros(moment: datetime) -> int:
     if moment.tzinfo is None:
         raise ValueError("a time needs a zone")
-    delta = moment.astimezone(timezone.utc) - EPOCH
+    delta = moment.astimezone(UTC) - EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 

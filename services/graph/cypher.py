@@ -8,6 +8,7 @@ Only scalars, lists and maps are read back; queries return properties, never nod
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +64,7 @@ def _value(cell: list) -> Any:
     t, v = cell
     if t == _STRING:
         return v.decode() if isinstance(v, bytes) else v
-    if t == _INTEGER or t == _NULL:
+    if t in (_INTEGER, _NULL):
         return v
     if t == _BOOLEAN:
         return v in (b"true", "true", 1, True)
@@ -99,10 +100,8 @@ def _stats(lines: list) -> dict[str, float]:
     for line in lines:
         text = line.decode() if isinstance(line, bytes) else line
         name, _, value = text.partition(":")
-        try:
+        with contextlib.suppress(ValueError, IndexError):
             out[name.strip()] = float(value.strip().split()[0])
-        except (ValueError, IndexError):
-            pass
     return out
 
 
