@@ -117,7 +117,9 @@ def _group(kind: str, executed: bool) -> str:
 def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
     target = op.retraction if isinstance(op, Reinstate) else op.id
     # Read the revision first: anything written after it makes the commit stale.
-    rev, stored, rules, source_known = graph.context(target, getattr(op, "source", None))
+    window = (op.source, op.start, op.end) if isinstance(op, Retract) else None
+    rev, stored, rules, source_known, window_facts = graph.context(target, window)
+    seed_facts = None
     order = rev + 1
     mutation = Mutation(op=op.kind, at=at)
     extra: dict[str, Node] = {}
@@ -145,7 +147,7 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
                 raise RetractionError("the window ends before it starts")
             props.update(source=op.source, start=op.start, end=op.end)
             rules.windows.append(Window(op.id, op.source, op.start, op.end, order))
-            seeds = graph.window_seeds(op.source, op.start, op.end)
+            seeds, seed_facts = [], window_facts
         else:
             old = graph.nodes([op.memory]).get(op.memory)
             if old is None:
@@ -165,7 +167,7 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
                 seeds = [op.memory, new_id]
         mutation.retractions.append({"id": op.id, "props": props})
 
-    region = graph.region(seeds)  # a new correction's memory is not in the graph yet
+    region = graph.region(seeds, seed_facts)  # a new correction's memory is not in the graph yet
     for mid, node in extra.items():
         if mid in region.nodes:
             region.nodes[mid].groundings.extend(node.groundings)

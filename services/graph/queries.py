@@ -163,11 +163,12 @@ RETURN r.id, r.kind, r.source, r.start, r.end, r.order
 
 RETRACTION = "MATCH (r:Retraction {id: $id}) RETURN properties(r)"
 
-# Observations a source grounded inside a window (both ends included; null is open).
-WINDOW_SEEDS = """
-MATCH (:Source {id: $source})-[g:SAID]->(m:Mem)
+# Memories a source grounded inside a window (both ends included; null is open), with facts.
+WINDOW_SEEDS = f"""
+MATCH (:Source {{id: $source}})-[g:SAID]->(m:Mem)
 WHERE ($start IS NULL OR g.at >= $start) AND ($end IS NULL OR g.at <= $end)
-RETURN DISTINCT m.id
+WITH DISTINCT m
+RETURN {_FACTS}
 """
 
 ACTIONS_IN = """

@@ -134,14 +134,16 @@ class TenantGraph:
     def revision(self) -> int:
         return self.rows(q.REVISION)[0][0]
 
-    def region(self, seeds: Iterable[str]) -> Region:
-        """Everything downstream of ``seeds`` with its facts, one round trip per hop."""
+    def region(self, seeds: Iterable[str] = (), seed_facts: list[list] | None = None) -> Region:
+        """Everything downstream of ``seeds`` with its facts, one round trip per hop.
+
+        ``seed_facts`` are the seeds' rows when a previous query (a window) already read them.
+        """
         reg = Region()
-        seeds = list(dict.fromkeys(seeds))
-        if not seeds:
-            return reg
-        [facts] = self.many((q.MEMORIES, {"ids": seeds}))
-        frontier, depth = self._add_facts(reg, facts, 0), 0
+        if seed_facts is None:
+            seeds = list(dict.fromkeys(seeds))
+            seed_facts = self.many((q.MEMORIES, {"ids": seeds}))[0] if seeds else []
+        frontier, depth = self._add_facts(reg, seed_facts, 0), 0
         while frontier:
             depth += 1
             frontier = self._expand(reg, frontier, depth, downstream=True)
@@ -225,12 +227,16 @@ class TenantGraph:
     def rules(self) -> Rules:
         return self._rules(self.rows(q.ACTIVE_RETRACTIONS))
 
-    def context(self, retraction_id: str, source: str | None) -> tuple[int, dict | None, Rules, bool]:
-        """Revision, a stored retraction, the active rules and whether a source exists: one trip."""
-        rev, stored, active, src = self.many(
+    def context(self, retraction_id: str, window: tuple[str, int | None, int | None] | None = None):
+        """In one round trip: the revision, a stored retraction, the active rules, and for a
+        window (source, start, end) whether the source exists and the facts of what it covers."""
+        source, start, end = window or ("", None, None)
+        rev, stored, active, src, seeds = self.many(
             (q.REVISION, None), (q.RETRACTION, {"id": retraction_id}), (q.ACTIVE_RETRACTIONS, None),
-            (q.SOURCE, {"id": source or ""}))
-        return rev[0][0], (stored[0][0] if stored else None), self._rules(active), bool(src)
+            (q.SOURCE, {"id": source}),
+            (q.WINDOW_SEEDS, {"source": source, "start": start, "end": end}))
+        return (rev[0][0], (stored[0][0] if stored else None), self._rules(active), bool(src),
+                seeds)
 
     def retraction(self, rid: str) -> dict | None:
         rows = self.rows(q.RETRACTION, {"id": rid})
