@@ -7,6 +7,7 @@ directory it runs with AOF persistence, so a restart on the same directory loses
 from __future__ import annotations
 
 import atexit
+import ctypes
 import os
 import signal
 import socket
@@ -20,6 +21,15 @@ import redis
 
 class ServerError(RuntimeError):
     """The embedded FalkorDB server could not be started or did not answer."""
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to send SIGTERM when the parent process dies."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    except OSError:  # not Linux: atexit and signal handlers are the only guard
+        pass
 
 
 def free_port() -> int:
@@ -65,8 +75,10 @@ class EmbeddedFalkorDB:
 
     def start(self, timeout: float = 20.0) -> EmbeddedFalkorDB:
         # start_new_session: Ctrl-C in a terminal reaches us, and we stop the server ourselves.
+        # The parent-death signal stops it even if we are killed without a chance to clean up.
         self.process = subprocess.Popen(
-            self.command(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+            self.command(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            start_new_session=True, preexec_fn=_die_with_parent,
         )
         atexit.register(self.stop)
         deadline = time.monotonic() + timeout

@@ -84,3 +84,23 @@ def test_sigterm_stops_the_embedded_server(tmp_path):
     _, server = _cli_with_server(tmp_path, signal.SIGTERM)
     time.sleep(0.2)
     assert not alive(server)
+
+
+def test_server_dies_with_a_killed_parent():
+    """Even a SIGKILLed command leaves no orphan server behind."""
+    script = (
+        "import time\n"
+        "from services.server import EmbeddedFalkorDB\n"
+        "s = EmbeddedFalkorDB().start()\n"
+        "print(s.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    server = int(proc.stdout.readline())
+    assert alive(server)
+    proc.kill()
+    proc.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while alive(server) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(server)
