@@ -9,6 +9,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import redis
 import typer
 from rich.console import Console
 
@@ -70,6 +71,9 @@ def replay(
         raise typer.Exit(2) from None
     except BadTenantName as exc:
         err.print(str(exc))
+        raise typer.Exit(2) from None
+    except redis.ConnectionError as exc:
+        err.print(f"cannot reach FalkorDB at {url}: {exc}")
         raise typer.Exit(2) from None
     if as_json:
         print(json.dumps(report, indent=2, ensure_ascii=False))

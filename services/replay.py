@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 
 from services.engine import gate as gate_mod
 from services.engine import retraction as ret
+from services.engine.gate import UnknownAction
 from services.engine.identity import action_id, memory_id, to_micros
-from services.engine.writes import Write, execute, record
+from services.engine.retraction import RetractionError
+from services.engine.writes import UnknownPremise, Write, execute, record
 from services.graph.keys import check_tenant
 from services.graph.store import Mutation, TenantGraph, connect
 from services.recalls import RecallError, approve, recall_list
@@ -44,14 +46,23 @@ class Replay:
     gates: list[dict] = field(default_factory=list)
     clock: int = 0
     pending: list[Write] = field(default_factory=list)
+    pending_lines: list[int] = field(default_factory=list)
 
     def step(self, step: Step) -> None:
+        """Apply one line; an error the engine finds while applying names the line."""
+        try:
+            self._apply(step)
+        except (RetractionError, RecallError, UnknownAction, UnknownPremise) as exc:
+            raise ScenarioError([(step.line, str(exc))]) from exc
+
+    def _apply(self, step: Step) -> None:
         op = step.op
         at = getattr(op, "at", None)
         now = to_micros(at) if at is not None else self.clock
         self.clock = max(self.clock, now)
         if isinstance(op, (ObserveLine, WriteLine, ActLine)):
             self.pending.append(self._write(op, step.line, now))
+            self.pending_lines.append(step.line)
             return
         self.flush()
         g = self.graph
@@ -76,10 +87,7 @@ class Replay:
             self.gates.append({"action": op.action, "allowed": d.allowed, "reason": d.reason,
                                "fragility": d.fragility, "line": step.line})
         elif isinstance(op, ApproveLine):
-            try:
-                approve(g, self.mem[op.action], op.by, now)
-            except RecallError as exc:
-                raise ScenarioError([(step.line, str(exc))]) from exc
+            approve(g, self.mem[op.action], op.by, now)
 
     def _write(self, op, line: int, now: int) -> Write:
         tenant = self.graph.tenant
@@ -105,7 +113,11 @@ class Replay:
     def flush(self) -> None:
         if self.pending:
             batch, self.pending = self.pending, []
-            record(self.graph, batch)
+            lines, self.pending_lines = self.pending_lines, []
+            try:
+                record(self.graph, batch)
+            except UnknownPremise as exc:
+                raise ScenarioError([(lines[0], str(exc))]) from exc
 
     def report(self) -> dict:
         self.flush()

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from services.engine.identity import to_micros
+from services.engine.identity import normalise, to_micros
 
 Text = Annotated[str, Field(min_length=1, max_length=20_000)]
 Id = Annotated[str, Field(min_length=1, max_length=200)]
@@ -187,6 +187,7 @@ MEMORY = ("memory", "action", "correction")
 def _check_references(steps: list[Step]) -> list[tuple[int, str]]:
     """Everything a line names must be defined on an earlier line, with the right kind."""
     what: dict[str, str] = {}  # id -> source | memory | action | retraction | correction
+    identity: dict[str, tuple[str, str]] = {}  # memory id -> (kind, normalised text)
     executed: set[str] = set()
     approved: set[str] = set()
     reinstated: set[str] = set()
@@ -212,10 +213,13 @@ def _check_references(steps: list[Step]) -> list[tuple[int, str]]:
         elif isinstance(op, ObserveLine):
             need(n, op.source, ("source",), "source")
             define(n, op.id, "memory")
+            identity.setdefault(op.id, ("observation", normalise(op.text)))
         elif isinstance(op, (WriteLine, ActLine)):
             for p in op.premises:
                 need(n, p, MEMORY, "premise")
             define(n, op.id, "action" if isinstance(op, ActLine) else "memory")
+            if isinstance(op, WriteLine):
+                identity.setdefault(op.id, (op.kind, normalise(op.text)))
             if isinstance(op, ActLine) and op.executed:
                 executed.add(op.id)
         elif isinstance(op, ExecuteLine):
@@ -232,7 +236,11 @@ def _check_references(steps: list[Step]) -> list[tuple[int, str]]:
             need(n, op.memory, MEMORY, "memory")
             define(n, op.id, "retraction")
         elif isinstance(op, CorrectLine):
-            need(n, op.memory, MEMORY, "memory")
+            if need(n, op.memory, MEMORY, "memory") and op.memory in identity:
+                kind, old_text = identity[op.memory]
+                if normalise(op.text) == old_text:
+                    errors.append((n, "the correction says the same as the memory it corrects"))
+                identity.setdefault(op.id, (kind, normalise(op.text)))
             if what.get(op.by, "source") != "source":
                 errors.append((n, f"reviewer {op.by!r} is a {what[op.by]}, not a source"))
             define(n, op.id, "correction")  # names both the correction and its new memory

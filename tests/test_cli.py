@@ -61,3 +61,12 @@ def test_bad_tenant_name_is_a_clear_error(falkordb):
     res = rescind("replay", "examples/vendor-portal.jsonl", "--tenant", "Bad Name", "--url",
                   falkordb)
     assert res.returncode == 2 and "bad tenant name" in res.stderr
+
+
+def test_an_unreachable_server_is_a_clear_error():
+    """A --url nobody answers on gives a one-line message and exit 2, not a traceback."""
+    from services.server import free_port
+
+    res = rescind("replay", "examples/vendor-portal.jsonl", "--url", f"redis://127.0.0.1:{free_port()}")
+    assert res.returncode == 2 and "cannot reach FalkorDB" in res.stderr
+    assert "Traceback" not in res.stderr

@@ -217,3 +217,17 @@ def test_replay_removes_the_graph_after_a_dynamic_error(falkordb, tenant_name):
     with pytest.raises(ScenarioError, match="line 4: no drafted recall"):
         replay_text(text, falkordb, tenant_name)
     assert TenantGraph(connect(falkordb), tenant_name).exists() is False
+
+
+def test_a_correction_that_restates_the_memory_is_a_line_error(falkordb, tenant_name):
+    """Correcting a memory with the same normalised text is refused at validation, line named."""
+    text = "\n".join([
+        '{"op":"source","id":"s","kind":"portal"}',
+        '{"op":"observe","id":"o","source":"s","text":"acct","at":"2026-01-01T00:00:00Z"}',
+        '{"op":"write","id":"b","kind":"belief","agent":"a","text":"Pay to DE12","premises":["o"],'
+        '"at":"2026-01-01T00:00:00Z"}',
+        '{"op":"correct","id":"c","memory":"b","text":"pay  to de12","by":"alice"}',
+    ])
+    with pytest.raises(ScenarioError) as exc:
+        replay_text(text, falkordb, tenant_name)
+    assert exc.value.errors == [(4, "the correction says the same as the memory it corrects")]

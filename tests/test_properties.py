@@ -8,6 +8,7 @@ are the full budget: 1,000 graphs and 300 operation sequences).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 
@@ -50,10 +51,8 @@ def check_against_reference(text: str, url: str, tenant: str) -> None:
     try:
         engine = comparable(replay_text(text, url=url, tenant=tenant))
     finally:
-        try:
+        with contextlib.suppress(redis.ResponseError):
             redis.Redis.from_url(url).execute_command("GRAPH.DELETE", f"rescind:{{{tenant}}}")
-        except redis.ResponseError:
-            pass
     expected = run(text)
     for part in ("memories", "held", "recalls", "gates", "fragility"):
         if engine[part] != expected[part]:
