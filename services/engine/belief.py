@@ -91,18 +91,20 @@ def settle(
 
     ``region`` must be closed downstream of whatever changed: nothing outside it may rest on it.
     """
-    live = {m for m, n in region.items() if not active_withdrawals(n, rules)}
+    withdrawn = {m for m, n in region.items() if n.withdrawn_by and active_withdrawals(n, rules)}
+    outside_in = {p for p, st in boundary.items() if st.status == IN}
     is_in: set[str] = set()
     waiting: dict[str, list[list]] = {}  # premise id -> justifications still waiting on it
     queue: list[str] = []
 
-    for mid in live:
-        node = region[mid]
-        if any(rules.grounding_cause(g) is None for g in node.groundings):
+    for mid, node in region.items():
+        if mid in withdrawn:
+            continue
+        if node.groundings and any(rules.grounding_cause(g) is None for g in node.groundings):
             queue.append(mid)
             continue
         for premises in node.justifications:
-            missing = {p for p in premises if not _premise_in(p, region, boundary)}
+            missing = [p for p in premises if p in region or p not in outside_in]
             if not missing:
                 queue.append(mid)
                 break
@@ -117,17 +119,10 @@ def settle(
         is_in.add(mid)
         for slot in waiting.pop(mid, ()):
             slot[1] -= 1
-            if slot[1] == 0 and slot[0] in live and slot[0] not in is_in:
+            if slot[1] == 0 and slot[0] not in is_in:
                 queue.append(slot[0])
 
-    return _explain_out(region, boundary, rules, is_in)
-
-
-def _premise_in(p: str, region: Mapping[str, Node], boundary: Mapping[str, Status]) -> bool:
-    if p in region:
-        return False  # decided by the fixpoint
-    st = boundary.get(p)
-    return st is not None and st.is_in
+    return _explain_out(region, boundary, rules, is_in, withdrawn)
 
 
 def active_withdrawals(node: Node, rules: Rules) -> list[str]:
@@ -139,11 +134,12 @@ def _explain_out(
     boundary: Mapping[str, Status],
     rules: Rules,
     is_in: set[str],
+    withdrawn: set[str],
 ) -> dict[str, Status]:
     """Give each OUT memory the cause nearest to it, and its hop distance from that cause.
 
-    Roots (withdrawn memories, memories whose every grounding is retracted and that have no
-    justification) are hop 0; OUT premises outside the region carry their own distance in.
+    Roots (withdrawn memories, and memories with a retracted grounding) are hop 0; OUT premises
+    outside the region carry their own distance in. Ties go to the earliest retraction.
     """
     result = {m: Status(IN) for m in is_in}
     out = [m for m in region if m not in is_in]
@@ -153,33 +149,31 @@ def _explain_out(
     heap: list[tuple[int, int, str, str]] = []  # (hops, order, cause, memory)
     for mid in out:
         node = region[mid]
-        ws = active_withdrawals(node, rules)
-        if ws:
-            order, cause = min((rules.withdrawal_order[w], w) for w in ws)
-            heapq.heappush(heap, (0, order, cause, mid))
-        elif node.groundings and not node.justifications:
-            causes = [rules.grounding_cause(g) for g in node.groundings]
-            order, cause = min(c for c in causes if c is not None)
-            heapq.heappush(heap, (0, order, cause, mid))
-        for premises in node.justifications:
-            for p in premises:
-                dependents.setdefault(p, []).append(mid)
-                st = boundary.get(p) if p not in region else None
-                if st is not None and not st.is_in and st.hops is not None:
-                    heapq.heappush(heap, (st.hops + 1, 0, st.cause or "", mid))
-        if node.groundings and node.justifications:
-            causes = [c for c in (rules.grounding_cause(g) for g in node.groundings) if c]
+        if mid in withdrawn:
+            order, cause = min((rules.withdrawal_order[w], w) for w in active_withdrawals(node, rules))
+            heap.append((0, order, cause, mid))
+        elif node.groundings:
+            causes = [c for c in map(rules.grounding_cause, node.groundings) if c is not None]
             if causes:
                 order, cause = min(causes)
-                heapq.heappush(heap, (0, order, cause, mid))
-    outset = set(out)
+                heap.append((0, order, cause, mid))
+        for premises in node.justifications:
+            for p in premises:
+                if p in region:
+                    if p not in is_in:
+                        dependents.setdefault(p, []).append(mid)
+                else:
+                    st = boundary.get(p)
+                    if st is not None and st.hops is not None and st.status != IN:
+                        heap.append((st.hops + 1, 0, st.cause or "", mid))
+    heapq.heapify(heap)
     while heap:
         hops, order, cause, mid = heapq.heappop(heap)
         if mid in result:
             continue
         result[mid] = Status(OUT, cause or None, hops)
         for d in dependents.get(mid, ()):
-            if d in outset and d not in result:
+            if d not in result:
                 heapq.heappush(heap, (hops + 1, order, cause, d))
     for mid in out:
         result.setdefault(mid, Status(OUT))  # unsupported from the start: no cause to name

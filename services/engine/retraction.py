@@ -7,6 +7,7 @@ status change of the preview in one atomic query, guarded by the revision the pr
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 
@@ -83,7 +84,7 @@ class Preview:
     mutation: Mutation = field(repr=False)
     repeated: dict | None = None  # the stored result when this operation was committed already
 
-    @property
+    @functools.cached_property
     def changed(self) -> dict[str, Status]:
         return {m: s for m, s in self.after.items() if self.before.get(m) != s}
 
@@ -91,10 +92,9 @@ class Preview:
         """Memories this operation takes OUT (or brings IN), by kind, with hop distances."""
         going = "IN" if isinstance(self.op, Reinstate) else "OUT"
         groups: dict[str, list[dict]] = {k: [] for k in BLAST_KINDS}
-        for mid, st in sorted(self.after.items(), key=lambda kv: (kv[1].hops or 0, kv[0])):
-            was = self.before.get(mid)
-            if st.status != going or (was is not None and was.status == going):
-                continue
+        moved = [(st.hops or 0, mid, st) for mid, st in self.changed.items() if st.status == going
+                 and (mid not in self.before or self.before[mid].status != going)]
+        for _, mid, st in sorted(moved):
             groups[_group(self.kinds.get(mid, "belief"), mid in self.executed)].append(
                 {"id": mid, "hops": st.hops}
             )

@@ -63,7 +63,7 @@ def header(params: dict[str, Any] | None) -> str:
 def _value(cell: list) -> Any:
     t, v = cell
     if t == _STRING:
-        return v.decode() if isinstance(v, bytes) else v
+        return v.decode()
     if t in (_INTEGER, _NULL):
         return v
     if t == _BOOLEAN:
@@ -93,6 +93,7 @@ def _parse(reply: list) -> Result:
         return Result([], _stats(reply[0]))
     _header, rows, stats = reply
     return Result([[_value(c) for c in row] for row in rows], _stats(stats))
+
 
 
 def _stats(lines: list) -> dict[str, float]:

@@ -100,11 +100,11 @@ WITH DISTINCT m
 RETURN {_FACTS}
 """
 
-# Every justification of ``ids``: one row per premise, with the premise's status.
+# Every justification of ``ids``: one row per premise (ID(j) groups them; ints read fastest).
 JUSTIFICATIONS_OF = """
 UNWIND $ids AS id
 MATCH (p:Mem)-[:PREMISE_OF]->(j:Justification)-[:JUSTIFIES]->(:Mem {id: id})
-RETURN id, j.id, p.id, p.status, p.cause, p.hops
+RETURN id, ID(j), p.id
 """
 
 GROUNDINGS_OF = """

@@ -64,10 +64,8 @@ class Region:
 
 def status_change(mid: str, st: Status, rev: int, op: str, by: str | None, at: int | None) -> dict:
     """One entry of ``Mutation.changes``: the new status and its line in the memory's history."""
-    entry = {"rev": rev, "status": st.status, "cause": st.cause, "hops": st.hops, "op": op,
-             "by": by, "at": at}
-    return {"id": mid, "status": st.status, "cause": st.cause, "hops": st.hops,
-            "entry": json.dumps(entry, separators=(",", ":"))}
+    entry = json.dumps([rev, st.status, st.cause, st.hops, op, by, at], separators=(",", ":"))
+    return {"id": mid, "status": st.status, "cause": st.cause, "hops": st.hops, "entry": entry}
 
 
 def connect(url: str) -> redis.Redis:
@@ -147,7 +145,15 @@ class TenantGraph:
         while frontier:
             depth += 1
             frontier = self._expand(reg, frontier, depth, downstream=True)
+        self._boundary_status(reg)
         return reg
+
+    def _boundary_status(self, reg: Region) -> None:
+        """Statuses of the premises outside the region: the fixed edge of its fixpoint."""
+        outside = {p for n in reg.nodes.values() for j in n.justifications for p in j}
+        outside -= reg.nodes.keys()
+        if outside:
+            reg.status.update(self.statuses(outside))
 
     def nodes(self, ids: Iterable[str]) -> dict[str, Node]:
         """Facts, justifications and groundings of ``ids`` (no walk)."""
@@ -167,10 +173,9 @@ class TenantGraph:
         replies = self.many(*queries)
         justs = replies.pop(0)
         grounds = replies.pop(0) if grounded else []
-        groups: dict[tuple[str, str], list[str]] = {}
-        for mid, jid, pid, st, cause, hops in justs:
+        groups: dict[tuple[str, int], list[str]] = {}
+        for mid, jid, pid in justs:
             groups.setdefault((mid, jid), []).append(pid)
-            reg.status.setdefault(pid, Status(st, cause, hops))
         for (mid, _jid), premises in groups.items():
             reg.nodes[mid].justifications.append(tuple(sorted(premises)))
         for mid, source, at, via in grounds:
@@ -275,7 +280,8 @@ class TenantGraph:
             return []
         rev, born, cause, hops, at, later = rows[0]
         birth = {"rev": rev, "status": born, "cause": cause, "hops": hops, "op": "write", "at": at}
-        return [birth] + [json.loads(e) for e in later or []]
+        keys = ("rev", "status", "cause", "hops", "op", "by", "at")
+        return [birth] + [dict(zip(keys, json.loads(e), strict=True)) for e in later or []]
 
     # -- the writes -------------------------------------------------------------------------
     def write_batch(self, batch: dict, rev: int) -> Result:
