@@ -69,7 +69,7 @@ class Replay:
         if isinstance(op, SourceLine):
             g.apply(Mutation(op="source", sources=[{
                 "id": op.id, "kind": op.kind, "name": op.name or op.id,
-                "domain": op.domain or op.id}]), g.revision())
+                "domain": op.domain or op.id}]), g.revision())  # a fresh tenant: nothing races
         elif isinstance(op, ExecuteLine):
             execute(g, self.mem[op.action], now)
         elif isinstance(op, RetractLine):

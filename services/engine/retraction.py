@@ -131,15 +131,15 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
             return _repeat(op, rev, json.loads(stored["undo_result"]))
         seeds = _seeds(graph, stored)
         _drop(rules, op.retraction)
-        mutation.retractions.append({"id": op.retraction, "props": {
+        mutation.retraction_updates.append({"id": op.retraction, "props": {
             "state": "reinstated", "reinstated_by": op.by, "reinstated_at": at}})
     else:
         if stored is not None:
             if stored["kind"] != op.kind or stored["state"] == "reinstated":
                 raise RetractionError(f"retraction id {op.id!r} is already used")
             return _repeat(op, rev, json.loads(stored["result"]))
-        props = {"kind": op.kind, "state": "committed", "order": order, "reason": op.reason,
-                 "by": op.by, "at": at}
+        props = {"id": op.id, "kind": op.kind, "state": "committed", "order": order,
+                 "reason": op.reason, "by": op.by, "at": at}
         if isinstance(op, Retract):
             if not source_known:
                 raise RetractionError(f"unknown source {op.source!r}")
@@ -165,7 +165,7 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
                 rules.corrections[op.id] = order
                 extra = _correction_parts(graph, op, old, new_id, at, rev, mutation)
                 seeds = [op.memory, new_id]
-        mutation.retractions.append({"id": op.id, "props": props})
+        mutation.retractions.append(props)
 
     region = graph.region(seeds, seed_facts)  # a new correction's memory is not in the graph yet
     for mid, node in extra.items():
@@ -179,8 +179,14 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
     after = settle(region.nodes, region.boundary, rules)
     before = {m: region.status[m] for m in region.nodes if m in region.status}
     p = Preview(op, rev, before, after, region.kinds, region.executed, mutation)
+    born = {m["id"]: m for m in mutation.mems}
     for mid, st in sorted(p.changed.items()):
-        mutation.changes.append(status_change(mid, st, rev + 1, op.kind, op.id, at))
+        change = status_change(mid, st, rev + 1, op.kind, op.id, at)
+        if mid in born:  # created by this commit: its status goes in with it
+            born[mid].update(status=st.status, cause=st.cause, hops=st.hops, born=st.status,
+                             born_cause=st.cause, born_hops=st.hops)
+        else:
+            mutation.changes.append(change)
     return p
 
 
@@ -189,10 +195,10 @@ def commit(graph: TenantGraph, p: Preview) -> dict:
     if p.repeated is not None:
         return p.repeated
     result = p.result()
-    key = "undo_result" if isinstance(p.op, Reinstate) else "result"
-    target = p.op.retraction if isinstance(p.op, Reinstate) else p.op.id
-    p.mutation.retractions[-1]["props"][key] = json.dumps(result)
-    assert p.mutation.retractions[-1]["id"] == target
+    if isinstance(p.op, Reinstate):
+        p.mutation.retraction_updates[-1]["props"]["undo_result"] = json.dumps(result)
+    else:
+        p.mutation.retractions[-1]["result"] = json.dumps(result)
     graph.apply(p.mutation, p.rev)
     return result
 
@@ -238,9 +244,13 @@ def _correction_parts(graph, op: Correct, old: Node, new_id: str, at: int, rev: 
     """The reviewer source, the new memory and its grounding: written only on commit."""
     if graph.source(op.by) is None:
         mutation.sources.append({"id": op.by, "kind": "reviewer", "name": op.by, "domain": op.by})
-    mutation.mems.append({"id": new_id, "name": op.name or op.id, "props": {
-        "id": new_id, "kind": old.kind, "text": op.text, "at": at, "agent": op.by,
-        "status": "OUT", "born": "OUT", "born_rev": rev + 1, "names": []}})
+    if graph.statuses([new_id]):  # the correction restates a memory the graph already holds
+        mutation.aliases.append({"id": new_id, "name": op.name or op.id})
+        mutation.updates.append({"id": new_id, "props": {"grounded": True}})
+    else:
+        mutation.mems.append({"id": new_id, "kind": old.kind, "text": op.text, "at": at,
+                              "agent": op.by, "status": "OUT", "born": "OUT",
+                              "born_rev": rev + 1, "names": [op.name or op.id], "grounded": True})
     mutation.groundings.append(
         {"id": f"{op.id}~grounding", "source": op.by, "mem": new_id, "at": at, "via": op.id})
     mutation.supersedes.append({"new": new_id, "old": op.memory, "by": op.id})

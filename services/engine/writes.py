@@ -81,6 +81,7 @@ def _plan(graph: TenantGraph, writes: list[Write], rev: int) -> tuple[dict | Non
     region: dict[str, Node] = graph.region(revived).nodes if revived else {}
     new: dict[str, dict] = {}
     aliases, groundings, justifications = [], [], []
+    flagged: set[str] = set()
     for w in fresh:
         if w.mem_id not in known and w.mem_id not in new:
             region[w.mem_id] = Node(id=w.mem_id, kind=w.kind)
@@ -88,6 +89,10 @@ def _plan(graph: TenantGraph, writes: list[Write], rev: int) -> tuple[dict | Non
                      "agent": w.agent, "run": w.run, "names": [w.name or w.event_id],
                      "born_rev": rev + 1, **w.extra}
             new[w.mem_id] = {k: v for k, v in props.items() if v is not None}
+        if w.source is not None and w.mem_id in new:
+            new[w.mem_id]["grounded"] = True
+        elif w.source is not None:
+            flagged.add(w.mem_id)  # an existing memory gains its first (or another) grounding
         elif w.mem_id in new:
             names = new[w.mem_id]["names"]
             if (w.name or w.event_id) not in names:
@@ -118,7 +123,8 @@ def _plan(graph: TenantGraph, writes: list[Write], rev: int) -> tuple[dict | Non
                                 born_hops=st.hops)
         elif known.get(mid) != st:
             changes.append(status_change(mid, st, rev + 1, "write", None, max_at))
-    batch = {"new": list(new.values()), "aliases": aliases, "updates": [], "changes": changes,
+    updates = [{"id": m, "props": {"grounded": True}} for m in sorted(flagged)]
+    batch = {"new": list(new.values()), "aliases": aliases, "updates": updates, "changes": changes,
              "groundings": groundings, "justifications": justifications,
              "at": max_at}
     final = {**known, **result}

@@ -26,21 +26,22 @@ class Mutation:
 
     op: str
     at: int | None = None
-    sources: list[dict] = field(default_factory=list)
-    mems: list[dict] = field(default_factory=list)  # {id, name, props}
-    updates: list[dict] = field(default_factory=list)  # {id, props}
-    justifications: list[dict] = field(default_factory=list)  # {id, mem, premises, agent, run, at, rule}
+    sources: list[dict] = field(default_factory=list)  # {id, kind, name, domain}
+    mems: list[dict] = field(default_factory=list)  # new memories: queries.MEM_FIELDS
+    aliases: list[dict] = field(default_factory=list)  # {id, name} of existing memories
+    updates: list[dict] = field(default_factory=list)  # {id, props} of existing memories
     groundings: list[dict] = field(default_factory=list)  # {id, source, mem, at, via}
-    retractions: list[dict] = field(default_factory=list)  # {id, props}
+    retractions: list[dict] = field(default_factory=list)  # new: queries.RETRACTION_FIELDS
+    retraction_updates: list[dict] = field(default_factory=list)  # {id, props}
     supersedes: list[dict] = field(default_factory=list)  # {new, old, by}
-    changes: list[dict] = field(default_factory=list)  # {id, status, cause, hops}
+    changes: list[dict] = field(default_factory=list)  # existing memories: status_change()
     outbox: list[dict] = field(default_factory=list)  # {id, action, by, at, payload}
 
     def params(self, rev: int) -> dict[str, Any]:
         return {
-            "rev": rev, "op": self.op, "at": self.at, "sources": self.sources, "mems": self.mems,
-            "updates": self.updates, "justifications": self.justifications,
-            "groundings": self.groundings, "retractions": self.retractions,
+            "rev": rev, "sources": self.sources, "mems": self.mems, "aliases": self.aliases,
+            "updates": self.updates, "groundings": self.groundings,
+            "retractions": self.retractions, "retraction_updates": self.retraction_updates,
             "supersedes": self.supersedes, "changes": self.changes, "outbox": self.outbox,
         }
 
