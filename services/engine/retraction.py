@@ -245,7 +245,6 @@ def _correction_parts(graph, op: Correct, old: Node, new_id: str, at: int, rev: 
     if graph.source(op.by) is None:
         mutation.sources.append({"id": op.by, "kind": "reviewer", "name": op.by, "domain": op.by})
     if graph.statuses([new_id]):  # the correction restates a memory the graph already holds
-        mutation.aliases.append({"id": new_id, "name": op.name or op.id})
         mutation.updates.append({"id": new_id, "props": {"grounded": True}})
     else:
         mutation.mems.append({"id": new_id, "kind": old.kind, "text": op.text, "at": at,

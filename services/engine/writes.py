@@ -80,7 +80,7 @@ def _plan(graph: TenantGraph, writes: list[Write], rev: int) -> tuple[dict | Non
     revived = {w.mem_id for w in fresh if w.mem_id in known and not known[w.mem_id].is_in}
     region: dict[str, Node] = graph.region(revived).nodes if revived else {}
     new: dict[str, dict] = {}
-    aliases, groundings, justifications = [], [], []
+    groundings, justifications = [], []
     flagged: set[str] = set()
     for w in fresh:
         if w.mem_id not in known and w.mem_id not in new:
@@ -97,8 +97,6 @@ def _plan(graph: TenantGraph, writes: list[Write], rev: int) -> tuple[dict | Non
             names = new[w.mem_id]["names"]
             if (w.name or w.event_id) not in names:
                 names.append(w.name or w.event_id)
-        else:
-            aliases.append({"id": w.mem_id, "name": w.name or w.event_id})
         node = region.get(w.mem_id)
         if w.source is not None:
             if node is not None:
@@ -124,7 +122,7 @@ def _plan(graph: TenantGraph, writes: list[Write], rev: int) -> tuple[dict | Non
         elif known.get(mid) != st:
             changes.append(status_change(mid, st, rev + 1, "write", None, max_at))
     updates = [{"id": m, "props": {"grounded": True}} for m in sorted(flagged)]
-    batch = {"new": list(new.values()), "aliases": aliases, "updates": updates, "changes": changes,
+    batch = {"new": list(new.values()), "updates": updates, "changes": changes,
              "groundings": groundings, "justifications": justifications,
              "at": max_at}
     final = {**known, **result}
@@ -133,7 +131,7 @@ def _plan(graph: TenantGraph, writes: list[Write], rev: int) -> tuple[dict | Non
 
 def execute(graph: TenantGraph, action: str, at: int) -> None:
     """Record that a proposed action was carried out."""
-    batch = {"new": [], "aliases": [], "changes": [], "groundings": [], "justifications": [],
+    batch = {"new": [], "changes": [], "groundings": [], "justifications": [],
              "updates": [{"id": action, "props": {"executed": True, "executed_at": at}}], "at": at}
     for _ in range(20):
         try:

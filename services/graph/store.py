@@ -28,7 +28,6 @@ class Mutation:
     at: int | None = None
     sources: list[dict] = field(default_factory=list)  # {id, kind, name, domain}
     mems: list[dict] = field(default_factory=list)  # new memories: queries.MEM_FIELDS
-    aliases: list[dict] = field(default_factory=list)  # {id, name} of existing memories
     updates: list[dict] = field(default_factory=list)  # {id, props} of existing memories
     groundings: list[dict] = field(default_factory=list)  # {id, source, mem, at, via}
     retractions: list[dict] = field(default_factory=list)  # new: queries.RETRACTION_FIELDS
@@ -39,7 +38,7 @@ class Mutation:
 
     def params(self, rev: int) -> dict[str, Any]:
         return {
-            "rev": rev, "sources": self.sources, "mems": self.mems, "aliases": self.aliases,
+            "rev": rev, "sources": self.sources, "mems": self.mems,
             "updates": self.updates, "groundings": self.groundings,
             "retractions": self.retractions, "retraction_updates": self.retraction_updates,
             "supersedes": self.supersedes, "changes": self.changes, "outbox": self.outbox,
