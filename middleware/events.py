@@ -1,0 +1,184 @@
+"""The event contracts: the only code the middleware and the services share.
+
+Every event is versioned (``schema: 1``) and carries ``event_id`` (its idempotency key),
+``tenant``, ``at`` and the W3C trace context of the call that caused it. How a memory's id is
+derived from its kind and text is part of the contract too: the middleware cites premises by id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter
+
+SCHEMA = 1
+MAX_TEXT = 20_000
+
+Id = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f]+$")]
+Tenant = Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,64}$")]
+Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
+Premises = Annotated[list[Id], Field(min_length=1, max_length=1000)]
+
+_SPACE = re.compile(r"\s+")
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def normalise(text: str) -> str:
+    """Case-folded, runs of white space collapsed to one space, ends stripped."""
+    return _SPACE.sub(" ", text.casefold()).strip()
+
+
+def memory_id(tenant: str, kind: str, text: str) -> str:
+    """The same kind and normalised text, in one tenant, is one memory."""
+    digest = hashlib.blake2b(f"{tenant}\x1f{kind}\x1f{normalise(text)}".encode(), digest_size=10)
+    return f"{kind[:3]}-{digest.hexdigest()}"
+
+
+def action_id(tenant: str, name: str) -> str:
+    """Actions are events, not facts: each proposal is its own memory, named by its proposer."""
+    digest = hashlib.blake2b(f"{tenant}\x1faction\x1f{name}".encode(), digest_size=10)
+    return f"act-{digest.hexdigest()}"
+
+
+def to_micros(moment: datetime) -> int:
+    if moment.tzinfo is None:
+        raise ValueError("a time needs a zone")
+    delta = moment.astimezone(UTC) - EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def from_micros(us: int | None) -> datetime | None:
+    return None if us is None else EPOCH + timedelta(microseconds=us)
+
+
+class Event(BaseModel):
+    """Fields every event has."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    schema_: Literal[1] = Field(SCHEMA, alias="schema", description="Contract version")
+    event_id: Id = Field(description="Idempotency key: the same id is applied once")
+    tenant: Tenant
+    at: AwareDatetime = Field(description="When it happened, in the agent's world")
+    traceparent: str | None = Field(None, max_length=55, description="W3C trace context")
+    tracestate: str | None = Field(None, max_length=512)
+
+
+class ObservationRecorded(Event):
+    """A source tool returned something: what the source said, read at ``at``."""
+
+    type: Literal["observation_recorded"] = "observation_recorded"
+    source: Id
+    source_kind: Id = "tool"
+    source_domain: Id | None = Field(None, description="Trust domain; defaults to the source id")
+    text: Text
+    name: Id | None = Field(None, description="The producer's own name for the memory")
+
+
+class MemoryWritten(Event):
+    """An agent wrote a memory; ``premises`` were in its context when it did."""
+
+    type: Literal["memory_written"] = "memory_written"
+    kind: Literal["belief", "plan", "answer"]
+    text: Text
+    premises: Premises
+    agent: Id
+    run: Id | None = None
+    rule: Literal["model-input", "run", "declared"] = Field(
+        "declared", description="How the premises were chosen")
+    name: Id | None = None
+
+
+class ActionProposed(Event):
+    """An agent asked to run an action tool; amount and payee come from its arguments."""
+
+    type: Literal["action_proposed"] = "action_proposed"
+    action: Id = Field(description="The proposer's name for the action; unique per tenant")
+    text: Text
+    premises: Premises
+    agent: Id
+    run: Id | None = None
+    rule: Literal["model-input", "run", "declared"] = "declared"
+    amount: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    payee: str | None = Field(None, max_length=500)
+    account: str | None = Field(None, max_length=200)
+    executed: bool = False
+
+
+class ActionExecuted(Event):
+    type: Literal["action_executed"] = "action_executed"
+    action: Id
+
+
+class SourceCompromised(Event):
+    """Security: the source is not to be trusted for reads in [start, end] (open when None)."""
+
+    type: Literal["source_compromised"] = "source_compromised"
+    retraction: Id
+    source: Id
+    start: AwareDatetime | None = None
+    end: AwareDatetime | None = None
+    reason: str = Field("", max_length=2000)
+    by: Id
+
+
+class MemoryWithdrawn(Event):
+    type: Literal["memory_withdrawn"] = "memory_withdrawn"
+    retraction: Id
+    memory: Id = Field(description="A memory id, or an action's name")
+    reason: str = Field("", max_length=2000)
+    by: Id
+
+
+class MemoryCorrected(Event):
+    type: Literal["memory_corrected"] = "memory_corrected"
+    retraction: Id
+    memory: Id
+    text: Text
+    by: Id = Field(description="The reviewer, a source of its own")
+    name: Id | None = None
+
+
+class RetractionReinstated(Event):
+    type: Literal["retraction_reinstated"] = "retraction_reinstated"
+    retraction: Id
+    by: Id
+
+
+class StatusChanged(Event):
+    """Emitted by the retraction worker for every memory whose status a commit changed."""
+
+    type: Literal["status_changed"] = "status_changed"
+    memory: Id
+    status: Literal["IN", "OUT"]
+    cause: Id | None = None
+    hops: int | None = None
+    revision: int
+
+
+class RecallApproved(Event):
+    type: Literal["recall_approved"] = "recall_approved"
+    action: Id
+    by: Id
+
+
+AnyEvent = Annotated[
+    ObservationRecorded | MemoryWritten | ActionProposed | ActionExecuted | SourceCompromised
+    | MemoryWithdrawn | MemoryCorrected | RetractionReinstated | StatusChanged | RecallApproved,
+    Field(discriminator="type"),
+]
+EVENT = TypeAdapter(AnyEvent)
+
+WRITES = (ObservationRecorded, MemoryWritten, ActionProposed, ActionExecuted)
+CONTROL = (SourceCompromised, MemoryWithdrawn, MemoryCorrected, RetractionReinstated,
+           RecallApproved)
+
+__all__ = [
+    "EVENT", "SCHEMA", "ActionExecuted", "ActionProposed", "AnyEvent", "Event", "MemoryCorrected",
+    "MemoryWithdrawn", "MemoryWritten", "ObservationRecorded", "RecallApproved",
+    "RetractionReinstated", "SourceCompromised", "StatusChanged", "action_id", "from_micros",
+    "memory_id", "normalise", "to_micros",
+]
