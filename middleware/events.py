@@ -67,6 +67,16 @@ class Event(BaseModel):
     tracestate: str | None = Field(None, max_length=512)
 
 
+class SourceDeclared(Event):
+    """A source and its trust domain, named before (or without) anything it says."""
+
+    type: Literal["source_declared"] = "source_declared"
+    source: Id
+    source_kind: Id
+    name: str | None = Field(None, max_length=500)
+    source_domain: Id | None = Field(None, description="Trust domain; defaults to the source id")
+
+
 class ObservationRecorded(Event):
     """A source tool returned something: what the source said, read at ``at``."""
 
@@ -106,11 +116,12 @@ class ActionProposed(Event):
     payee: str | None = Field(None, max_length=500)
     account: str | None = Field(None, max_length=200)
     executed: bool = False
+    seq: int | None = Field(None, description="Orders proposals made at the same moment")
 
 
 class ActionExecuted(Event):
     type: Literal["action_executed"] = "action_executed"
-    action: Id
+    action: Id = Field(description="The action's name, as in ActionProposed")
 
 
 class SourceCompromised(Event):
@@ -161,24 +172,24 @@ class StatusChanged(Event):
 
 class RecallApproved(Event):
     type: Literal["recall_approved"] = "recall_approved"
-    action: Id
+    action: Id = Field(description="The action's name, as in ActionProposed")
     by: Id
 
 
 AnyEvent = Annotated[
-    ObservationRecorded | MemoryWritten | ActionProposed | ActionExecuted | SourceCompromised
+    SourceDeclared | ObservationRecorded | MemoryWritten | ActionProposed | ActionExecuted | SourceCompromised
     | MemoryWithdrawn | MemoryCorrected | RetractionReinstated | StatusChanged | RecallApproved,
     Field(discriminator="type"),
 ]
 EVENT = TypeAdapter(AnyEvent)
 
-WRITES = (ObservationRecorded, MemoryWritten, ActionProposed, ActionExecuted)
+WRITES = (SourceDeclared, ObservationRecorded, MemoryWritten, ActionProposed, ActionExecuted)
 CONTROL = (SourceCompromised, MemoryWithdrawn, MemoryCorrected, RetractionReinstated,
            RecallApproved)
 
 __all__ = [
     "EVENT", "SCHEMA", "ActionExecuted", "ActionProposed", "AnyEvent", "Event", "MemoryCorrected",
     "MemoryWithdrawn", "MemoryWritten", "ObservationRecorded", "RecallApproved",
-    "RetractionReinstated", "SourceCompromised", "StatusChanged", "action_id", "from_micros",
-    "memory_id", "normalise", "to_micros",
+    "RetractionReinstated", "SourceCompromised", "SourceDeclared", "StatusChanged", "action_id",
+    "from_micros", "memory_id", "normalise", "to_micros",
 ]

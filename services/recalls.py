@@ -50,7 +50,7 @@ def _chain(graph: TenantGraph, action: str) -> list[str]:
     up = graph.upstream(action) - {action}
     facts = graph.memories(up)
     out = [f for f in facts if f["status"] == "OUT"]
-    out.sort(key=lambda f: (-(f.get("hops") or 0), f["id"]))
+    out.sort(key=lambda f: (-(f.get("hops") or 0), f.get("at") or 0, f["text"]))
     return [f"{f['kind']}: {f['text']}" for f in out[:12]]
 
 

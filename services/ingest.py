@@ -1,0 +1,164 @@
+"""Events in, graph changes out: what the writer and retraction workers do with an entry.
+
+Plain functions over a TenantGraph, so they are tested without FastStream, and the workers
+stay a thin shell (decode, call, ack, dead-letter).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from pydantic import ValidationError
+
+from middleware import events as ev
+from services.engine import retraction as ret
+from services.engine.gate import UnknownAction
+from services.engine.writes import UnknownPremise, Write, execute, record
+from services.graph.store import Mutation, StalePreview, TenantGraph
+from services.recalls import RecallError, approve
+from services.streams import MAX_ENTRY_BYTES
+
+
+class Rejected(ValueError):
+    """An entry that can never be applied: it goes to the dead-letter stream with this reason."""
+
+
+def decode(body: object) -> ev.Event:
+    """A stream body as a typed event, or Rejected with a reason a person can act on."""
+    if isinstance(body, (bytes, str)):
+        size = len(body)
+        try:
+            body = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            raise Rejected("malformed: the entry is not JSON") from None
+    else:
+        size = len(json.dumps(body, default=str))
+    if size > MAX_ENTRY_BYTES:
+        raise Rejected(f"oversized: {size} bytes, the limit is {MAX_ENTRY_BYTES}")
+    if not isinstance(body, dict):
+        raise Rejected("malformed: an event is a JSON object")
+    if body.get("schema") != ev.SCHEMA:
+        raise Rejected(f"unknown schema version {body.get('schema')!r}; this worker reads "
+                       f"{ev.SCHEMA}")
+    try:
+        return ev.EVENT.validate_python(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise Rejected(f"invalid event: {where}: {first['msg']}") from None
+
+
+@dataclass
+class Pending:
+    """A write that waits for a premise that has not arrived yet."""
+
+    key: str
+    event: ev.Event
+    missing: list[str] = field(default_factory=list)
+
+
+def to_write(e: ev.Event) -> Write:
+    if isinstance(e, ev.ObservationRecorded):
+        return Write(e.event_id, ev.memory_id(e.tenant, "observation", e.text), "observation",
+                     e.text, ev.to_micros(e.at), name=e.name or e.event_id, source=e.source)
+    if isinstance(e, ev.MemoryWritten):
+        return Write(e.event_id, ev.memory_id(e.tenant, e.kind, e.text), e.kind, e.text,
+                     ev.to_micros(e.at), name=e.name or e.event_id, premises=tuple(e.premises),
+                     agent=e.agent, run=e.run, rule=e.rule)
+    assert isinstance(e, ev.ActionProposed)
+    extra = {"amount": e.amount, "payee": e.payee, "account": e.account,
+             "executed": e.executed, "executed_at": ev.to_micros(e.at) if e.executed else None,
+             "seq": e.seq if e.seq is not None else ev.to_micros(e.at)}
+    return Write(e.event_id, ev.action_id(e.tenant, e.action), "action", e.text,
+                 ev.to_micros(e.at), name=e.action, premises=tuple(e.premises), agent=e.agent,
+                 run=e.run, rule=e.rule, extra=extra)
+
+
+def apply_writes(graph: TenantGraph, items: list[tuple[str, ev.Event]]) -> list[Pending]:
+    """Apply one tenant's writes in order, in one batch; return those whose premises are missing.
+
+    Rule for a premise that has not arrived: the write (and any write of the same batch that
+    rests on it) is held back, unacknowledged, and tried again with later batches; after the
+    worker's patience runs out it is dead-lettered with the missing ids. Nothing is dropped.
+    """
+    declared = [e for _, e in items if isinstance(e, ev.SourceDeclared)]
+    observed = [e for _, e in items if isinstance(e, ev.ObservationRecorded)]
+    _ensure_sources(graph, declared, observed)
+    writes = [(k, e) for k, e in items if isinstance(e, (ev.ObservationRecorded, ev.MemoryWritten,
+                                                          ev.ActionProposed))]
+    executions = [(k, e) for k, e in items if isinstance(e, ev.ActionExecuted)]
+    held: list[Pending] = []
+    while writes:
+        try:
+            record(graph, [to_write(e) for _, e in writes])
+            break
+        except UnknownPremise as exc:
+            missing = set(exc.missing)
+            blocked = {k for k, e in writes if missing & set(getattr(e, "premises", ()))}
+            # Anything resting on a held write is held with it.
+            produced = {k: to_write(e).mem_id for k, e in writes}
+            grew = True
+            while grew:
+                held_ids = {produced[k] for k in blocked}
+                more = {k for k, e in writes if k not in blocked
+                        and held_ids & set(getattr(e, "premises", ()))}
+                grew, blocked = bool(more), blocked | more
+            for k, e in writes:
+                if k in blocked:
+                    held.append(Pending(k, e, sorted(missing & set(e.premises)) or
+                                        sorted(set(e.premises) - set(produced.values()))))
+            writes = [(k, e) for k, e in writes if k not in blocked]
+    for k, e in executions:
+        target = ev.action_id(e.tenant, e.action)
+        if not graph.actions_in([target]):
+            held.append(Pending(k, e, [target]))
+            continue
+        execute(graph, target, ev.to_micros(e.at))
+    return held
+
+
+def _ensure_sources(graph: TenantGraph, declared: list[ev.SourceDeclared],
+                    observed: list[ev.ObservationRecorded]) -> None:
+    wanted: dict[str, dict] = {}
+    for e in declared:
+        wanted.setdefault(e.source, {"id": e.source, "kind": e.source_kind,
+                                     "name": e.name or e.source,
+                                     "domain": e.source_domain or e.source})
+    for e in observed:
+        wanted.setdefault(e.source, {"id": e.source, "kind": e.source_kind, "name": e.source,
+                                     "domain": e.source_domain or e.source})
+    missing = [s for s in wanted if s not in graph.domains(list(wanted))]
+    if not missing:
+        return
+    for _ in range(20):
+        try:
+            graph.apply(Mutation(op="source", sources=[wanted[s] for s in missing]),
+                        graph.revision())
+            return
+        except StalePreview:
+            continue
+
+
+def apply_control(graph: TenantGraph, e: ev.Event) -> dict | None:
+    """Run one security or finance decision; Rejected when the engine refuses it."""
+    at = ev.to_micros(e.at)
+    try:
+        if isinstance(e, ev.SourceCompromised):
+            op = ret.Retract(e.retraction, e.source,
+                             ev.to_micros(e.start) if e.start else None,
+                             ev.to_micros(e.end) if e.end else None, e.reason, e.by)
+            return ret.run(graph, op, at)
+        if isinstance(e, ev.MemoryWithdrawn):
+            return ret.run(graph, ret.Withdraw(e.retraction, e.memory, e.reason, e.by), at)
+        if isinstance(e, ev.MemoryCorrected):
+            return ret.run(graph, ret.Correct(e.retraction, e.memory, e.text, e.by,
+                                              reason="correction", name=e.name), at)
+        if isinstance(e, ev.RetractionReinstated):
+            return ret.run(graph, ret.Reinstate(e.retraction, e.by), at)
+        if isinstance(e, ev.RecallApproved):
+            approve(graph, ev.action_id(e.tenant, e.action), e.by, at)
+            return None
+    except (ret.RetractionError, RecallError, UnknownAction) as exc:
+        raise Rejected(str(exc)) from exc
+    return None

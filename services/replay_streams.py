@@ -1,0 +1,187 @@
+"""`rescind replay --via-streams`: the same scenario, sent through the real event path.
+
+Every line becomes an event published by the middleware's publisher to the Redis streams, where
+the FastStream workers apply it. Between a run of writes and a decision (retract, withdraw,
+correct, reinstate, execute, approve) and before every gate, the replay waits until both
+consumer groups have nothing left on the tenant's partition, so each decision sees exactly the
+lines before it, as in a direct replay. The report is then read from the graph as usual.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from datetime import datetime
+
+import redis
+
+from middleware import events as ev
+from middleware.publisher import Publisher
+from services import streams as st
+from services.engine import gate as gate_mod
+from services.engine.identity import action_id, memory_id
+from services.graph.keys import check_tenant
+from services.graph.store import TenantGraph, connect
+from services.replay import Replay, fresh_tenant
+from services.scenario import (
+    ActLine,
+    ApproveLine,
+    CorrectLine,
+    ExecuteLine,
+    GateLine,
+    ObserveLine,
+    ReinstateLine,
+    RetractLine,
+    ScenarioError,
+    SourceLine,
+    Step,
+    WithdrawLine,
+    WriteLine,
+    parse,
+)
+from services.workers.app import WorkerSettings, WorkerThread
+
+EPOCH_TEXT = "1970-01-01T00:00:00+00:00"
+
+
+class Quiescence(TimeoutError):
+    """The workers did not finish the tenant's events in time."""
+
+
+def wait_idle(conn: redis.Redis, stream: str, timeout: float = 60.0) -> None:
+    """Until every group on ``stream`` has read everything and acknowledged it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        groups = conn.xinfo_groups(stream)
+        if groups and all(g["pending"] == 0 and (g.get("lag") or 0) == 0 for g in groups):
+            return
+        if time.monotonic() > deadline:
+            raise Quiescence(f"workers did not drain {stream} in {timeout}s: {groups}")
+        time.sleep(0.005)
+
+
+class StreamReplay:
+    def __init__(self, graph: TenantGraph, publisher: Publisher, conn: redis.Redis) -> None:
+        self.graph, self.publisher, self.conn = graph, publisher, conn
+        self.state = Replay(graph)  # names, clock and report, shared with the direct replay
+        self.stream = publisher.stream_of(graph.tenant)
+        self.dead_from = "-"
+        last = conn.xrevrange(st.DEAD, count=1)
+        if last:
+            self.dead_from = "(" + last[0][0].decode()
+
+    def settle(self) -> None:
+        if not self.publisher.flush(30):
+            raise Quiescence("the publisher could not send its events")
+        wait_idle(self.conn, self.stream)
+
+    def step(self, step: Step) -> None:
+        op, s = step.op, self.state
+        at = getattr(op, "at", None)
+        now = ev.to_micros(at) if at is not None else s.clock
+        s.clock = max(s.clock, now)
+        when = ev.from_micros(now)
+        eid = f"line-{step.line}"
+        if isinstance(op, (ObserveLine, WriteLine, ActLine, SourceLine)):
+            self.publisher.publish(self._write_event(op, eid, when, step.line))
+            return
+        self.settle()
+        if isinstance(op, GateLine):
+            d = gate_mod.check(self.graph, s.mem[op.action])
+            s.gates.append({"action": op.action, "allowed": d.allowed, "reason": d.reason,
+                            "fragility": d.fragility, "line": step.line})
+            return
+        event = self._control_event(op, eid, when)
+        self.publisher.publish(event)
+        self.settle()
+        why = self._dead_reason(eid)
+        if why is not None:
+            raise ScenarioError([(step.line, why)])
+        if isinstance(op, CorrectLine):
+            s.mem[op.id] = self.graph.retraction(op.id)["new_memory"]
+
+    def _write_event(self, op, eid: str, when: datetime, line: int) -> ev.Event:
+        t, s = self.graph.tenant, self.state
+        base = {"event_id": eid, "tenant": t, "at": when}
+        if isinstance(op, SourceLine):
+            return ev.SourceDeclared(**base, source=op.id, source_kind=op.kind, name=op.name,
+                                     source_domain=op.domain)
+        if isinstance(op, ObserveLine):
+            s.mem[op.id] = memory_id(t, "observation", op.text)
+            return ev.ObservationRecorded(**base, source=op.source, text=op.text, name=op.id)
+        premises = [s.mem[p] for p in op.premises]
+        if isinstance(op, WriteLine):
+            s.mem[op.id] = memory_id(t, op.kind, op.text)
+            return ev.MemoryWritten(**base, kind=op.kind, text=op.text, premises=premises,
+                                    agent=op.agent, name=op.id)
+        s.mem[op.id] = action_id(t, op.id)
+        s.actions.append(op.id)
+        return ev.ActionProposed(**base, action=op.id, text=op.text, premises=premises,
+                                 agent=op.agent, amount=op.amount, payee=op.payee,
+                                 executed=op.executed, seq=line)
+
+    def _control_event(self, op, eid: str, when: datetime) -> ev.Event:
+        base = {"event_id": eid, "tenant": self.graph.tenant, "at": when}
+        mem = self.state.mem
+        if isinstance(op, ExecuteLine):
+            return ev.ActionExecuted(**base, action=op.action)
+        if isinstance(op, RetractLine):
+            return ev.SourceCompromised(**base, retraction=op.id, source=op.source,
+                                        start=op.from_, end=op.to, reason=op.reason, by=op.by)
+        if isinstance(op, WithdrawLine):
+            return ev.MemoryWithdrawn(**base, retraction=op.id, memory=mem[op.memory],
+                                      reason=op.reason, by=op.by)
+        if isinstance(op, CorrectLine):
+            return ev.MemoryCorrected(**base, retraction=op.id, memory=mem[op.memory],
+                                      text=op.text, by=op.by, name=op.id)
+        if isinstance(op, ReinstateLine):
+            return ev.RetractionReinstated(**base, retraction=op.retraction, by="replay")
+        assert isinstance(op, ApproveLine)
+        return ev.RecallApproved(**base, action=op.action, by=op.by)
+
+    def _dead_reason(self, event_id: str) -> str | None:
+        for entry_id, fields in self.conn.xrange(st.DEAD, min=self.dead_from):
+            self.dead_from = "(" + entry_id.decode()
+            body = fields.get(b"body", b"").decode()
+            try:
+                data = json.loads(body)
+            except ValueError:
+                continue
+            if isinstance(data, dict) and data.get("event_id") == event_id \
+                    and data.get("tenant") == self.graph.tenant:
+                return fields[b"reason"].decode()
+        return None
+
+
+def replay_via_streams(text: str, url: str, tenant: str | None = None,
+                       partitions: int = st.DEFAULT_PARTITIONS,
+                       start_workers: bool = True) -> dict:
+    """Validate ``text`` whole, send it through streams and workers, and return the report.
+
+    With ``start_workers`` the writer and retraction workers run in this process for the
+    replay; otherwise workers already running on ``url`` (``rescind up``) do the work.
+    """
+    steps = parse(text)
+    conn = connect(url)
+    graph = TenantGraph(conn, check_tenant(tenant or fresh_tenant()))
+    if graph.exists():
+        raise ScenarioError([(0, f"tenant {graph.tenant!r} already has a graph; replay needs a "
+                                 "fresh tenant")])
+    st.ensure_groups(conn, partitions)
+    settings = WorkerSettings(url=url, worker_id=f"replay-{graph.tenant}", partitions=partitions)
+    publisher = Publisher(url, partitions=partitions)
+    workers = WorkerThread(settings, ("writer", "retraction")) if start_workers else None
+    try:
+        with workers or contextlib.nullcontext():
+            run = StreamReplay(graph, publisher, conn)
+            try:
+                for step in steps:
+                    run.step(step)
+                run.settle()
+                return run.state.report()
+            except BaseException:
+                graph.delete()
+                raise
+    finally:
+        publisher.close()

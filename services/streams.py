@@ -1,0 +1,68 @@
+"""The stream layout: partitioned event streams, consumer groups, envelopes, dead letters.
+
+Layout (documented in the README):
+- ``rescind:events:{p}`` for p in 0..N-1 carries every event of the tenants hashed to p
+  (crc32(tenant) mod N), in publish order. One stream per partition keeps the subscribers
+  static while tenants come and go; N bounds the parallelism of each consumer group.
+- Groups ``rescind-writer`` (justified writes) and ``rescind-retraction`` (security and finance
+  decisions) each read every partition; each ignores the other's event types.
+- ``rescind:dead`` receives what cannot be applied, with the reason; ``rescind:status`` the
+  StatusChanged events the retraction worker emits.
+
+Entries hold one field ``__data__``: a JSON envelope ``{"data": <event JSON>, "headers": {...}}``
+that FastStream's parser reads with its headers (so ``traceparent`` continues the trace).
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Iterable
+
+import redis
+
+DATA = "__data__"
+WRITER_GROUP = "rescind-writer"
+RETRACTION_GROUP = "rescind-retraction"
+GROUPS = (WRITER_GROUP, RETRACTION_GROUP)
+DEAD = "rescind:dead"
+STATUS = "rescind:status"
+DEFAULT_PARTITIONS = 4
+MAX_ENTRY_BYTES = 256 * 1024  # larger entries are dead-lettered unread
+
+
+def stream(partition: int) -> str:
+    return f"rescind:events:{partition}"
+
+
+def streams(partitions: int = DEFAULT_PARTITIONS) -> list[str]:
+    return [stream(p) for p in range(partitions)]
+
+
+def partition_of(tenant: str, partitions: int = DEFAULT_PARTITIONS) -> int:
+    return zlib.crc32(tenant.encode()) % partitions
+
+
+def envelope(event_json: str, headers: dict[str, str] | None = None) -> dict[str, str]:
+    """One stream entry, in the JSON envelope FastStream's parser understands."""
+    return {DATA: json.dumps({"data": event_json, "headers": headers or {}})}
+
+
+def ensure_groups(conn: redis.Redis, partitions: int = DEFAULT_PARTITIONS,
+                  groups: Iterable[str] = GROUPS) -> None:
+    """Declare every consumer group before anything is published (a new group starts at 0)."""
+    for name in streams(partitions):
+        for group in groups:
+            try:
+                conn.xgroup_create(name, group, id="0", mkstream=True)
+            except redis.ResponseError as exc:
+                if "BUSYGROUP" not in str(exc):
+                    raise
+
+
+def dead_letter(conn: redis.Redis | redis.client.Pipeline, source: str, entry_id: str,
+                raw: object, reason: str, group: str) -> None:
+    """Keep what could not be applied, with why, where operators can find and replay it."""
+    body = raw if isinstance(raw, str) else json.dumps(raw, default=str)
+    conn.xadd(DEAD, {"stream": source, "id": entry_id, "group": group, "reason": reason,
+                     "body": body[:MAX_ENTRY_BYTES]})

@@ -1,0 +1,1 @@
+"""FastStream workers on the Redis streams of the FalkorDB server: writer, retraction, reaper."""

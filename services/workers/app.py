@@ -1,0 +1,298 @@
+"""One FastStream broker carrying the subscribers of the chosen roles.
+
+Roles: ``writer`` applies justified writes in batches; ``retraction`` applies security and
+finance decisions one at a time and emits StatusChanged; ``reaper`` claims entries that a dead
+consumer left pending (XAUTOCLAIM; Redis 8.2 has no XREADGROUP CLAIM) and hands them to the same
+code, dead-lettering an entry delivered more than ``max_deliveries`` times.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from faststream import AckPolicy
+from faststream.redis import RedisBroker, RedisStreamMessage, StreamSub
+
+from middleware import events as ev
+from services import streams as st
+from services.graph.store import TenantGraph, connect
+from services.ingest import Rejected, apply_control, apply_writes, decode
+
+log = logging.getLogger("rescind.workers")
+
+
+@dataclass
+class WorkerSettings:
+    url: str
+    worker_id: str = "0"
+    partitions: int = st.DEFAULT_PARTITIONS
+    batch: int = 500
+    polling_ms: int = 50
+    reaper_idle_ms: int = 30_000
+    max_deliveries: int = 5
+    patience_s: float = 300.0  # how long a write may wait for its premise
+
+
+@dataclass
+class Held:
+    stream: str
+    entry_id: str
+    event: ev.Event
+    since: float
+    missing: list[str] = field(default_factory=list)
+
+
+class Workers:
+    """The state the handlers share: connections, graphs by tenant, and held writes."""
+
+    def __init__(self, settings: WorkerSettings) -> None:
+        self.settings = settings
+        self.conn = connect(settings.url)
+        self.graphs: dict[str, TenantGraph] = {}
+        self.held: dict[str, Held] = {}
+        self.lock = asyncio.Lock()  # one batch at a time per process keeps the graph linear
+        self.retry_task: asyncio.Task | None = None
+
+    def graph(self, tenant: str) -> TenantGraph:
+        if tenant not in self.graphs:
+            self.graphs[tenant] = TenantGraph(self.conn, tenant)
+        return self.graphs[tenant]
+
+    # -- writer ---------------------------------------------------------------------------
+    def write_batch(self, stream: str, entries: list[tuple[str, object]]) -> None:
+        """Decode, dead-letter what cannot be applied, apply the rest, ack all but held ones."""
+        by_tenant: dict[str, list[tuple[str, ev.Event]]] = defaultdict(list)
+        done: list[str] = []
+        for entry_id, body in entries:
+            try:
+                event = decode(body)
+            except Rejected as exc:
+                st.dead_letter(self.conn, stream, entry_id, body, str(exc), st.WRITER_GROUP)
+                done.append(entry_id)
+                continue
+            if isinstance(event, ev.WRITES):
+                by_tenant[event.tenant].append((entry_id, event))
+            else:
+                done.append(entry_id)  # the retraction group's business
+        for tenant, items in by_tenant.items():
+            held = apply_writes(self.graph(tenant), items)
+            kept = {p.key for p in held}
+            now = time.monotonic()
+            for p in held:
+                self.held.setdefault(p.key, Held(stream, p.key, p.event, now, p.missing))
+            done.extend(k for k, _ in items if k not in kept)
+        self._ack(stream, st.WRITER_GROUP, done)
+
+    def retry_held(self) -> None:
+        """Try held writes again; past the patience they go to the dead-letter stream."""
+        if not self.held:
+            return
+        now = time.monotonic()
+        by_key = dict(self.held)
+        self.held.clear()
+        groups: dict[tuple[str, str], list[tuple[str, ev.Event]]] = defaultdict(list)
+        for h in by_key.values():
+            groups[(h.stream, h.event.tenant)].append((h.entry_id, h.event))
+        for (stream, tenant), items in groups.items():
+            still = {p.key: p for p in apply_writes(self.graph(tenant), items)}
+            done = []
+            for key, _ in items:
+                h = by_key[key]
+                if key not in still:
+                    done.append(key)
+                elif now - h.since > self.settings.patience_s:
+                    reason = f"premise never arrived: {', '.join(still[key].missing)}"
+                    st.dead_letter(self.conn, stream, key, h.event.model_dump(mode="json",
+                                   by_alias=True), reason, st.WRITER_GROUP)
+                    done.append(key)
+                else:
+                    h.missing = still[key].missing
+                    self.held[key] = h
+            self._ack(stream, st.WRITER_GROUP, done)
+            kept = [k for k, _ in items if k in self.held]
+            if kept:  # we still own them: keep the reaper's hands off
+                self.conn.xclaim(stream, st.WRITER_GROUP, self.consumer("writer"), 0, kept,
+                                 justid=True)
+
+    # -- retraction -----------------------------------------------------------------------
+    def control(self, stream: str, entry_id: str, body: object) -> None:
+        try:
+            event = decode(body)
+            if isinstance(event, ev.CONTROL):
+                result = apply_control(self.graph(event.tenant), event)
+                if result:
+                    self._emit_status(event, result)
+        except Rejected as exc:
+            st.dead_letter(self.conn, stream, entry_id, body, str(exc), st.RETRACTION_GROUP)
+        self._ack(stream, st.RETRACTION_GROUP, [entry_id])
+
+    def _emit_status(self, cause: ev.Event, result: dict) -> None:
+        pipe = self.conn.pipeline(transaction=False)
+        for mid, (status, why, hops) in result.get("changed", {}).items():
+            e = ev.StatusChanged(event_id=f"{result['id']}:{mid}", tenant=cause.tenant,
+                                 at=cause.at, memory=mid, status=status, cause=why, hops=hops,
+                                 revision=result["rev"] + 1, traceparent=cause.traceparent)
+            pipe.xadd(st.STATUS, st.envelope(e.model_dump_json(by_alias=True)),
+                      maxlen=100_000, approximate=True)
+        pipe.execute()
+
+    # -- reaper ---------------------------------------------------------------------------
+    def reap(self, group: str, stream: str, entry_id: str, body: object) -> None:
+        """An entry claimed from a dead consumer: dead-letter it if it keeps failing, else redo."""
+        info = self.conn.xpending_range(stream, group, min=entry_id, max=entry_id, count=1)
+        deliveries = info[0]["times_delivered"] if info else 1
+        if deliveries > self.settings.max_deliveries:
+            st.dead_letter(self.conn, stream, entry_id, body,
+                           f"delivered {deliveries} times without success", group)
+            self._ack(stream, group, [entry_id])
+        elif group == st.WRITER_GROUP:
+            self.write_batch(stream, [(entry_id, body)])
+        else:
+            self.control(stream, entry_id, body)
+
+    # -- plumbing -------------------------------------------------------------------------
+    def consumer(self, role: str) -> str:
+        return f"{role}-{self.settings.worker_id}"
+
+    def _ack(self, stream: str, group: str, ids: list[str]) -> None:
+        if ids:
+            self.conn.xack(stream, group, *ids)
+
+
+def _entries(msg: RedisStreamMessage, bodies: list) -> list[tuple[str, object]]:
+    ids = [i.decode() if isinstance(i, bytes) else i for i in msg.raw_message["message_ids"]]
+    return list(zip(ids, bodies, strict=True))
+
+
+def build(settings: WorkerSettings, roles: tuple[str, ...]) -> tuple[RedisBroker, Workers]:
+    """A broker with the subscribers of ``roles`` on every partition (groups declared first)."""
+    broker = RedisBroker(settings.url, logger=None)
+    workers = Workers(settings)
+    st.ensure_groups(workers.conn, settings.partitions)
+    for name in st.streams(settings.partitions):
+        if "writer" in roles:
+            _writer(broker, workers, name)
+        if "retraction" in roles:
+            _retraction(broker, workers, name)
+        if "reaper" in roles:
+            for group in st.GROUPS:
+                _reaper(broker, workers, name, group)
+    return broker, workers
+
+
+async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.Event,
+                ready: asyncio.Event | None = None) -> None:
+    """Run ``roles`` until ``stop`` is set: then stop taking work, finish what is in hand, exit."""
+    broker, workers = build(settings, roles)
+    await broker.start()
+
+    async def retry_held() -> None:
+        while not stop.is_set():
+            await asyncio.sleep(0.2)
+            async with workers.lock:
+                await asyncio.to_thread(workers.retry_held)
+
+    retrying = asyncio.create_task(retry_held()) if "writer" in roles else None
+    if ready is not None:
+        ready.set()
+    try:
+        await stop.wait()
+    finally:
+        await broker.stop()  # stops the subscribers; a handler in flight completes first
+        if retrying is not None:
+            retrying.cancel()
+        async with workers.lock:
+            pass
+        workers.conn.close()
+
+
+class WorkerThread:
+    """Workers in a background thread with their own event loop (replay, tests, `rescind up`)."""
+
+    def __init__(self, settings: WorkerSettings, roles: tuple[str, ...]) -> None:
+        self.settings, self.roles = settings, roles
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._started = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"rescind-{'-'.join(roles)}",
+                                        daemon=True)
+        self.error: BaseException | None = None
+
+    def _run(self) -> None:
+        async def main() -> None:
+            self._loop = asyncio.get_running_loop()
+            self._stop = asyncio.Event()
+            ready = asyncio.Event()
+            task = asyncio.create_task(serve(self.settings, self.roles, self._stop, ready))
+            await ready.wait()
+            self._started.set()
+            await task
+        try:
+            asyncio.run(main())
+        except BaseException as exc:  # reported to whoever waits on start()
+            self.error = exc
+            self._started.set()
+
+    def start(self, timeout: float = 20) -> WorkerThread:
+        self._thread.start()
+        if not self._started.wait(timeout) or self.error:
+            raise RuntimeError(f"workers did not start: {self.error!r}")
+        return self
+
+    def stop(self, timeout: float = 20) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(timeout)
+
+    def __enter__(self) -> WorkerThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _writer(broker: RedisBroker, workers: Workers, name: str) -> None:
+    s = workers.settings
+
+    @broker.subscriber(stream=StreamSub(name, group=st.WRITER_GROUP, consumer=workers.consumer(
+        "writer"), batch=True, max_records=s.batch, polling_interval=s.polling_ms),
+        ack_policy=AckPolicy.MANUAL)
+    async def on_writes(bodies: list, msg: RedisStreamMessage) -> None:
+        async with workers.lock:
+            await asyncio.to_thread(workers.write_batch, name, _entries(msg, bodies))
+
+
+def _retraction(broker: RedisBroker, workers: Workers, name: str) -> None:
+    s = workers.settings
+
+    @broker.subscriber(stream=StreamSub(name, group=st.RETRACTION_GROUP,
+                                        consumer=workers.consumer("retraction"),
+                                        polling_interval=s.polling_ms),
+                       ack_policy=AckPolicy.MANUAL)
+    async def on_control(body: object, msg: RedisStreamMessage) -> None:
+        [(entry_id, raw)] = _entries(msg, [body])
+        async with workers.lock:
+            await asyncio.to_thread(workers.control, name, entry_id, raw)
+
+
+def _reaper(broker: RedisBroker, workers: Workers, name: str, group: str) -> None:
+    s = workers.settings
+
+    @broker.subscriber(stream=StreamSub(name, group=group, consumer=workers.consumer("reaper"),
+                                        min_idle_time=s.reaper_idle_ms,
+                                        polling_interval=max(s.polling_ms, 200)),
+                       ack_policy=AckPolicy.MANUAL)
+    async def on_claimed(body: object, msg: RedisStreamMessage) -> None:
+        [(entry_id, raw)] = _entries(msg, [body])
+        async with workers.lock:
+            await asyncio.to_thread(workers.reap, group, name, entry_id, raw)
+
+
+def raw_json(body: object) -> str:
+    return body if isinstance(body, str) else json.dumps(body, default=str)
