@@ -45,7 +45,8 @@ def decode(body: object) -> ev.Event:
         return ev.EVENT.validate_python(body)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(x) for x in first["loc"])
+        loc = first["loc"][1:] if len(first["loc"]) > 1 else first["loc"]  # drop the type tag
+        where = ".".join(str(x) for x in loc)
         raise Rejected(f"invalid event: {where}: {first['msg']}") from None
 
 

@@ -71,7 +71,11 @@ def _plan(graph: TenantGraph, writes: list[Write], rev: int) -> tuple[dict | Non
     missing = sorted(p for p in premise_ids if p not in known and p not in batch_ids)
     if missing:
         raise UnknownPremise(missing)
-    fresh = [w for w in writes if w.event_id not in seen]
+    fresh, once = [], set()
+    for w in writes:  # an event delivered twice in one batch is applied once
+        if w.event_id not in seen and w.event_id not in once:
+            once.add(w.event_id)
+            fresh.append(w)
     if not fresh:
         return None, [known[w.mem_id] for w in writes]
 

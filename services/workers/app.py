@@ -81,7 +81,11 @@ class Workers:
             else:
                 done.append(entry_id)  # the retraction group's business
         for tenant, items in by_tenant.items():
-            held = apply_writes(self.graph(tenant), items)
+            try:
+                held = apply_writes(self.graph(tenant), items)
+            except Exception:  # left pending: the reaper retries, then dead-letters
+                log.exception("writes of tenant %s failed; left pending", tenant)
+                continue
             kept = {p.key for p in held}
             now = time.monotonic()
             for p in held:
@@ -100,7 +104,12 @@ class Workers:
         for h in by_key.values():
             groups[(h.stream, h.event.tenant)].append((h.entry_id, h.event))
         for (stream, tenant), items in groups.items():
-            still = {p.key: p for p in apply_writes(self.graph(tenant), items)}
+            try:
+                still = {p.key: p for p in apply_writes(self.graph(tenant), items)}
+            except Exception:
+                log.exception("held writes of tenant %s failed; kept", tenant)
+                self.held.update({k: by_key[k] for k, _ in items})
+                continue
             done = []
             for key, _ in items:
                 h = by_key[key]
@@ -130,6 +139,9 @@ class Workers:
                     self._emit_status(event, result)
         except Rejected as exc:
             st.dead_letter(self.conn, stream, entry_id, body, str(exc), st.RETRACTION_GROUP)
+        except Exception:  # left pending: the reaper retries, then dead-letters
+            log.exception("control entry %s failed; left pending", entry_id)
+            return
         self._ack(stream, st.RETRACTION_GROUP, [entry_id])
 
     def _emit_status(self, cause: ev.Event, result: dict) -> None:
