@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import sys
 from collections.abc import Iterator
@@ -52,9 +53,12 @@ def replay(
     url: str | None = UrlOpt,
     tenant: str | None = typer.Option(None, help="Tenant name; default: a fresh one"),
     as_json: bool = typer.Option(False, "--json", help="Print the JSON report"),
+    via_streams: bool = typer.Option(False, "--via-streams",
+                                     help="Send every line through streams and workers"),
 ) -> None:
     """Apply a scenario to a fresh tenant and report what is IN, OUT, held and recalled."""
     from services.replay import replay_text
+    from services.replay_streams import replay_via_streams
     from services.report import render
 
     try:
@@ -64,7 +68,8 @@ def replay(
         raise typer.Exit(2) from None
     try:
         with falkordb(url) as server_url:
-            report = replay_text(text, server_url, tenant)
+            run = replay_via_streams if via_streams else replay_text
+            report = run(text, server_url, tenant)
     except ScenarioError as exc:
         for line, why in exc.errors:
             print(f"line {line}: {why}", file=sys.stderr)
@@ -79,6 +84,56 @@ def replay(
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
         render(report, out, title=file.name)
+
+
+ROLES = ("writer", "retraction", "reaper")
+
+
+@app.command()
+def worker(
+    roles: list[str] = typer.Argument(..., help="writer, retraction and/or reaper"),
+    url: str | None = UrlOpt,
+    worker_id: str = typer.Option(None, "--id", help="Consumer name suffix; default: the pid"),
+    partitions: int = typer.Option(4, help="Event stream partitions"),
+) -> None:
+    """Run workers against a FalkorDB server until SIGTERM or Ctrl-C."""
+    unknown = [r for r in roles if r not in ROLES]
+    if unknown or not url:
+        err.print(f"unknown role(s) {unknown}; choose from {ROLES}" if unknown else
+                  "a worker needs --url (or RESCIND_URL): the server `rescind up` started")
+        raise typer.Exit(2)
+    _serve(url, tuple(roles), worker_id or str(os.getpid()), partitions)
+
+
+@app.command()
+def up(
+    data_dir: Path | None = typer.Option(Path(".rescind/data"), help="AOF persistence here"),
+    port: int | None = typer.Option(None, help="Port for the embedded server"),
+    partitions: int = typer.Option(4, help="Event stream partitions"),
+) -> None:
+    """The embedded FalkorDB plus every worker, in one process; Ctrl-C stops all cleanly."""
+    from services.server import EmbeddedFalkorDB
+
+    with EmbeddedFalkorDB(data_dir=data_dir, port=port) as server:
+        out.print(f"FalkorDB on {server.url} (data in {data_dir}); workers: {', '.join(ROLES)}")
+        _serve(server.url, ROLES, f"up-{os.getpid()}", partitions)
+
+
+def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int) -> None:
+    import asyncio
+
+    from services.workers.app import WorkerSettings, serve
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await serve(WorkerSettings(url=url, worker_id=worker_id, partitions=partitions), roles,
+                    stop)
+
+    asyncio.run(main())
+    out.print("workers stopped")
 
 
 @bench_app.command("engine")

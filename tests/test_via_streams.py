@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+from pathlib import Path
 
 import pytest
 import redis
@@ -36,7 +37,7 @@ def _drop(url: str, *tenants: str) -> None:
 
 def test_the_example_is_the_same_through_streams(stream_workers, tenant_name):
     """The vendor-portal story gives the identical report both ways."""
-    text = open("examples/vendor-portal.jsonl").read()
+    text = Path("examples/vendor-portal.jsonl").read_text()
     direct = replay_text(text, stream_workers, tenant_name + "d")
     streamed = replay_via_streams(text, stream_workers, tenant_name + "s", start_workers=False)
     _drop(stream_workers, tenant_name + "d", tenant_name + "s")
