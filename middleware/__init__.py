@@ -1,0 +1,33 @@
+"""Rescind's interception layer: wrap a compiled LangGraph graph from outside.
+
+    graph = instrument(compiled_graph, InterceptConfig.load("rescind.toml"))
+
+The agent code is untouched: its store is replaced by a recording, filtering delegate, and its
+runs get a callback handler that sees model inputs and tool calls.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .callbacks import RescindCallbacks
+from .config import ActionTool, InterceptConfig, SourceTool
+from .gate import GateRefused
+from .recorder import Recorder
+from .store import RecordingStore
+
+
+def instrument(graph: Any, config: InterceptConfig, recorder: Recorder | None = None) -> Any:
+    """The same graph, recording into Rescind; ``.rescind`` is the recorder (close it at exit)."""
+    from langgraph.store.memory import InMemoryStore
+
+    recorder = recorder or Recorder(config)
+    graph.store = RecordingStore(graph.store or InMemoryStore(), recorder)
+    wrapped = graph.with_config({"callbacks": [RescindCallbacks(recorder)]})
+    wrapped.store = graph.store
+    wrapped.rescind = recorder
+    return wrapped
+
+
+__all__ = ["ActionTool", "GateRefused", "InterceptConfig", "Recorder", "RecordingStore",
+           "RescindCallbacks", "SourceTool", "instrument"]

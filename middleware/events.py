@@ -176,9 +176,28 @@ class RecallApproved(Event):
     by: Id
 
 
+class GateAsked(Event):
+    """Before an action tool runs: may it? Answered on ``reply_to`` as a GateAnswered."""
+
+    type: Literal["gate_asked"] = "gate_asked"
+    action: Id
+    premises: Premises
+    amount: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    payee: str | None = Field(None, max_length=500)
+    reply_to: Id
+
+
+class GateAnswered(Event):
+    type: Literal["gate_answered"] = "gate_answered"
+    allowed: bool
+    reason: str
+    fragility: int
+
+
 AnyEvent = Annotated[
     SourceDeclared | ObservationRecorded | MemoryWritten | ActionProposed | ActionExecuted | SourceCompromised
-    | MemoryWithdrawn | MemoryCorrected | RetractionReinstated | StatusChanged | RecallApproved,
+    | MemoryWithdrawn | MemoryCorrected | RetractionReinstated | StatusChanged | RecallApproved
+    | GateAsked | GateAnswered,
     Field(discriminator="type"),
 ]
 EVENT = TypeAdapter(AnyEvent)
@@ -188,7 +207,8 @@ CONTROL = (SourceCompromised, MemoryWithdrawn, MemoryCorrected, RetractionReinst
            RecallApproved)
 
 __all__ = [
-    "EVENT", "SCHEMA", "ActionExecuted", "ActionProposed", "AnyEvent", "Event", "MemoryCorrected",
+    "EVENT", "SCHEMA", "ActionExecuted", "ActionProposed", "AnyEvent", "Event", "GateAnswered", "GateAsked",
+    "MemoryCorrected",
     "MemoryWithdrawn", "MemoryWritten", "ObservationRecorded", "RecallApproved",
     "RetractionReinstated", "SourceCompromised", "SourceDeclared", "StatusChanged", "action_id",
     "from_micros", "memory_id", "normalise", "to_micros",

@@ -86,12 +86,12 @@ def replay(
         render(report, out, title=file.name)
 
 
-ROLES = ("writer", "retraction", "reaper")
+ROLES = ("writer", "retraction", "reaper", "gate")
 
 
 @app.command()
 def worker(
-    roles: list[str] = typer.Argument(..., help="writer, retraction and/or reaper"),
+    roles: list[str] = typer.Argument(..., help="writer, retraction, reaper and/or gate"),
     url: str | None = UrlOpt,
     worker_id: str = typer.Option(None, "--id", help="Consumer name suffix; default: the pid"),
     partitions: int = typer.Option(4, help="Event stream partitions"),

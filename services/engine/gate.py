@@ -56,3 +56,26 @@ def check(graph: TenantGraph, action: str, threshold: float = 10_000, min_domain
                   f"{frag} trust domain(s) that could fake it; {min_domains} needed")
         return GateDecision(action, False, reason, frag, domains)
     return GateDecision(action, True, f"allowed: fragility {frag}", frag, domains)
+
+
+def check_premises(graph: TenantGraph, action: str, premises: list[str], amount: float | None,
+                   threshold: float = 10_000, min_domains: int = 2) -> GateDecision:
+    """The gate for an action not yet in the graph: it would rest on ``premises`` together.
+
+    Its one justification needs every premise, so it falls as soon as any premise falls:
+    its fragility is the smallest fragility among them (0 when one is missing or OUT).
+    """
+    known = graph.statuses(premises)
+    missing = [p for p in premises if p not in known]
+    if missing:
+        return GateDecision(action, False, f"blocked: unknown premise(s) {', '.join(missing)}", 0)
+    out = [p for p in premises if not known[p].is_in]
+    if out:
+        return GateDecision(action, False, f"blocked: it rests on OUT memory {out[0]} (cause "
+                                           f"{known[out[0]].cause})", 0)
+    frag, domains = min((fragility_of(graph, p) for p in premises), key=lambda fd: fd[0])
+    if amount is not None and amount > threshold and frag < min_domains:
+        return GateDecision(action, False, f"blocked: {amount:,.2f} is above {threshold:,.0f} "
+                            f"and rests on {frag} trust domain(s) that could fake it; "
+                            f"{min_domains} needed", frag, domains)
+    return GateDecision(action, True, f"allowed: fragility {frag}", frag, domains)

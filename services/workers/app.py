@@ -9,6 +9,7 @@ code, dead-lettering an entry delivered more than ``max_deliveries`` times.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import threading
@@ -16,6 +17,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+import redis
 from faststream import AckPolicy
 from faststream.redis import RedisBroker, RedisStreamMessage, StreamSub
 
@@ -154,6 +156,34 @@ class Workers:
                       maxlen=100_000, approximate=True)
         pipe.execute()
 
+    # -- gate -----------------------------------------------------------------------------
+    def gate(self, entry_id: str, body: object) -> None:
+        """Answer one GateAsked on its reply list; a malformed request is dead-lettered."""
+        from services.engine.gate import check_premises
+
+        try:
+            asked = decode(body)
+            if not isinstance(asked, ev.GateAsked):
+                raise Rejected(f"the gate stream carries GateAsked, not {type(asked).__name__}")
+        except Rejected as exc:
+            st.dead_letter(self.conn, st.GATE, entry_id, body, str(exc), st.GATE_GROUP)
+            self._ack(st.GATE, st.GATE_GROUP, [entry_id])
+            return
+        graph = self.graph(asked.tenant)
+        deadline = time.monotonic() + 2.0  # premises published just before may still be in flight
+        while len(graph.statuses(asked.premises)) < len(set(asked.premises)) \
+                and time.monotonic() < deadline:
+            time.sleep(0.01)
+        d = check_premises(graph, asked.action, asked.premises, asked.amount)
+        answer = ev.GateAnswered(event_id=f"{asked.event_id}:answer", tenant=asked.tenant,
+                                 at=asked.at, allowed=d.allowed, reason=d.reason,
+                                 fragility=d.fragility, traceparent=asked.traceparent)
+        pipe = self.conn.pipeline()
+        pipe.rpush(asked.reply_to, answer.model_dump_json(by_alias=True))
+        pipe.expire(asked.reply_to, 60)
+        pipe.xack(st.GATE, st.GATE_GROUP, entry_id)
+        pipe.execute()
+
     # -- reaper ---------------------------------------------------------------------------
     def reap(self, group: str, stream: str, entry_id: str, body: object) -> None:
         """An entry claimed from a dead consumer: dead-letter it if it keeps failing, else redo."""
@@ -184,9 +214,11 @@ def _entries(msg: RedisStreamMessage, bodies: list) -> list[tuple[str, object]]:
 
 def build(settings: WorkerSettings, roles: tuple[str, ...]) -> tuple[RedisBroker, Workers]:
     """A broker with the subscribers of ``roles`` on every partition (groups declared first)."""
-    broker = RedisBroker(settings.url, logger=None)
+    broker = RedisBroker(settings.url, logger=log)
     workers = Workers(settings)
     st.ensure_groups(workers.conn, settings.partitions)
+    if "gate" in roles:
+        _gate(broker, workers)
     for name in st.streams(settings.partitions):
         if "writer" in roles:
             _writer(broker, workers, name)
@@ -291,6 +323,18 @@ def _retraction(broker: RedisBroker, workers: Workers, name: str) -> None:
         [(entry_id, raw)] = _entries(msg, [body])
         async with workers.lock:
             await asyncio.to_thread(workers.control, name, entry_id, raw)
+
+
+def _gate(broker: RedisBroker, workers: Workers) -> None:
+    with contextlib.suppress(redis.ResponseError):  # BUSYGROUP: declared already
+        workers.conn.xgroup_create(st.GATE, st.GATE_GROUP, id="$", mkstream=True)
+
+    @broker.subscriber(stream=StreamSub(st.GATE, group=st.GATE_GROUP,
+                                        consumer=workers.consumer("gate"), polling_interval=20),
+                       ack_policy=AckPolicy.MANUAL)
+    async def on_gate(body: object, msg: RedisStreamMessage) -> None:
+        [(entry_id, raw)] = _entries(msg, [body])
+        await asyncio.to_thread(workers.gate, entry_id, raw)  # reads only: no lock needed
 
 
 def _reaper(broker: RedisBroker, workers: Workers, name: str, group: str) -> None:

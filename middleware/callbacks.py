@@ -1,0 +1,63 @@
+"""The callback handler that sees model inputs and tool calls, per call or process-wide."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+
+from .recorder import Recorder
+
+
+class RescindCallbacks(BaseCallbackHandler):
+    raise_error = True  # a refused gate must stop the action tool, not be logged and ignored
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+        self._tools: dict[UUID, tuple[str, str, dict, str]] = {}
+
+    def on_chat_model_start(self, serialized: dict, messages: list[list[Any]], *, run_id: UUID,
+                            metadata: dict | None = None, **kw: Any) -> None:
+        text = "\n".join(_visible(m) for batch in messages for m in batch)
+        meta = metadata or {}
+        self.recorder.model_input(str(meta.get("thread_id", "default")), text,
+                                  meta.get("lc_agent_name") or meta.get("langgraph_node"))
+
+    def on_tool_start(self, serialized: dict, input_str: str, *, run_id: UUID,
+                      metadata: dict | None = None, inputs: dict | None = None,
+                      **kw: Any) -> None:
+        name = (serialized or {}).get("name") or kw.get("name", "")
+        thread = str((metadata or {}).get("thread_id", "default"))
+        args = inputs if isinstance(inputs, dict) else _args(input_str)
+        call_id = str((metadata or {}).get("tool_call_id") or run_id)
+        self._tools[run_id] = (name, thread, args, call_id)
+        if name in self.recorder.config.actions:
+            self.recorder.action_start(thread, name, args, call_id)
+
+    def on_tool_end(self, output: Any, *, run_id: UUID, **kw: Any) -> None:
+        name, thread, args, call_id = self._tools.pop(run_id, ("", "default", {}, ""))
+        if name in self.recorder.config.sources:
+            self.recorder.source_result(thread, name, args, str(getattr(output, "content",
+                                                                         output)))
+        elif name in self.recorder.config.actions:
+            self.recorder.action_done(call_id)
+
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
+        self._tools.pop(run_id, None)
+
+
+def _visible(message: Any) -> str:
+    """What a model input shows: the content, and the arguments of earlier tool calls."""
+    calls = getattr(message, "tool_calls", None) or []
+    return "\n".join([str(getattr(message, "content", message))]
+                     + [json.dumps(c.get("args", {}), default=str) for c in calls])
+
+
+def _args(input_str: str) -> dict:
+    try:
+        value = json.loads(input_str)
+    except (TypeError, ValueError):
+        return {"input": input_str}
+    return value if isinstance(value, dict) else {"input": value}

@@ -1,0 +1,62 @@
+"""Which tools are sources and which are actions: configuration kept outside agent code.
+
+Loadable from TOML::
+
+    tenant = "acme"
+    url = "redis://127.0.0.1:6379"
+
+    [sources.read_vendor_portal]
+    source = "portal:{vendor}"      # formatted with the tool's arguments
+    kind = "vendor_portal"
+    domain = "portal:{vendor}"
+
+    [actions.pay_invoice]
+    amount = "amount"               # argument names
+    payee = "vendor"
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SourceTool(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field(description="Source id template, formatted with the tool's arguments")
+    kind: str = "tool"
+    domain: str | None = Field(None, description="Trust domain template; default: the source")
+
+
+class ActionTool(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    amount: str | None = Field(None, description="Argument holding the amount")
+    payee: str | None = Field(None, description="Argument holding the payee")
+    account: str | None = Field(None, description="Argument holding the account")
+
+
+class InterceptConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tenant: str = Field(pattern=r"^[a-z0-9_-]{1,64}$")
+    url: str = "redis://127.0.0.1:6379"
+    partitions: int = 4
+    sources: dict[str, SourceTool] = Field(default_factory=dict)
+    actions: dict[str, ActionTool] = Field(default_factory=dict)
+    gate_timeout_s: float = Field(5.0, description="No answer in time: the action does not run")
+
+    @classmethod
+    def load(cls, path: str | Path) -> InterceptConfig:
+        return cls.model_validate(tomllib.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def fill(template: str, args: dict) -> str:
+    """A template such as ``portal:{vendor}`` with the tool's arguments; unknown names stay."""
+    try:
+        return template.format(**{k: v for k, v in args.items() if isinstance(k, str)})
+    except (KeyError, IndexError, ValueError):
+        return template

@@ -1,0 +1,50 @@
+"""The fail-closed gate check an action tool goes through before it runs.
+
+A GateAsked event goes to the gate stream; the gate worker answers on a reply list. No answer in
+time, or no Redis, means the action does not run.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime
+
+import redis
+
+from .events import GateAnswered, GateAsked
+
+GATE_STREAM = "rescind:gate"  # repeated from the stream layout (middleware shares only contracts)
+
+
+class GateRefused(RuntimeError):
+    """The gate said no, or could not be asked: the action tool must not run."""
+
+
+class GateClient:
+    def __init__(self, url: str, tenant: str, timeout_s: float = 5.0) -> None:
+        self.tenant, self.timeout_s = tenant, timeout_s
+        self._conn = redis.Redis.from_url(url, socket_connect_timeout=1,
+                                          socket_timeout=timeout_s + 1)
+
+    def ask(self, action: str, premises: list[str], amount: float | None,
+            payee: str | None, traceparent: str | None = None) -> GateAnswered:
+        """The gate's answer; GateRefused when it refuses or cannot be reached."""
+        reply_to = f"rescind:gate:reply:{uuid.uuid4().hex}"
+        asked = GateAsked(event_id=uuid.uuid4().hex, tenant=self.tenant, at=datetime.now(UTC),
+                          action=action, premises=premises or ["none"], amount=amount,
+                          payee=payee, reply_to=reply_to, traceparent=traceparent)
+        try:
+            self._conn.xadd(GATE_STREAM, {"__data__": json.dumps(
+                {"data": asked.model_dump_json(by_alias=True), "headers": {}})})
+            got = self._conn.blpop([reply_to], timeout=self.timeout_s)
+        except redis.RedisError as exc:
+            raise GateRefused(f"the gate could not be asked ({exc}); {action} does not run") \
+                from exc
+        if got is None:
+            raise GateRefused(f"the gate did not answer in {self.timeout_s}s; {action} does not "
+                              "run")
+        answer = GateAnswered.model_validate_json(got[1])
+        if not answer.allowed:
+            raise GateRefused(f"the gate refused {action}: {answer.reason}")
+        return answer

@@ -1,0 +1,113 @@
+"""What the interception layer records, turned into events: one object per instrumented graph."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from datetime import UTC, datetime
+
+from . import events as ev
+from .config import InterceptConfig, fill
+from .context import Contexts
+from .gate import GateClient
+from .publisher import Publisher
+from .status import StatusCache
+
+MEMORY_KINDS = ("belief", "plan", "answer")
+
+
+def memory_of(tenant: str, value: dict) -> tuple[str, str, str]:
+    """(id, kind, text) of a store item: ``value["text"]`` if there is one, else its JSON."""
+    kind = value.get("kind") if value.get("kind") in MEMORY_KINDS else "belief"
+    text = value.get("text") if isinstance(value.get("text"), str) and value.get("text") \
+        else json.dumps(value, sort_keys=True, default=str)
+    return ev.memory_id(tenant, kind, text), kind, text
+
+
+class Recorder:
+    def __init__(self, config: InterceptConfig, publisher: Publisher | None = None,
+                 status: StatusCache | None = None, gate: GateClient | None = None) -> None:
+        self.config = config
+        self.tenant = config.tenant
+        self.publisher = publisher or Publisher(config.url, partitions=config.partitions)
+        self.status = status or StatusCache(config.url, config.tenant)
+        self.gate = gate or GateClient(config.url, config.tenant, config.gate_timeout_s)
+        self.contexts = Contexts()
+        self._seq = 0
+
+    def _base(self) -> dict:
+        return {"event_id": uuid.uuid4().hex, "tenant": self.tenant, "at": datetime.now(UTC)}
+
+    # store reads and writes
+    def delivered(self, thread: str, value: dict) -> bool:
+        """A store item is handed to the agent; False when it is OUT (the agent must not see it)."""
+        mid, _, text = memory_of(self.tenant, value)
+        if self.status.is_out(mid):
+            return False
+        self.contexts.deliver(thread, mid, text)
+        return True
+
+    def wrote(self, thread: str, value: dict, name: str) -> None:
+        mid, kind, text = memory_of(self.tenant, value)
+        ctx = self.contexts.get(thread)
+        premises, rule = ctx.premises()
+        if not premises:  # nothing in context: the agent's own say-so, its own trust domain
+            premises = [self._agent_grounding(ctx.agent, text)]
+            rule = "run"
+        self.publisher.publish(ev.MemoryWritten(**self._base(), kind=kind, text=text,
+                                                premises=premises, agent=ctx.agent, run=thread,
+                                                rule=rule, name=name))
+        self.contexts.deliver(thread, mid, text)  # it may cite what it wrote
+
+    def _agent_grounding(self, agent: str, text: str) -> str:
+        said = f"{agent} asserted: {text}"
+        self.publisher.publish(ev.ObservationRecorded(**self._base(), source=f"agent:{agent}",
+                                                      source_kind="agent", text=said))
+        return ev.memory_id(self.tenant, "observation", said)
+
+    # model inputs and tool calls
+    def model_input(self, thread: str, text: str, agent: str | None) -> None:
+        self.contexts.saw(thread, text, agent)
+
+    def source_result(self, thread: str, tool: str, args: dict, output: str) -> None:
+        spec = self.config.sources[tool]
+        source = fill(spec.source, args)
+        domain = fill(spec.domain, args) if spec.domain else None
+        self.publisher.publish(ev.ObservationRecorded(**self._base(), source=source,
+                                                      source_kind=spec.kind,
+                                                      source_domain=domain, text=output))
+        self.contexts.deliver(thread, ev.memory_id(self.tenant, "observation", output), output)
+
+    def action_start(self, thread: str, tool: str, args: dict, call_id: str) -> None:
+        """Propose the action, then ask the gate; GateRefused stops the tool."""
+        spec = self.config.actions[tool]
+        ctx = self.contexts.get(thread)
+        premises, rule = ctx.premises()
+        amount = _number(args.get(spec.amount)) if spec.amount else None
+        payee = str(args[spec.payee]) if spec.payee and spec.payee in args else None
+        account = str(args[spec.account]) if spec.account and spec.account in args else None
+        text = f"{tool}({json.dumps(args, sort_keys=True, default=str)})"
+        self._seq += 1
+        if not premises:
+            premises, rule = [self._agent_grounding(ctx.agent, text)], "run"
+        self.publisher.publish(ev.ActionProposed(
+            **self._base(), action=call_id, text=text, premises=premises, agent=ctx.agent,
+            run=thread, rule=rule, amount=amount, payee=payee, account=account,
+            seq=time.time_ns()))
+        self.publisher.flush(self.config.gate_timeout_s)  # the gate reads what we sent
+        self.gate.ask(call_id, premises, amount, payee)
+
+    def action_done(self, call_id: str) -> None:
+        self.publisher.publish(ev.ActionExecuted(**self._base(), action=call_id))
+
+    def close(self) -> None:
+        self.publisher.close()
+        self.status.close()
+
+
+def _number(x: object) -> float | None:
+    try:
+        return None if x is None else float(x)
+    except (TypeError, ValueError):
+        return None

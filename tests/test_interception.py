@@ -1,0 +1,169 @@
+"""LangGraph's own prebuilt agent, unmodified, wrapped from outside: its justifications land in
+FalkorDB through the streams, OUT memories disappear from what it reads, and the gate stops a
+payment the model insists on."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Annotated, Any
+
+import pytest
+import redis
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+from langgraph.prebuilt import InjectedStore, create_react_agent
+from langgraph.store.memory import InMemoryStore
+
+from middleware import InterceptConfig, instrument
+from middleware import events as ev
+from middleware.config import ActionTool, SourceTool
+from services import streams as st
+from services.graph.store import TenantGraph, connect
+from services.replay_streams import wait_idle
+from services.workers.app import WorkerSettings, WorkerThread
+
+PORTAL = {"acme": "Acme bank account: IBAN GB33 BUKB 2020 1555 5555 55"}
+PAID: list[dict] = []
+
+
+@tool
+def read_vendor_portal(vendor: str) -> str:
+    """Read a vendor's web portal page."""
+    return PORTAL[vendor]
+
+
+@tool
+def save_note(text: str, store: Annotated[Any, InjectedStore()]) -> str:
+    """Save a note to long-term memory."""
+    store.put(("notes",), str(abs(hash(text))), {"kind": "belief", "text": text})
+    return "saved"
+
+
+@tool
+def recall_notes(store: Annotated[Any, InjectedStore()]) -> str:
+    """Read every saved note."""
+    return "\n".join(i.value["text"] for i in store.search(("notes",)))
+
+
+@tool
+def pay_invoice(vendor: str, amount: float) -> str:
+    """Pay a vendor."""
+    PAID.append({"vendor": vendor, "amount": amount})
+    return f"paid {amount} to {vendor}"
+
+
+class ToolCallingFake(GenericFakeChatModel):
+    """A scripted chat model that 'calls tools': LangGraph binds tools, we ignore them."""
+
+    def bind_tools(self, tools: Any, **kw: Any) -> ToolCallingFake:
+        return self
+
+
+def call(name: str, args: dict, n: int) -> AIMessage:
+    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"call-{n}"}])
+
+
+@pytest.fixture(scope="module")
+def rescind_workers(falkordb):
+    """Writer, retraction and gate workers on the test server."""
+    settings = WorkerSettings(url=falkordb, worker_id="intercept")
+    with WorkerThread(settings, ("writer", "retraction", "gate")):
+        yield falkordb
+
+
+def agent(script: list[AIMessage], url: str, tenant: str):
+    model = ToolCallingFake(messages=iter(script))
+    graph = create_react_agent(model, [read_vendor_portal, save_note, recall_notes, pay_invoice],
+                               store=InMemoryStore())
+    config = InterceptConfig(
+        tenant=tenant, url=url,
+        sources={"read_vendor_portal": SourceTool(source="portal:{vendor}", kind="vendor_portal")},
+        actions={"pay_invoice": ActionTool(amount="amount", payee="vendor")})
+    return instrument(graph, config)
+
+
+_thread = itertools.count()
+
+
+def run(wrapped, text: str) -> dict:
+    return wrapped.invoke({"messages": [("user", text)]},
+                          {"configurable": {"thread_id": f"t{next(_thread)}"}})
+
+
+def settle(url: str, wrapped) -> None:
+    wrapped.rescind.publisher.flush()
+    wait_idle(redis.Redis.from_url(url), st.stream(st.partition_of(wrapped.rescind.tenant)))
+
+
+def test_an_unmodified_prebuilt_agent_leaves_its_justifications_in_falkordb(rescind_workers,
+                                                                             tenant_name):
+    """Portal read -> note -> payment: the note rests on the portal observation, the payment
+    on the note, with the rule used recorded; the small payment was allowed and ran."""
+    note = "Acme is paid to IBAN GB33 BUKB 2020 1555 5555 55"
+    wrapped = agent([
+        call("read_vendor_portal", {"vendor": "acme"}, 1),
+        call("save_note", {"text": note}, 2),
+        call("pay_invoice", {"vendor": "acme", "amount": 600}, 3),
+        AIMessage(content="done"),
+    ], rescind_workers, tenant_name)
+    PAID.clear()
+    run(wrapped, "pay acme's invoice")
+    settle(rescind_workers, wrapped)
+    g = TenantGraph(connect(rescind_workers), tenant_name)
+    obs = ev.memory_id(tenant_name, "observation", PORTAL["acme"])
+    belief = ev.memory_id(tenant_name, "belief", note)
+    rows = g.rows("MATCH (p:Mem)-[:PREMISE_OF]->(j:Justification)-[:JUSTIFIES]->(m:Mem) "
+                  "RETURN m.kind, m.id, p.id, j.rule ORDER BY m.kind")
+    assert ["belief", belief, obs, "model-input"] in rows
+    assert any(r[0] == "action" and r[2] == belief for r in rows)
+    assert g.rows("MATCH (s:Source)-[:SAID]->(m:Mem {id: $id}) RETURN s.id, s.kind",
+                  {"id": obs}) == [["portal:acme", "vendor_portal"]]
+    assert PAID == [{"vendor": "acme", "amount": 600}]
+    assert g.rows("MATCH (m:Mem {kind: 'action'}) RETURN m.executed, m.amount") == [[True, 600]]
+    wrapped.rescind.close()
+
+
+def test_the_gate_stops_a_large_payment_on_one_domain_whatever_the_model_says(rescind_workers,
+                                                                               tenant_name):
+    """34,500 resting on the portal alone: the tool does not run, the agent gets the refusal."""
+    wrapped = agent([
+        call("read_vendor_portal", {"vendor": "acme"}, 1),
+        call("pay_invoice", {"vendor": "acme", "amount": 34500}, 2),
+        AIMessage(content="done"),
+    ], rescind_workers, tenant_name)
+    PAID.clear()
+    with pytest.raises(Exception, match="refused"):
+        run(wrapped, "pay the big invoice")
+    assert PAID == []
+    wrapped.rescind.close()
+
+
+def test_after_a_retraction_the_agent_no_longer_reads_the_contaminated_note(rescind_workers,
+                                                                            tenant_name):
+    """Once the portal is compromised, the note resting on it is filtered out of store reads."""
+    note = "Acme is paid to IBAN GB33 BUKB 2020 1555 5555 55"
+    wrapped = agent([
+        call("read_vendor_portal", {"vendor": "acme"}, 1),
+        call("save_note", {"text": note}, 2),
+        AIMessage(content="noted"),
+        call("recall_notes", {}, 3),
+        AIMessage(content="recalled"),
+    ], rescind_workers, tenant_name)
+    run(wrapped, "note acme's account")
+    settle(rescind_workers, wrapped)
+    store = wrapped.store
+    assert [i.value["text"] for i in store.search(("notes",))] == [note]
+    from middleware.publisher import Publisher
+
+    pub = Publisher(rescind_workers)
+    pub.publish(ev.SourceCompromised(event_id="r", tenant=tenant_name, at=ev.from_micros(0),
+                                     retraction="r1", source="portal:acme", reason="hacked",
+                                     by="security"))
+    pub.close()
+    settle(rescind_workers, wrapped)
+    wrapped.rescind.status.refresh()
+    assert store.search(("notes",)) == []
+    result = run(wrapped, "what do we know?")
+    assert result["messages"][-2].content == ""  # the tool saw no notes
+    wrapped.rescind.close()
