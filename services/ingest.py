@@ -15,7 +15,7 @@ from middleware import events as ev
 from services.engine import retraction as ret
 from services.engine.gate import UnknownAction
 from services.engine.writes import UnknownPremise, Write, execute, record
-from services.graph.store import Mutation, StalePreview, TenantGraph
+from services.graph.store import Mutation, TenantGraph, linearised
 from services.recalls import RecallError, approve
 from services.streams import MAX_ENTRY_BYTES
 
@@ -132,13 +132,8 @@ def _ensure_sources(graph: TenantGraph, declared: list[ev.SourceDeclared],
     missing = [s for s in wanted if s not in graph.domains(list(wanted))]
     if not missing:
         return
-    for _ in range(20):
-        try:
-            graph.apply(Mutation(op="source", sources=[wanted[s] for s in missing]),
-                        graph.revision())
-            return
-        except StalePreview:
-            continue
+    linearised(graph, lambda: graph.apply(Mutation(op="source", sources=[wanted[s] for s in missing]),
+                                          graph.revision()))
 
 
 def apply_control(graph: TenantGraph, e: ev.Event) -> dict | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.graph.store import Mutation, StalePreview, TenantGraph
+from services.graph.store import Mutation, TenantGraph, linearised
 
 
 class RecallError(ValueError):
@@ -56,7 +56,7 @@ def _chain(graph: TenantGraph, action: str) -> list[str]:
 
 def approve(graph: TenantGraph, action: str, by: str, at: int) -> dict:
     """Finance approves a drafted recall: the action is marked, and the recall goes to the outbox."""
-    for _ in range(20):
+    def attempt() -> dict:
         rev = graph.revision()
         found = [r for r in recall_list(graph) if r["action"] == action]
         if not found:
@@ -67,9 +67,7 @@ def approve(graph: TenantGraph, action: str, by: str, at: int) -> dict:
             "recall_state": "approved", "approved_by": by, "approved_at": at}}])
         mutation.outbox.append({"id": f"recall:{action}", "action": action, "by": by, "at": at,
                                 "payload": found[0]["draft"]})
-        try:
-            graph.apply(mutation, rev)
-            return {**found[0], "state": "approved"}
-        except StalePreview:
-            continue
-    raise StalePreview("gave up: the graph kept changing")
+        graph.apply(mutation, rev)
+        return {**found[0], "state": "approved"}
+
+    return linearised(graph, attempt)

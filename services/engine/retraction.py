@@ -11,7 +11,7 @@ import functools
 import json
 from dataclasses import dataclass, field
 
-from services.graph.store import Mutation, StalePreview, TenantGraph, status_change
+from services.graph.store import Mutation, StalePreview, TenantGraph, linearised, status_change
 
 from .belief import Grounding, Node, Rules, Status, Window, settle
 from .identity import memory_id
@@ -211,14 +211,9 @@ def commit_at(graph: TenantGraph, op: Operation, rev: int, at: int = 0) -> dict:
     return commit(graph, p)
 
 
-def run(graph: TenantGraph, op: Operation, at: int = 0, retries: int = 20) -> dict:
+def run(graph: TenantGraph, op: Operation, at: int = 0) -> dict:
     """Preview and commit, previewing again whenever a concurrent write made it stale."""
-    for _ in range(retries):
-        try:
-            return commit(graph, preview(graph, op, at))
-        except StalePreview:
-            continue
-    raise StalePreview(f"gave up after {retries} attempts: the graph kept changing")
+    return linearised(graph, lambda: commit(graph, preview(graph, op, at)))
 
 
 def _repeat(op: Operation, rev: int, result: dict) -> Preview:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from services.graph.store import StalePreview, TenantGraph, status_change
+from services.graph.store import TenantGraph, linearised, status_change
 
 from .belief import IN, Grounding, Node, Status, settle
 
@@ -45,19 +45,17 @@ class Write:
     extra: dict = field(default_factory=dict)  # action fields: amount, payee, executed, ...
 
 
-def record(graph: TenantGraph, writes: list[Write], retries: int = 20) -> list[Status]:
+def record(graph: TenantGraph, writes: list[Write]) -> list[Status]:
     """Apply ``writes`` in order; returns the status each written memory has afterwards."""
-    for _ in range(retries):
+
+    def attempt() -> list[Status]:
         rev = graph.revision()
         batch, statuses = _plan(graph, writes, rev)
-        if batch is None:
-            return statuses
-        try:
+        if batch is not None:
             graph.write_batch(batch, rev)
-            return statuses
-        except StalePreview:
-            continue
-    raise StalePreview(f"gave up after {retries} attempts: the graph kept changing")
+        return statuses
+
+    return linearised(graph, attempt)
 
 
 def _plan(graph: TenantGraph, writes: list[Write], rev: int) -> tuple[dict | None, list[Status]]:
@@ -137,13 +135,7 @@ def execute(graph: TenantGraph, action: str, at: int) -> None:
     """Record that a proposed action was carried out."""
     batch = {"new": [], "changes": [], "groundings": [], "justifications": [],
              "updates": [{"id": action, "props": {"executed": True, "executed_at": at}}], "at": at}
-    for _ in range(20):
-        try:
-            graph.write_batch(batch, graph.revision())
-            return
-        except StalePreview:
-            continue
-    raise StalePreview("gave up: the graph kept changing")
+    linearised(graph, lambda: graph.write_batch(batch, graph.revision()))
 
 
 __all__ = ["IN", "MEMORY_KINDS", "UnknownPremise", "UnknownSource", "Write", "execute", "record"]

@@ -33,3 +33,7 @@ def events_stream(tenant: str) -> str:
 
 def dead_letter_stream(tenant: str) -> str:
     return f"rescind:{{{check_tenant(tenant)}}}:dead"
+
+
+def lock_key(tenant: str) -> str:
+    return f"rescind:{{{check_tenant(tenant)}}}:lock"

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import random
+import time
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,7 +17,7 @@ from services.engine.belief import Grounding, Node, Rules, Status, Window
 
 from . import queries as q
 from .cypher import CypherError, Result, _parse, header, query
-from .keys import graph_key
+from .keys import graph_key, lock_key
 
 
 class StalePreview(RuntimeError):
@@ -66,6 +70,27 @@ def status_change(mid: str, st: Status, rev: int, op: str, by: str | None, at: i
     """One entry of ``Mutation.changes``: the new status and its line in the memory's history."""
     entry = json.dumps([rev, st.status, st.cause, st.hops, op, by, at], separators=(",", ":"))
     return {"id": mid, "status": st.status, "cause": st.cause, "hops": st.hops, "entry": entry}
+
+
+# Release the lock only if we still hold it (it may have expired and been taken by another).
+_UNLOCK = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end"
+
+
+def linearised(graph: TenantGraph, attempt, free_tries: int = 3):
+    """``attempt()`` raises StalePreview when another write got in first. Try a few times
+    freely; then hold the tenant's lock, so that under heavy contention everyone progresses."""
+    for _ in range(free_tries):
+        try:
+            return attempt()
+        except StalePreview:
+            time.sleep(random.random() * 0.002)
+    with graph.exclusive():
+        for _ in range(1000):  # only writers still on their free tries can get in now
+            try:
+                return attempt()
+            except StalePreview:
+                continue
+    raise StalePreview(f"{graph.tenant}: the graph kept changing under the write lock")
 
 
 def connect(url: str) -> redis.Redis:
@@ -282,6 +307,23 @@ class TenantGraph:
         birth = {"rev": rev, "status": born, "cause": cause, "hops": hops, "op": "write", "at": at}
         keys = ("rev", "status", "cause", "hops", "op", "by", "at")
         return [birth] + [dict(zip(keys, json.loads(e), strict=True)) for e in later or []]
+
+    # -- contention ---------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def exclusive(self, ttl_ms: int = 10_000, wait_s: float = 60.0):
+        """Hold the tenant's write lock: a fallback for progress when optimistic attempts keep
+        going stale. Correctness never rests on it: every write is still revision-guarded."""
+        key, token = lock_key(self.tenant), uuid.uuid4().hex
+        deadline, pause = time.monotonic() + wait_s, 0.001
+        while not self.conn.set(key, token, nx=True, px=ttl_ms):
+            if time.monotonic() > deadline:
+                raise StalePreview(f"could not take the write lock of {self.tenant} in {wait_s}s")
+            time.sleep(pause + random.random() * pause)
+            pause = min(pause * 2, 0.05)
+        try:
+            yield
+        finally:
+            self.conn.eval(_UNLOCK, 1, key, token)
 
     # -- the writes -------------------------------------------------------------------------
     def write_batch(self, batch: dict, rev: int) -> Result:
