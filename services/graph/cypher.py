@@ -22,6 +22,10 @@ class CypherError(RuntimeError):
     """FalkorDB refused a query; the message is the server's, the query is attached."""
 
 
+class ConstraintViolation(CypherError):
+    """A write would have broken a unique constraint; being atomic, it wrote nothing."""
+
+
 def _str(v: str) -> str:
     if "\\" in v or '"' in v:
         v = v.replace("\\", "\\\\").replace('"', '\\"')
@@ -112,5 +116,6 @@ def query(conn: redis.Redis, key: str, cypher: str, params: dict | None = None,
     try:
         reply = conn.execute_command(command, key, header(params) + cypher, "--compact")
     except redis.ResponseError as exc:
-        raise CypherError(f"{exc} (in: {cypher.strip()[:120]})") from exc
+        kind = ConstraintViolation if "unique constraint violation" in str(exc) else CypherError
+        raise kind(f"{exc} (in: {cypher.strip()[:120]})") from exc
     return _parse(reply)

@@ -35,5 +35,5 @@ def dead_letter_stream(tenant: str) -> str:
     return f"rescind:{{{check_tenant(tenant)}}}:dead"
 
 
-def lock_key(tenant: str) -> str:
-    return f"rescind:{{{check_tenant(tenant)}}}:lock"
+def lock_key(tenant: str, purpose: str = "write") -> str:
+    return f"rescind:{{{check_tenant(tenant)}}}:lock:{purpose}"

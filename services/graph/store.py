@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+import threading
 import time
 import uuid
 from collections.abc import Iterable
@@ -16,8 +17,10 @@ import redis
 from services.engine.belief import Grounding, Node, Rules, Status, Window
 
 from . import queries as q
-from .cypher import CypherError, Result, _parse, header, query
+from .cypher import ConstraintViolation, CypherError, Result, _parse, header, query
 from .keys import graph_key, lock_key
+
+_SCHEMA_LOCK = threading.Lock()
 
 
 class StalePreview(RuntimeError):
@@ -124,26 +127,50 @@ class TenantGraph:
         return [_parse(r).rows for r in replies]
 
     def ensure_schema(self) -> None:
+        """Indexes, unique constraints and the revision, created once and waited for.
+
+        Serialised by the tenant's lock: two processes creating a tenant's indexes at once, or a
+        query racing an index still under construction, made index lookups miss nodes.
+        """
         if self._schema_ready:
             return
-        existing = set()
-        if self.exists():
-            existing = {r[0] for r in query(self.conn, self.key, "CALL db.indexes() YIELD label "
-                                            "RETURN label", read_only=True).rows}
-        for label, stmt in q.INDEXES.items():
-            if label not in existing:
-                query(self.conn, self.key, stmt)
-        for label, prop in q.UNIQUE:
-            try:
-                self.conn.execute_command(
-                    "GRAPH.CONSTRAINT", "CREATE", self.key, "UNIQUE", "NODE", label,
-                    "PROPERTIES", "1", prop,
-                )
-            except redis.ResponseError as exc:  # already there from an earlier process
-                if "already exists" not in str(exc).lower():
-                    raise
-        query(self.conn, self.key, q.INIT_META)
-        self._schema_ready = True
+        with _SCHEMA_LOCK, self.exclusive(purpose="schema"):
+            if self._schema_ready:
+                return
+            existing = self._index_states()
+            for label, stmt in q.INDEXES.items():
+                if label not in existing:
+                    query(self.conn, self.key, stmt)
+            for label, prop in q.UNIQUE:
+                try:
+                    self.conn.execute_command(
+                        "GRAPH.CONSTRAINT", "CREATE", self.key, "UNIQUE", "NODE", label,
+                        "PROPERTIES", "1", prop,
+                    )
+                except redis.ResponseError as exc:  # already there from an earlier process
+                    if "already exists" not in str(exc).lower():
+                        raise
+            query(self.conn, self.key, q.INIT_META)
+            deadline = time.monotonic() + 30
+            while not self._operational():
+                if time.monotonic() > deadline:
+                    raise CypherError(f"indexes of {self.key} did not become operational")
+                time.sleep(0.005)
+            self._schema_ready = True
+
+    def _index_states(self) -> dict[str, str]:
+        if not self.exists():
+            return {}
+        rows = query(self.conn, self.key, "CALL db.indexes() YIELD label, status "
+                     "RETURN label, status", read_only=True).rows
+        return {label: status for label, status in rows}
+
+    def _operational(self) -> bool:
+        indexes = self._index_states()
+        constraints = query(self.conn, self.key, "CALL db.constraints()", read_only=True).rows
+        return (all(indexes.get(label) == "OPERATIONAL" for label in q.INDEXES)
+                and all(row[-1] == "OPERATIONAL" for row in constraints)
+                and len(constraints) >= len(q.UNIQUE))
 
     def exists(self) -> bool:
         return self.key.encode() in self.conn.execute_command("GRAPH.LIST")
@@ -310,10 +337,11 @@ class TenantGraph:
 
     # -- contention ---------------------------------------------------------------------------
     @contextlib.contextmanager
-    def exclusive(self, ttl_ms: int = 10_000, wait_s: float = 60.0):
-        """Hold the tenant's write lock: a fallback for progress when optimistic attempts keep
-        going stale. Correctness never rests on it: every write is still revision-guarded."""
-        key, token = lock_key(self.tenant), uuid.uuid4().hex
+    def exclusive(self, ttl_ms: int = 10_000, wait_s: float = 60.0, purpose: str = "write"):
+        """Hold one of the tenant's locks. The write lock is a fallback for progress when
+        optimistic attempts keep going stale; correctness never rests on it (every write is
+        still revision-guarded). The schema lock serialises the creation of indexes."""
+        key, token = lock_key(self.tenant, purpose), uuid.uuid4().hex
         deadline, pause = time.monotonic() + wait_s, 0.001
         while not self.conn.set(key, token, nx=True, px=ttl_ms):
             if time.monotonic() > deadline:
@@ -329,7 +357,11 @@ class TenantGraph:
     def write_batch(self, batch: dict, rev: int) -> Result:
         """Justified writes (see queries.WRITE_BATCH), if the graph is still at ``rev``."""
         self.ensure_schema()
-        result = query(self.conn, self.key, q.WRITE_BATCH, {"rev": rev, **batch})
+        try:
+            result = query(self.conn, self.key, q.WRITE_BATCH, {"rev": rev, **batch})
+        except ConstraintViolation as exc:  # planned against a view that missed a new node
+            raise StalePreview(f"write batch of {self.key} collided with an existing node; "
+                               "plan again") from exc
         if result.properties_set == 0:
             raise StalePreview(f"graph {self.key} moved past revision {rev} while writing")
         return result
