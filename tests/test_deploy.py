@@ -16,3 +16,10 @@ def test_compose_runs_falkordb_with_a_volume_and_persistence():
     assert volume[1] == "/data" and volume[0] in compose["volumes"]
     assert "--appendonly yes" in db["environment"]["REDIS_ARGS"]
     assert "TIMEOUT 0" in db["environment"]["FALKORDB_ARGS"]
+
+
+def test_the_committed_asyncapi_document_is_current():
+    """docs/asyncapi.json is what FastStream generates from the event contracts today."""
+    from services.workers.spec import document
+
+    assert (ROOT / "docs" / "asyncapi.json").read_text() == document()
