@@ -95,6 +95,8 @@ def worker(
     url: str | None = UrlOpt,
     worker_id: str = typer.Option(None, "--id", help="Consumer name suffix; default: the pid"),
     partitions: int = typer.Option(4, help="Event stream partitions"),
+    batch: int = typer.Option(500, help="Writer batch size"),
+    reaper_idle_ms: int = typer.Option(30_000, help="Claim entries pending this long"),
 ) -> None:
     """Run workers against a FalkorDB server until SIGTERM or Ctrl-C."""
     unknown = [r for r in roles if r not in ROLES]
@@ -102,7 +104,8 @@ def worker(
         err.print(f"unknown role(s) {unknown}; choose from {ROLES}" if unknown else
                   "a worker needs --url (or RESCIND_URL): the server `rescind up` started")
         raise typer.Exit(2)
-    _serve(url, tuple(roles), worker_id or str(os.getpid()), partitions)
+    _serve(url, tuple(roles), worker_id or str(os.getpid()), partitions, batch=batch,
+           reaper_idle_ms=reaper_idle_ms)
 
 
 @app.command()
@@ -119,7 +122,8 @@ def up(
         _serve(server.url, ROLES, f"up-{os.getpid()}", partitions)
 
 
-def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int) -> None:
+def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int,
+           **tuning: int) -> None:
     import asyncio
 
     from services.workers.app import WorkerSettings, serve
@@ -129,8 +133,8 @@ def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int) ->
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        await serve(WorkerSettings(url=url, worker_id=worker_id, partitions=partitions), roles,
-                    stop)
+        settings = WorkerSettings(url=url, worker_id=worker_id, partitions=partitions, **tuning)
+        await serve(settings, roles, stop)
 
     asyncio.run(main())
     out.print("workers stopped")

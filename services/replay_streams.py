@@ -49,11 +49,13 @@ class Quiescence(TimeoutError):
     """The workers did not finish the tenant's events in time."""
 
 
-def wait_idle(conn: redis.Redis, stream: str, timeout: float = 60.0) -> None:
-    """Until every group on ``stream`` has read everything and acknowledged it."""
+def wait_idle(conn: redis.Redis, stream: str, timeout: float = 60.0,
+              only: tuple[str, ...] | None = None) -> None:
+    """Until every group on ``stream`` (or those in ``only``) has read and acknowledged all."""
     deadline = time.monotonic() + timeout
     while True:
-        groups = conn.xinfo_groups(stream)
+        groups = [g for g in conn.xinfo_groups(stream)
+                  if only is None or g["name"].decode() in only]
         if groups and all(g["pending"] == 0 and (g.get("lag") or 0) == 0 for g in groups):
             return
         if time.monotonic() > deadline:

@@ -85,8 +85,11 @@ class Workers:
         for tenant, items in by_tenant.items():
             try:
                 held = apply_writes(self.graph(tenant), items)
-            except Exception:  # left pending: the reaper retries, then dead-letters
-                log.exception("writes of tenant %s failed; left pending", tenant)
+            except Exception as exc:  # held for retry (a restarting server, say): not acked
+                log.warning("writes of tenant %s failed (%s); held for retry", tenant, exc)
+                now = time.monotonic()
+                for k, e in items:
+                    self.held.setdefault(k, Held(stream, k, e, now, [f"error: {exc}"]))
                 continue
             kept = {p.key for p in held}
             now = time.monotonic()
@@ -108,8 +111,8 @@ class Workers:
         for (stream, tenant), items in groups.items():
             try:
                 still = {p.key: p for p in apply_writes(self.graph(tenant), items)}
-            except Exception:
-                log.exception("held writes of tenant %s failed; kept", tenant)
+            except Exception as exc:
+                log.warning("held writes of tenant %s failed again (%s); kept", tenant, exc)
                 self.held.update({k: by_key[k] for k, _ in items})
                 continue
             done = []
