@@ -7,8 +7,11 @@ from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
+from opentelemetry import trace
 
 from .recorder import Recorder
+
+_tracer = trace.get_tracer("rescind.middleware")
 
 
 class RescindCallbacks(BaseCallbackHandler):
@@ -17,6 +20,7 @@ class RescindCallbacks(BaseCallbackHandler):
     def __init__(self, recorder: Recorder) -> None:
         self.recorder = recorder
         self._tools: dict[UUID, tuple[str, str, dict, str]] = {}
+        self._spans: dict[UUID, trace.Span] = {}
 
     def on_chat_model_start(self, serialized: dict, messages: list[list[Any]], *, run_id: UUID,
                             metadata: dict | None = None, **kw: Any) -> None:
@@ -33,19 +37,34 @@ class RescindCallbacks(BaseCallbackHandler):
         args = inputs if isinstance(inputs, dict) else _args(input_str)
         call_id = str((metadata or {}).get("tool_call_id") or run_id)
         self._tools[run_id] = (name, thread, args, call_id)
-        if name in self.recorder.config.actions:
-            self.recorder.action_start(thread, name, args, call_id)
+        span = _tracer.start_span(f"rescind.tool {name}", attributes={"rescind.thread": thread})
+        self._spans[run_id] = span
+        try:
+            with trace.use_span(span):
+                if name in self.recorder.config.actions:
+                    self.recorder.action_start(thread, name, args, call_id)
+        except BaseException as exc:  # a refused gate: the tool will not run, the span ends here
+            self._spans.pop(run_id, None)
+            span.record_exception(exc)
+            span.end()
+            raise
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kw: Any) -> None:
         name, thread, args, call_id = self._tools.pop(run_id, ("", "default", {}, ""))
-        if name in self.recorder.config.sources:
-            self.recorder.source_result(thread, name, args, str(getattr(output, "content",
-                                                                         output)))
-        elif name in self.recorder.config.actions:
-            self.recorder.action_done(call_id)
+        span = self._spans.pop(run_id, None) or trace.INVALID_SPAN
+        with trace.use_span(span, end_on_exit=True):
+            if name in self.recorder.config.sources:
+                self.recorder.source_result(thread, name, args,
+                                            str(getattr(output, "content", output)))
+            elif name in self.recorder.config.actions:
+                self.recorder.action_done(call_id)
 
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
         self._tools.pop(run_id, None)
+        span = self._spans.pop(run_id, None)
+        if span is not None:
+            span.record_exception(error)
+            span.end()
 
 
 def _visible(message: Any) -> str:

@@ -7,6 +7,8 @@ import time
 import uuid
 from datetime import UTC, datetime
 
+from opentelemetry import propagate
+
 from . import events as ev
 from .config import InterceptConfig, fill
 from .context import Contexts
@@ -37,7 +39,10 @@ class Recorder:
         self._seq = 0
 
     def _base(self) -> dict:
-        return {"event_id": uuid.uuid4().hex, "tenant": self.tenant, "at": datetime.now(UTC)}
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier)  # the current span (the tool call's) continues in the workers
+        return {"event_id": uuid.uuid4().hex, "tenant": self.tenant, "at": datetime.now(UTC),
+                "traceparent": carrier.get("traceparent"), "tracestate": carrier.get("tracestate")}
 
     # store reads and writes
     def delivered(self, thread: str, value: dict) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from opentelemetry import propagate, trace
 from pydantic import ValidationError
 
 from middleware import events as ev
@@ -18,6 +19,7 @@ from services.engine.writes import UnknownPremise, Write, execute, record
 from services.graph.store import Mutation, TenantGraph, linearised
 from services.recalls import RecallError, approve
 from services.streams import MAX_ENTRY_BYTES
+from services.telemetry import tracer
 
 
 class Rejected(ValueError):
@@ -92,7 +94,11 @@ def apply_writes(graph: TenantGraph, items: list[tuple[str, ev.Event]]) -> list[
     held: list[Pending] = []
     while writes:
         try:
-            record(graph, [to_write(e) for _, e in writes])
+            parent, links = _trace_of([e for _, e in writes])
+            with tracer.start_as_current_span("rescind.record", context=parent, links=links,
+                                              attributes={"rescind.tenant": graph.tenant,
+                                                          "rescind.writes": len(writes)}):
+                record(graph, [to_write(e) for _, e in writes])
             break
         except UnknownPremise as exc:
             missing = set(exc.missing)
@@ -117,6 +123,17 @@ def apply_writes(graph: TenantGraph, items: list[tuple[str, ev.Event]]) -> list[
             continue
         execute(graph, target, ev.to_micros(e.at))
     return held
+
+
+def _trace_of(events: list[ev.Event]):
+    """The write continues the trace of the first event that has one; the others are linked."""
+    contexts = [propagate.extract({"traceparent": e.traceparent}) for e in events
+                if e.traceparent]
+    if not contexts:
+        return None, []
+    links = [trace.Link(c) for c in (trace.get_current_span(x).get_span_context()
+                                     for x in contexts[1:]) if c.is_valid]
+    return contexts[0], links
 
 
 def _ensure_sources(graph: TenantGraph, declared: list[ev.SourceDeclared],

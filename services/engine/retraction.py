@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import functools
 import json
+import time
 from dataclasses import dataclass, field
 
 from services.graph.store import Mutation, StalePreview, TenantGraph, linearised, status_change
+from services.telemetry import retraction_ms, tracer
 
 from .belief import Grounding, Node, Rules, Status, Window, settle
 from .identity import memory_id
@@ -213,7 +215,18 @@ def commit_at(graph: TenantGraph, op: Operation, rev: int, at: int = 0) -> dict:
 
 def run(graph: TenantGraph, op: Operation, at: int = 0) -> dict:
     """Preview and commit, previewing again whenever a concurrent write made it stale."""
-    return linearised(graph, lambda: commit(graph, preview(graph, op, at)))
+
+    def attempt() -> dict:
+        with tracer.start_as_current_span("rescind.preview", attributes={"rescind.op": op.kind}):
+            p = preview(graph, op, at)
+        with tracer.start_as_current_span("rescind.commit", attributes={
+                "rescind.changed": len(p.changed) if p.repeated is None else 0}):
+            return commit(graph, p)
+
+    started = time.perf_counter()
+    result = linearised(graph, attempt)
+    retraction_ms.record((time.perf_counter() - started) * 1000, {"op": op.kind})
+    return result
 
 
 def _repeat(op: Operation, rev: int, result: dict) -> Preview:

@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 import redis
 from faststream import AckPolicy
 from faststream.redis import RedisBroker, RedisStreamMessage, StreamSub
+from faststream.redis.opentelemetry import RedisTelemetryMiddleware
 
 from middleware import events as ev
 from services import streams as st
+from services import telemetry
 from services.graph.store import TenantGraph, connect
 from services.ingest import Rejected, apply_control, apply_writes, decode
 
@@ -69,6 +71,7 @@ class Workers:
     # -- writer ---------------------------------------------------------------------------
     def write_batch(self, stream: str, entries: list[tuple[str, object]]) -> None:
         """Decode, dead-letter what cannot be applied, apply the rest, ack all but held ones."""
+        telemetry.batch_size.record(len(entries))
         by_tenant: dict[str, list[tuple[str, ev.Event]]] = defaultdict(list)
         done: list[str] = []
         for entry_id, body in entries:
@@ -96,6 +99,7 @@ class Workers:
             for p in held:
                 self.held.setdefault(p.key, Held(stream, p.key, p.event, now, p.missing))
             done.extend(k for k, _ in items if k not in kept)
+            telemetry.events_applied.add(len(items) - len(kept), {"tenant": tenant})
         self._ack(stream, st.WRITER_GROUP, done)
 
     def retry_held(self) -> None:
@@ -217,7 +221,7 @@ def _entries(msg: RedisStreamMessage, bodies: list) -> list[tuple[str, object]]:
 
 def build(settings: WorkerSettings, roles: tuple[str, ...]) -> tuple[RedisBroker, Workers]:
     """A broker with the subscribers of ``roles`` on every partition (groups declared first)."""
-    broker = RedisBroker(settings.url, logger=log)
+    broker = RedisBroker(settings.url, logger=log, middlewares=[RedisTelemetryMiddleware()])
     workers = Workers(settings)
     st.ensure_groups(workers.conn, settings.partitions)
     if "gate" in roles:
