@@ -169,6 +169,22 @@ def bench_engine(
     out_console().print(f"results written to {out}/engine.json and {out}/engine.md")
 
 
+@bench_app.command("ingest")
+def bench_ingest(
+    url: str | None = UrlOpt,
+    events: int = typer.Option(20_000, help="Events published"),
+    batch: int = typer.Option(500, help="Writer batch size"),
+    out_dir: Path = typer.Option(Path("docs/bench"), "--out", help="Where results are written"),
+) -> None:
+    """End-to-end writes/s through streams and workers, beside raw UNWIND; store latency."""
+    from services.bench.ingest import run as run_ingest
+
+    command = "rescind bench ingest " + " ".join(sys.argv[3:])
+    with falkordb(url) as server_url:
+        result = run_ingest(server_url, events, batch, out_dir, command.strip())
+    out.print_json(json.dumps(result))
+
+
 def out_console() -> Console:
     return out
 

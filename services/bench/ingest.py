@@ -1,0 +1,146 @@
+"""`rescind bench ingest`: end-to-end justified writes through the event path, beside raw UNWIND.
+
+Measured in one run: events published by the middleware's publisher until the writer has put
+them all in the graph (writes/s), raw batched UNWIND writes of the same rows, consumer lag
+sampled while the load runs, and the latency an intercepted store operation adds.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import redis
+
+from middleware import events as ev
+from middleware.publisher import Publisher
+from services import streams as st
+from services.graph.cypher import query
+from services.graph.store import TenantGraph, connect
+from services.workers.app import WorkerSettings, WorkerThread
+
+from .engine import RAW_UNWIND
+
+AT = datetime(2026, 11, 2, tzinfo=UTC)
+
+
+def _events(tenant: str, n: int) -> list[ev.Event]:
+    """Half observations, half beliefs each resting on the observation before it."""
+    out: list[ev.Event] = []
+    for i in range(n // 2):
+        text = f"reading {i}"
+        out.append(ev.ObservationRecorded(event_id=f"o{i}", tenant=tenant, at=AT, source="feed",
+                                          text=text))
+        out.append(ev.MemoryWritten(event_id=f"b{i}", tenant=tenant, at=AT, kind="belief",
+                                    text=f"note on {i}", agent="ap",
+                                    premises=[ev.memory_id(tenant, "observation", text)]))
+    return out
+
+
+def end_to_end(url: str, n: int, batch: int) -> dict:
+    tenant = f"bench-ingest-{int(time.time())}"
+    conn = redis.Redis.from_url(url)
+    st.ensure_groups(conn)
+    stream = st.stream(st.partition_of(tenant))
+    events = _events(tenant, n)
+    lags: list[int] = []
+    with WorkerThread(WorkerSettings(url=url, worker_id="bench", batch=batch), ("writer",)):
+        graph = TenantGraph(connect(url), tenant)
+        pub = Publisher(url, capacity=n + 1)
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.is_set():
+                g = {x["name"]: x for x in conn.xinfo_groups(stream)}.get(st.WRITER_GROUP.encode())
+                if g:
+                    lags.append((g.get("lag") or 0) + g["pending"])
+                time.sleep(0.05)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        start = time.perf_counter()
+        sampler.start()
+        for e in events:
+            pub.publish(e)
+        while True:
+            if graph.exists() and graph.rows("MATCH (m:Mem) RETURN count(m)")[0][0] >= n:
+                break
+            time.sleep(0.02)
+        elapsed = time.perf_counter() - start
+        done.set()
+        pub.close()
+        graph.delete()
+    return {"events": n, "seconds": round(elapsed, 2), "writes_per_s": round(n / elapsed),
+            "lag_median": statistics.median(lags) if lags else 0,
+            "lag_max": max(lags) if lags else 0}
+
+
+def raw(url: str, n: int, batch: int) -> dict:
+    conn = connect(url)
+    graph = TenantGraph(conn, f"bench-raw-{int(time.time())}")
+    graph.ensure_schema()
+    rows = [{"id": f"j{i}", "mem": f"m{i}", "kind": "belief", "text": f"note on {i}", "at": i,
+             "premises": [f"m{i - 1}"] if i % 2 else []} for i in range(n)]
+    start = time.perf_counter()
+    for i in range(0, n, batch):
+        query(conn, graph.key, RAW_UNWIND, {"rows": rows[i:i + batch]})
+    elapsed = time.perf_counter() - start
+    graph.delete()
+    return {"rows": n, "seconds": round(elapsed, 2), "writes_per_s": round(n / elapsed)}
+
+
+def store_latency(url: str, ops: int = 5_000) -> dict:
+    """Median and p99 of get/put on the recording store, minus the bare store's, in µs."""
+    from langgraph.store.memory import InMemoryStore
+
+    from middleware.config import InterceptConfig
+    from middleware.recorder import Recorder
+    from middleware.store import RecordingStore
+
+    bare = InMemoryStore()
+    wrapped = RecordingStore(InMemoryStore(), Recorder(InterceptConfig(tenant="bench-store",
+                                                                       url=url)))
+
+    def timings(store) -> list[float]:
+        out = []
+        for i in range(ops):
+            t = time.perf_counter()
+            store.put(("notes",), f"k{i % 100}", {"text": f"note {i % 100}"})
+            store.get(("notes",), f"k{i % 100}")
+            out.append((time.perf_counter() - t) / 2)
+        return sorted(out)
+
+    a, b = timings(bare), timings(wrapped)
+    wrapped.recorder.close()
+    q = lambda xs, p: xs[min(len(xs) - 1, int(p * len(xs)))]  # noqa: E731
+    return {"ops": ops, "bare_median_us": round(q(a, 0.5) * 1e6, 1),
+            "wrapped_median_us": round(q(b, 0.5) * 1e6, 1),
+            "added_median_us": round((q(b, 0.5) - q(a, 0.5)) * 1e6, 1),
+            "added_p99_us": round((q(b, 0.99) - q(a, 0.99)) * 1e6, 1)}
+
+
+def run(url: str, n: int, batch: int, out: Path, command: str) -> dict:
+    result = {"command": command, "end_to_end": end_to_end(url, n, batch),
+              "raw_unwind": raw(url, n, batch), "store_operation": store_latency(url)}
+    e2e, rawr = result["end_to_end"], result["raw_unwind"]
+    result["ratio_end_to_end_to_raw"] = round(e2e["writes_per_s"] / rawr["writes_per_s"], 2)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "ingest.json").write_text(json.dumps(result, indent=2) + "\n")
+    s = result["store_operation"]
+    md = [
+        "# Ingest benchmark\n", f"Command: `{command}`\n",
+        "| figure | value |", "|---|---:|",
+        f"| end-to-end justified writes/s (publish -> graph), {n:,} events | "
+        f"{e2e['writes_per_s']:,} |",
+        f"| raw batched UNWIND writes/s, same run | {rawr['writes_per_s']:,} |",
+        f"| ratio end-to-end / raw | {result['ratio_end_to_end_to_raw']} |",
+        f"| consumer lag under load (entries), median / max | {e2e['lag_median']} / "
+        f"{e2e['lag_max']} |",
+        f"| added latency of an intercepted store operation, median / p99 (µs) | "
+        f"{s['added_median_us']} / {s['added_p99_us']} |",
+    ]
+    (out / "ingest.md").write_text("\n".join(md) + "\n")
+    return result
