@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import threading
 import time
@@ -61,7 +60,6 @@ class Workers:
         self.graphs: dict[str, TenantGraph] = {}
         self.held: dict[str, Held] = {}
         self.lock = asyncio.Lock()  # one batch at a time per process keeps the graph linear
-        self.retry_task: asyncio.Task | None = None
 
     def graph(self, tenant: str) -> TenantGraph:
         if tenant not in self.graphs:
@@ -355,7 +353,3 @@ def _reaper(broker: RedisBroker, workers: Workers, name: str, group: str) -> Non
         [(entry_id, raw)] = _entries(msg, [body])
         async with workers.lock:
             await asyncio.to_thread(workers.reap, group, name, entry_id, raw)
-
-
-def raw_json(body: object) -> str:
-    return body if isinstance(body, str) else json.dumps(body, default=str)
