@@ -126,14 +126,21 @@ def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int,
            **tuning: int) -> None:
     import asyncio
 
+    from services import telemetry
+    from services.settings import Settings
     from services.workers.app import WorkerSettings, serve
+
+    config = Settings()
+    telemetry.configure(config.otel)
 
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        settings = WorkerSettings(url=url, worker_id=worker_id, partitions=partitions, **tuning)
+        settings = WorkerSettings(url=url, worker_id=worker_id, partitions=partitions,
+                                  gate_threshold=config.gate_threshold,
+                                  gate_min_domains=config.gate_min_domains, **tuning)
         await serve(settings, roles, stop)
 
     asyncio.run(main())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -13,4 +15,4 @@ class Settings(BaseSettings):
     data_dir: str | None = Field(None, description="Where the embedded server keeps its AOF files")
     gate_threshold: float = Field(10_000, description="Payments above this need two trust domains")
     gate_min_domains: int = Field(2, description="Trust domains that must fall to fake a large payment")
-    max_text: int = Field(20_000, description="Longest memory text accepted, in characters")
+    otel: Literal["none", "console"] = Field("none", description="Where spans go")

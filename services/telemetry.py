@@ -3,14 +3,13 @@
 The middleware puts the W3C ``traceparent`` of the tool call's span into every event (and the
 envelope's headers); FastStream's RedisTelemetryMiddleware continues that trace when a worker
 consumes the entry, and the engine's steps are spans under it. Export is chosen in settings:
-``RESCIND_OTEL=console`` prints spans, ``none`` (default) records nothing; tests install an
-in-memory exporter. Metrics: FastStream's message counters and durations, plus the engine's own
-(events applied, batch size, retraction latency) on the same meter provider.
+``RESCIND_OTEL=console`` prints spans, ``none`` (default) records nothing (the worker commands
+call ``configure``); tests install an in-memory exporter. Metrics: FastStream's message
+counters and durations, plus the engine's own (events applied, batch size, retraction latency)
+on the same meter provider.
 """
 
 from __future__ import annotations
-
-import os
 
 from opentelemetry import metrics, trace
 
@@ -22,9 +21,9 @@ retraction_ms = meter.create_histogram("rescind.retraction.duration", unit="ms",
                                        description="Preview and commit of one retraction")
 
 
-def configure_from_env() -> None:
-    """Install an exporter when RESCIND_OTEL asks for one (console); leave the default else."""
-    if os.environ.get("RESCIND_OTEL", "none") != "console":
+def configure(exporter: str) -> None:
+    """Install the exporter the settings name; ``none`` leaves OpenTelemetry's no-op default."""
+    if exporter != "console":
         return
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor

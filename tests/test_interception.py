@@ -165,5 +165,6 @@ def test_after_a_retraction_the_agent_no_longer_reads_the_contaminated_note(resc
     wrapped.rescind.status.refresh()
     assert store.search(("notes",)) == []
     result = run(wrapped, "what do we know?")
-    assert result["messages"][-2].content == ""  # the tool saw no notes
+    [recalled] = [m for m in result["messages"] if getattr(m, "name", None) == "recall_notes"]
+    assert recalled.content == ""  # the tool, reading through the store, saw no notes
     wrapped.rescind.close()

@@ -40,6 +40,8 @@ class WorkerSettings:
     reaper_idle_ms: int = 30_000
     max_deliveries: int = 5
     patience_s: float = 300.0  # how long a write may wait for its premise
+    gate_threshold: float = 10_000
+    gate_min_domains: int = 2
 
 
 @dataclass
@@ -179,7 +181,8 @@ class Workers:
         while len(graph.statuses(asked.premises)) < len(set(asked.premises)) \
                 and time.monotonic() < deadline:
             time.sleep(0.01)
-        d = check_premises(graph, asked.action, asked.premises, asked.amount)
+        d = check_premises(graph, asked.action, asked.premises, asked.amount,
+                           self.settings.gate_threshold, self.settings.gate_min_domains)
         answer = ev.GateAnswered(event_id=f"{asked.event_id}:answer", tenant=asked.tenant,
                                  at=asked.at, allowed=d.allowed, reason=d.reason,
                                  fragility=d.fragility, traceparent=asked.traceparent)
