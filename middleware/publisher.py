@@ -44,6 +44,7 @@ class Publisher:
         self.stats = PublisherStats()
         self._cv = threading.Condition()
         self._stop = False
+        self._sending = False  # a chunk is on the wire
         self._conn = redis.Redis.from_url(url, socket_connect_timeout=connect_timeout,
                                           socket_timeout=5)
         self._thread = threading.Thread(target=self._run, name="rescind-publisher", daemon=True)
@@ -88,8 +89,6 @@ class Publisher:
             self._stop = True
             self._cv.notify()
         self._thread.join(timeout)
-
-    _sending = False
 
     def _run(self) -> None:
         backoff = 0.05

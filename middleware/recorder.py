@@ -36,7 +36,6 @@ class Recorder:
         self.status = status or StatusCache(config.url, config.tenant)
         self.gate = gate or GateClient(config.url, config.tenant, config.gate_timeout_s)
         self.contexts = Contexts()
-        self._seq = 0
 
     def _base(self) -> dict:
         carrier: dict[str, str] = {}
@@ -93,7 +92,6 @@ class Recorder:
         payee = str(args[spec.payee]) if spec.payee and spec.payee in args else None
         account = str(args[spec.account]) if spec.account and spec.account in args else None
         text = f"{tool}({json.dumps(args, sort_keys=True, default=str)})"
-        self._seq += 1
         if not premises:
             premises, rule = [self._agent_grounding(ctx.agent, text)], "run"
         self.publisher.publish(ev.ActionProposed(

@@ -18,31 +18,14 @@ import redis
 
 from middleware import events as ev
 from middleware.publisher import Publisher
+from services import scenario as sc
 from services import streams as st
 from services.engine import gate as gate_mod
 from services.engine.identity import action_id, memory_id
 from services.graph.keys import check_tenant
 from services.graph.store import TenantGraph, connect
 from services.replay import Replay, fresh_tenant
-from services.scenario import (
-    ActLine,
-    ApproveLine,
-    CorrectLine,
-    ExecuteLine,
-    GateLine,
-    ObserveLine,
-    ReinstateLine,
-    RetractLine,
-    ScenarioError,
-    SourceLine,
-    Step,
-    WithdrawLine,
-    WriteLine,
-    parse,
-)
 from services.workers.app import WorkerSettings, WorkerThread
-
-EPOCH_TEXT = "1970-01-01T00:00:00+00:00"
 
 
 class Quiescence(TimeoutError):
@@ -78,18 +61,18 @@ class StreamReplay:
             raise Quiescence("the publisher could not send its events")
         wait_idle(self.conn, self.stream)
 
-    def step(self, step: Step) -> None:
+    def step(self, step: sc.Step) -> None:
         op, s = step.op, self.state
         at = getattr(op, "at", None)
         now = ev.to_micros(at) if at is not None else s.clock
         s.clock = max(s.clock, now)
         when = ev.from_micros(now)
         eid = f"line-{step.line}"
-        if isinstance(op, (ObserveLine, WriteLine, ActLine, SourceLine)):
+        if isinstance(op, (sc.ObserveLine, sc.WriteLine, sc.ActLine, sc.SourceLine)):
             self.publisher.publish(self._write_event(op, eid, when, step.line))
             return
         self.settle()
-        if isinstance(op, GateLine):
+        if isinstance(op, sc.GateLine):
             d = gate_mod.check(self.graph, s.mem[op.action])
             s.gates.append({"action": op.action, "allowed": d.allowed, "reason": d.reason,
                             "fragility": d.fragility, "line": step.line})
@@ -99,21 +82,21 @@ class StreamReplay:
         self.settle()
         why = self._dead_reason(eid)
         if why is not None:
-            raise ScenarioError([(step.line, why)])
-        if isinstance(op, CorrectLine):
+            raise sc.ScenarioError([(step.line, why)])
+        if isinstance(op, sc.CorrectLine):
             s.mem[op.id] = self.graph.retraction(op.id)["new_memory"]
 
     def _write_event(self, op, eid: str, when: datetime, line: int) -> ev.Event:
         t, s = self.graph.tenant, self.state
         base = {"event_id": eid, "tenant": t, "at": when}
-        if isinstance(op, SourceLine):
+        if isinstance(op, sc.SourceLine):
             return ev.SourceDeclared(**base, source=op.id, source_kind=op.kind, name=op.name,
                                      source_domain=op.domain)
-        if isinstance(op, ObserveLine):
+        if isinstance(op, sc.ObserveLine):
             s.mem[op.id] = memory_id(t, "observation", op.text)
             return ev.ObservationRecorded(**base, source=op.source, text=op.text, name=op.id)
         premises = [s.mem[p] for p in op.premises]
-        if isinstance(op, WriteLine):
+        if isinstance(op, sc.WriteLine):
             s.mem[op.id] = memory_id(t, op.kind, op.text)
             return ev.MemoryWritten(**base, kind=op.kind, text=op.text, premises=premises,
                                     agent=op.agent, name=op.id)
@@ -126,20 +109,20 @@ class StreamReplay:
     def _control_event(self, op, eid: str, when: datetime) -> ev.Event:
         base = {"event_id": eid, "tenant": self.graph.tenant, "at": when}
         mem = self.state.mem
-        if isinstance(op, ExecuteLine):
+        if isinstance(op, sc.ExecuteLine):
             return ev.ActionExecuted(**base, action=op.action)
-        if isinstance(op, RetractLine):
+        if isinstance(op, sc.RetractLine):
             return ev.SourceCompromised(**base, retraction=op.id, source=op.source,
                                         start=op.from_, end=op.to, reason=op.reason, by=op.by)
-        if isinstance(op, WithdrawLine):
+        if isinstance(op, sc.WithdrawLine):
             return ev.MemoryWithdrawn(**base, retraction=op.id, memory=mem[op.memory],
                                       reason=op.reason, by=op.by)
-        if isinstance(op, CorrectLine):
+        if isinstance(op, sc.CorrectLine):
             return ev.MemoryCorrected(**base, retraction=op.id, memory=mem[op.memory],
                                       text=op.text, by=op.by, name=op.id)
-        if isinstance(op, ReinstateLine):
+        if isinstance(op, sc.ReinstateLine):
             return ev.RetractionReinstated(**base, retraction=op.retraction, by="replay")
-        assert isinstance(op, ApproveLine)
+        assert isinstance(op, sc.ApproveLine)
         return ev.RecallApproved(**base, action=op.action, by=op.by)
 
     def _dead_reason(self, event_id: str) -> str | None:
@@ -164,11 +147,11 @@ def replay_via_streams(text: str, url: str, tenant: str | None = None,
     With ``start_workers`` the writer and retraction workers run in this process for the
     replay; otherwise workers already running on ``url`` (``rescind up``) do the work.
     """
-    steps = parse(text)
+    steps = sc.parse(text)
     conn = connect(url)
     graph = TenantGraph(conn, check_tenant(tenant or fresh_tenant()))
     if graph.exists():
-        raise ScenarioError([(0, f"tenant {graph.tenant!r} already has a graph; replay needs a "
+        raise sc.ScenarioError([(0, f"tenant {graph.tenant!r} already has a graph; replay needs a "
                                  "fresh tenant")])
     st.ensure_groups(conn, partitions)
     settings = WorkerSettings(url=url, worker_id=f"replay-{graph.tenant}", partitions=partitions)

@@ -11,6 +11,7 @@ from services.graph.keys import BadTenantName, graph_key
 from services.graph.store import Mutation, StalePreview, TenantGraph, connect
 from services.replay import replay_text
 from services.scenario import ScenarioError
+from tests.texts import APPROVE_WITHOUT_DRAFT
 
 T0 = 1_000_000
 
@@ -207,13 +208,7 @@ def test_replay_rejects_a_bad_file_whole_and_writes_nothing(falkordb, tenant_nam
 
 def test_replay_removes_the_graph_after_a_dynamic_error(falkordb, tenant_name):
     """Approving a recall that was never drafted aborts the replay and leaves nothing."""
-    text = "\n".join([
-        '{"op":"source","id":"s","kind":"portal"}',
-        '{"op":"observe","id":"o","source":"s","text":"x","at":"2026-01-01T00:00:00Z"}',
-        '{"op":"act","id":"a","agent":"p","text":"pay","premises":["o"],'
-        '"at":"2026-01-01T00:00:00Z","amount":5,"executed":true}',
-        '{"op":"approve","action":"a","by":"fin"}',
-    ])
+    text = APPROVE_WITHOUT_DRAFT
     with pytest.raises(ScenarioError, match="line 4: no drafted recall"):
         replay_text(text, falkordb, tenant_name)
     assert TenantGraph(connect(falkordb), tenant_name).exists() is False

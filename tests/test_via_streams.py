@@ -16,6 +16,7 @@ from services.replay import replay_text
 from services.replay_streams import replay_via_streams
 from services.workers.app import WorkerSettings, WorkerThread
 from tests.strategies import operation_sequences
+from tests.texts import APPROVE_WITHOUT_DRAFT
 
 EXAMPLES = int(os.environ.get("RESCIND_STREAM_EXAMPLES", 100))
 _fresh = itertools.count()
@@ -65,13 +66,7 @@ def test_a_dynamic_error_through_streams_names_its_line(stream_workers, tenant_n
     from services.graph.store import TenantGraph, connect
     from services.scenario import ScenarioError
 
-    text = "\n".join([
-        '{"op":"source","id":"s","kind":"portal"}',
-        '{"op":"observe","id":"o","source":"s","text":"x","at":"2026-01-01T00:00:00Z"}',
-        '{"op":"act","id":"a","agent":"p","text":"pay","premises":["o"],'
-        '"at":"2026-01-01T00:00:00Z","amount":5,"executed":true}',
-        '{"op":"approve","action":"a","by":"fin"}',
-    ])
+    text = APPROVE_WITHOUT_DRAFT
     with pytest.raises(ScenarioError, match="line 4: no drafted recall"):
         replay_via_streams(text, stream_workers, tenant_name, start_workers=False)
     assert not TenantGraph(connect(stream_workers), tenant_name).exists()
