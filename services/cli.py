@@ -115,11 +115,16 @@ def up(
     partitions: int = typer.Option(4, help="Event stream partitions"),
 ) -> None:
     """The embedded FalkorDB plus every worker, in one process; Ctrl-C stops all cleanly."""
-    from services.server import EmbeddedFalkorDB
+    from services.server import EmbeddedFalkorDB, ServerError
 
-    with EmbeddedFalkorDB(data_dir=data_dir, port=port) as server:
-        out.print(f"FalkorDB on {server.url} (data in {data_dir}); workers: {', '.join(ROLES)}")
-        _serve(server.url, ROLES, f"up-{os.getpid()}", partitions)
+    try:
+        with EmbeddedFalkorDB(data_dir=data_dir, port=port) as server:
+            out.print(f"FalkorDB on {server.url} (data in {data_dir}); workers: "
+                      f"{', '.join(ROLES)}")
+            _serve(server.url, ROLES, f"up-{os.getpid()}", partitions)
+    except ServerError as exc:
+        err.print(f"cannot start the embedded FalkorDB: {exc}")
+        raise typer.Exit(2) from None
 
 
 def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int,
@@ -143,7 +148,11 @@ def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int,
                                   gate_min_domains=config.gate_min_domains, **tuning)
         await serve(settings, roles, stop)
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    except redis.ConnectionError as exc:
+        err.print(f"cannot reach FalkorDB at {url}: {exc}")
+        raise typer.Exit(2) from None
     out.print("workers stopped")
 
 

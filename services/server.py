@@ -82,7 +82,7 @@ class EmbeddedFalkorDB:
         )
         atexit.register(self.stop)
         deadline = time.monotonic() + timeout
-        client = redis.Redis(port=self.port, socket_connect_timeout=0.5)
+        client = redis.Redis(port=self.port, socket_connect_timeout=0.5, socket_timeout=0.5)
         try:
             while True:
                 if self.process.poll() is not None:
@@ -93,7 +93,8 @@ class EmbeddedFalkorDB:
                         # Loading the AOF answers LOADING until done; a graph query proves readiness.
                         client.execute_command("GRAPH.LIST")
                         return self
-                except (redis.ConnectionError, redis.BusyLoadingError, redis.ResponseError):
+                except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError,
+                        redis.ResponseError):
                     pass
                 if time.monotonic() > deadline:
                     self.stop()

@@ -80,3 +80,26 @@ def test_a_worker_process_stops_on_sigterm(falkordb):
     proc.send_signal(signal.SIGTERM)
     out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0, out
+
+
+def test_up_on_a_port_in_use_is_a_clear_error(tmp_path):
+    """A port something else listens on: one line on stderr, exit 2, no hang, no traceback."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        res = subprocess.run([sys.executable, "-m", "services.cli", "up", "--port",
+                              str(taken.getsockname()[1]), "--data-dir", str(tmp_path)],
+                             cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and "cannot start the embedded FalkorDB" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_a_worker_without_a_server_is_a_clear_error():
+    """`rescind worker` pointed at nothing: a message and exit 2."""
+    res = subprocess.run([sys.executable, "-m", "services.cli", "worker", "writer", "--url",
+                          f"redis://127.0.0.1:{free_port()}"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 2 and "cannot reach FalkorDB" in res.stderr
+    assert "Traceback" not in res.stderr
