@@ -8,6 +8,8 @@ runs get a callback handler that sees model inputs and tool calls.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from .callbacks import RescindCallbacks
@@ -17,11 +19,15 @@ from .recorder import Recorder
 from .store import RecordingStore
 
 
-def instrument(graph: Any, config: InterceptConfig, recorder: Recorder | None = None) -> Any:
-    """The same graph, recording into Rescind; ``.rescind`` is the recorder (close it at exit)."""
+def instrument(graph: Any, config: InterceptConfig, recorder: Recorder | None = None,
+               clock: Callable[[], datetime] | None = None) -> Any:
+    """The same graph, recording into Rescind; ``.rescind`` is the recorder (close it at exit).
+
+    ``clock`` stamps the events (default: the wall clock); several graphs of one system share
+    one ``recorder`` so that they share its connections and per-thread contexts."""
     from langgraph.store.memory import InMemoryStore
 
-    recorder = recorder or Recorder(config)
+    recorder = recorder or (Recorder(config, clock=clock) if clock else Recorder(config))
     graph.store = RecordingStore(graph.store or InMemoryStore(), recorder)
     wrapped = graph.with_config({"callbacks": [RescindCallbacks(recorder)]})
     wrapped.store = graph.store

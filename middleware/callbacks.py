@@ -42,7 +42,8 @@ class RescindCallbacks(BaseCallbackHandler):
         try:
             with trace.use_span(span):
                 if name in self.recorder.config.actions:
-                    self.recorder.action_start(thread, name, args, call_id)
+                    call_id = self.recorder.action_start(thread, name, args, call_id)
+                    self._tools[run_id] = (name, thread, args, call_id)
         except BaseException as exc:  # a refused gate: the tool will not run, the span ends here
             self._spans.pop(run_id, None)
             span.record_exception(exc)
@@ -57,7 +58,7 @@ class RescindCallbacks(BaseCallbackHandler):
                 self.recorder.source_result(thread, name, args,
                                             str(getattr(output, "content", output)))
             elif name in self.recorder.config.actions:
-                self.recorder.action_done(call_id)
+                self.recorder.action_done(name, call_id)
 
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
         self._tools.pop(run_id, None)

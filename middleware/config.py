@@ -13,12 +13,22 @@ Loadable from TOML::
     [actions.pay_invoice]
     amount = "amount"               # argument names
     payee = "vendor"
+
+    [actions.schedule_payment]      # a pending payment: proposed now, run later
+    id = "payment:{invoice}"
+    stage = "propose"
+    amount = "amount"
+
+    [actions.release_payment]       # the gate judges the stored proposal, whatever the args say
+    id = "payment:{invoice}"
+    stage = "execute"
 """
 
 from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,6 +47,12 @@ class ActionTool(BaseModel):
     amount: str | None = Field(None, description="Argument holding the amount")
     payee: str | None = Field(None, description="Argument holding the payee")
     account: str | None = Field(None, description="Argument holding the account")
+    id: str | None = Field(None, description="Action name template, e.g. 'payment:{invoice}'; "
+                           "default: the tool call's id")
+    stage: Literal["both", "propose", "execute"] = Field(
+        "both", description="both: propose, ask the gate, run (a payment now); propose: record a "
+        "pending action, not gated (a scheduled payment); execute: ask the gate about the "
+        "earlier proposal named by `id`, then run it (releasing a scheduled payment)")
 
 
 class InterceptConfig(BaseModel):

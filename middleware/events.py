@@ -185,6 +185,8 @@ class GateAsked(Event):
     amount: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     payee: str | None = Field(None, max_length=500)
     reply_to: Id
+    proposed: bool = Field(False, description="The action was proposed earlier (a scheduled "
+                           "payment being released): judge it by its stored amount and status")
 
 
 class GateAnswered(Event):

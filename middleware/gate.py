@@ -28,12 +28,16 @@ class GateClient:
                                           socket_timeout=timeout_s + 1)
 
     def ask(self, action: str, premises: list[str], amount: float | None,
-            payee: str | None, traceparent: str | None = None) -> GateAnswered:
-        """The gate's answer; GateRefused when it refuses or cannot be reached."""
+            payee: str | None, traceparent: str | None = None, proposed: bool = False,
+            at: datetime | None = None) -> GateAnswered:
+        """The gate's answer; GateRefused when it refuses or cannot be reached.
+
+        ``proposed``: the action was proposed earlier and is judged by its stored facts."""
         reply_to = f"rescind:gate:reply:{uuid.uuid4().hex}"
-        asked = GateAsked(event_id=uuid.uuid4().hex, tenant=self.tenant, at=datetime.now(UTC),
-                          action=action, premises=premises or ["none"], amount=amount,
-                          payee=payee, reply_to=reply_to, traceparent=traceparent)
+        asked = GateAsked(event_id=uuid.uuid4().hex, tenant=self.tenant,
+                          at=at or datetime.now(UTC), action=action,
+                          premises=premises or ["none"], amount=amount, payee=payee,
+                          reply_to=reply_to, traceparent=traceparent, proposed=proposed)
         try:
             self._conn.xadd(GATE_STREAM, {"__data__": json.dumps(
                 {"data": asked.model_dump_json(by_alias=True), "headers": {}})})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from opentelemetry import propagate
@@ -27,10 +28,18 @@ def memory_of(tenant: str, value: dict) -> tuple[str, str, str]:
     return ev.memory_id(tenant, kind, text), kind, text
 
 
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
 class Recorder:
+    """``clock`` stamps every event: the wall clock, or a simulated one (the demo week)."""
+
     def __init__(self, config: InterceptConfig, publisher: Publisher | None = None,
-                 status: StatusCache | None = None, gate: GateClient | None = None) -> None:
+                 status: StatusCache | None = None, gate: GateClient | None = None,
+                 clock: Callable[[], datetime] = _utc_now) -> None:
         self.config = config
+        self.clock = clock
         self.tenant = config.tenant
         self.publisher = publisher or Publisher(config.url, partitions=config.partitions)
         self.status = status or StatusCache(config.url, config.tenant)
@@ -40,7 +49,7 @@ class Recorder:
     def _base(self) -> dict:
         carrier: dict[str, str] = {}
         propagate.inject(carrier)  # the current span (the tool call's) continues in the workers
-        return {"event_id": uuid.uuid4().hex, "tenant": self.tenant, "at": datetime.now(UTC),
+        return {"event_id": uuid.uuid4().hex, "tenant": self.tenant, "at": self.clock(),
                 "traceparent": carrier.get("traceparent"), "tracestate": carrier.get("tracestate")}
 
     # store reads and writes
@@ -83,9 +92,14 @@ class Recorder:
                                                       source_domain=domain, text=output))
         self.contexts.deliver(thread, ev.memory_id(self.tenant, "observation", output), output)
 
-    def action_start(self, thread: str, tool: str, args: dict, call_id: str) -> None:
-        """Propose the action, then ask the gate; GateRefused stops the tool."""
+    def action_start(self, thread: str, tool: str, args: dict, call_id: str) -> str:
+        """Propose the action and/or ask the gate, by the tool's stage; GateRefused stops the
+        tool. Returns the action's name."""
         spec = self.config.actions[tool]
+        name = fill(spec.id, args) if spec.id else call_id
+        if spec.stage == "execute":  # judged by what was proposed, not by today's arguments
+            self.gate.ask(name, [], None, None, proposed=True, at=self.clock())
+            return name
         ctx = self.contexts.get(thread)
         premises, rule = ctx.premises()
         amount = _number(args.get(spec.amount)) if spec.amount else None
@@ -95,14 +109,18 @@ class Recorder:
         if not premises:
             premises, rule = [self._agent_grounding(ctx.agent, text)], "run"
         self.publisher.publish(ev.ActionProposed(
-            **self._base(), action=call_id, text=text, premises=premises, agent=ctx.agent,
+            **self._base(), action=name, text=text, premises=premises, agent=ctx.agent,
             run=thread, rule=rule, amount=amount, payee=payee, account=account,
             seq=time.time_ns()))
-        self.publisher.flush(self.config.gate_timeout_s)  # the gate reads what we sent
-        self.gate.ask(call_id, premises, amount, payee)
+        if spec.stage == "both":
+            self.publisher.flush(self.config.gate_timeout_s)  # the gate reads what we sent
+            self.gate.ask(name, premises, amount, payee, at=self.clock())
+        return name
 
-    def action_done(self, call_id: str) -> None:
-        self.publisher.publish(ev.ActionExecuted(**self._base(), action=call_id))
+    def action_done(self, tool: str, name: str) -> None:
+        """The tool ran: a proposal-only tool (scheduling) leaves its action pending."""
+        if self.config.actions[tool].stage != "propose":
+            self.publisher.publish(ev.ActionExecuted(**self._base(), action=name))
 
     def close(self) -> None:
         self.publisher.close()

@@ -64,6 +64,23 @@ def call(name: str, args: dict, n: int) -> AIMessage:
     return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"call-{n}"}])
 
 
+@tool
+def schedule_payment(invoice: str, vendor: str, amount: float) -> str:
+    """Schedule a payment for later."""
+    SCHEDULED[invoice] = {"vendor": vendor, "amount": amount}
+    return f"scheduled {invoice}"
+
+
+@tool
+def release_payment(invoice: str, amount: float = 0) -> str:
+    """Release a scheduled payment."""
+    PAID.append({"invoice": invoice, **SCHEDULED.pop(invoice)})
+    return f"released {invoice}"
+
+
+SCHEDULED: dict[str, dict] = {}
+
+
 @pytest.fixture(scope="module")
 def rescind_workers(falkordb):
     """Writer, retraction and gate workers on the test server."""
@@ -74,12 +91,15 @@ def rescind_workers(falkordb):
 
 def agent(script: list[AIMessage], url: str, tenant: str):
     model = ToolCallingFake(messages=iter(script))
-    graph = create_react_agent(model, [read_vendor_portal, save_note, recall_notes, pay_invoice],
-                               store=InMemoryStore())
+    graph = create_react_agent(model, [read_vendor_portal, save_note, recall_notes, pay_invoice,
+                                       schedule_payment, release_payment], store=InMemoryStore())
     config = InterceptConfig(
         tenant=tenant, url=url,
         sources={"read_vendor_portal": SourceTool(source="portal:{vendor}", kind="vendor_portal")},
-        actions={"pay_invoice": ActionTool(amount="amount", payee="vendor")})
+        actions={"pay_invoice": ActionTool(amount="amount", payee="vendor"),
+                 "schedule_payment": ActionTool(id="payment:{invoice}", stage="propose",
+                                                amount="amount", payee="vendor"),
+                 "release_payment": ActionTool(id="payment:{invoice}", stage="execute")})
     return instrument(graph, config)
 
 
@@ -168,3 +188,39 @@ def test_after_a_retraction_the_agent_no_longer_reads_the_contaminated_note(resc
     [recalled] = [m for m in result["messages"] if getattr(m, "name", None) == "recall_notes"]
     assert recalled.content == ""  # the tool, reading through the store, saw no notes
     wrapped.rescind.close()
+
+
+def test_a_scheduled_payment_stays_pending_and_its_release_is_judged_by_the_proposal(
+        rescind_workers, tenant_name):
+    """Scheduling records a pending action without asking the gate; releasing it asks the gate
+    about the stored 34,500 (not the amount the model now passes), which refuses it; releasing
+    something never proposed is refused too."""
+    wrapped = agent([
+        call("read_vendor_portal", {"vendor": "acme"}, 1),
+        call("schedule_payment", {"invoice": "INV-9", "vendor": "acme", "amount": 34500}, 2),
+        AIMessage(content="scheduled"),
+    ], rescind_workers, tenant_name)
+    PAID.clear()
+    run(wrapped, "schedule acme's big invoice")
+    settle(rescind_workers, wrapped)
+    g = TenantGraph(connect(rescind_workers), tenant_name)
+    mid = ev.action_id(tenant_name, "payment:INV-9")
+    [facts] = g.actions_in([mid])
+    assert (facts["amount"], facts.get("executed") or False, facts["status"]) == (34500, False, "IN")
+    assert SCHEDULED["INV-9"]["amount"] == 34500
+    release = agent([call("release_payment", {"invoice": "INV-9", "amount": 5}, 1),
+                     AIMessage(content="released")], rescind_workers, tenant_name)
+    with pytest.raises(Exception, match="refused payment:INV-9: blocked: 34,500.00"):
+        run(release, "release INV-9")
+    assert PAID == [] and "INV-9" in SCHEDULED
+    ghost = agent([call("release_payment", {"invoice": "INV-404"}, 1), AIMessage(content="x")],
+                  rescind_workers, tenant_name)
+    SCHEDULED["INV-404"] = {"vendor": "nobody", "amount": 1}
+    with pytest.raises(Exception, match="no proposal named 'payment:INV-404'"):
+        run(ghost, "release INV-404")
+    assert PAID == []
+    settle(rescind_workers, wrapped)
+    [facts] = g.actions_in([mid])
+    assert not facts.get("executed")
+    for w in (wrapped, release, ghost):
+        w.rescind.close()

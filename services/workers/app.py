@@ -24,6 +24,7 @@ from faststream.redis.opentelemetry import RedisTelemetryMiddleware
 from middleware import events as ev
 from services import streams as st
 from services import telemetry
+from services.engine.gate import GateDecision, UnknownAction, check, check_premises
 from services.graph.store import TenantGraph, connect
 from services.ingest import Rejected, apply_control, apply_writes, decode
 
@@ -166,8 +167,6 @@ class Workers:
     # -- gate -----------------------------------------------------------------------------
     def gate(self, entry_id: str, body: object) -> None:
         """Answer one GateAsked on its reply list; a malformed request is dead-lettered."""
-        from services.engine.gate import check_premises
-
         try:
             asked = decode(body)
             if not isinstance(asked, ev.GateAsked):
@@ -177,12 +176,7 @@ class Workers:
             self._ack(st.GATE, st.GATE_GROUP, [entry_id])
             return
         graph = self.graph(asked.tenant)
-        deadline = time.monotonic() + 2.0  # premises published just before may still be in flight
-        while len(graph.statuses(asked.premises)) < len(set(asked.premises)) \
-                and time.monotonic() < deadline:
-            time.sleep(0.01)
-        d = check_premises(graph, asked.action, asked.premises, asked.amount,
-                           self.settings.gate_threshold, self.settings.gate_min_domains)
+        d = self._judge(graph, asked)
         answer = ev.GateAnswered(event_id=f"{asked.event_id}:answer", tenant=asked.tenant,
                                  at=asked.at, allowed=d.allowed, reason=d.reason,
                                  fragility=d.fragility, traceparent=asked.traceparent)
@@ -191,6 +185,24 @@ class Workers:
         pipe.expire(asked.reply_to, 60)
         pipe.xack(st.GATE, st.GATE_GROUP, entry_id)
         pipe.execute()
+
+    def _judge(self, graph: TenantGraph, asked: ev.GateAsked) -> GateDecision:
+        """An earlier proposal by its stored facts; a new one by the premises it would rest on.
+        Either may have been published just before the question: wait for it a moment."""
+        limits = (self.settings.gate_threshold, self.settings.gate_min_domains)
+        deadline = time.monotonic() + 2.0
+        if asked.proposed:
+            mid = ev.action_id(asked.tenant, asked.action)
+            while not graph.actions_in([mid]) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            try:
+                return check(graph, mid, *limits)
+            except UnknownAction:
+                return GateDecision(mid, False, f"blocked: no proposal named {asked.action!r}", 0)
+        while len(graph.statuses(asked.premises)) < len(set(asked.premises)) \
+                and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return check_premises(graph, asked.action, asked.premises, asked.amount, *limits)
 
     # -- reaper ---------------------------------------------------------------------------
     def reap(self, group: str, stream: str, entry_id: str, body: object) -> None:
