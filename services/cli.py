@@ -21,6 +21,9 @@ app = typer.Typer(help="Rescind: what your agents believed, planned and did beca
                   no_args_is_help=True, add_completion=False)
 bench_app = typer.Typer(help="Benchmarks; results go to docs/bench/ with the command that made them.")
 app.add_typer(bench_app, name="bench")
+recalls_app = typer.Typer(help="Drafted bank recalls of executed payments that went OUT (finance).",
+                          no_args_is_help=True)
+app.add_typer(recalls_app, name="recalls")
 out = Console()
 err = Console(stderr=True)
 
@@ -45,6 +48,176 @@ def falkordb(url: str | None, data_dir: str | None = None) -> Iterator[str]:
             yield server.url
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+DataDirOpt = typer.Option(Path(".rescind/data"), "--data-dir", envvar="RESCIND_DATA_DIR",
+                          help="Without --url: the embedded server's data (kept between commands)")
+TenantOpt = typer.Option("demo", "--tenant", envvar="RESCIND_TENANT", help="Tenant name")
+JsonOpt = typer.Option(False, "--json", help="Print JSON for scripts")
+
+
+@contextlib.contextmanager
+def operator_graph(url: str | None, data_dir: Path, tenant: str):
+    """The tenant's graph on ``url``, on the server that owns ``data_dir``, or on an embedded
+    server started on ``data_dir`` for this command. Operator errors exit 2 with one line."""
+    from services.graph.store import TenantGraph, connect
+    from services.recalls import RecallError
+    from services.security import OperatorError
+    from services.server import DataDirInUse, EmbeddedFalkorDB, running_url
+
+    try:
+        with contextlib.ExitStack() as stack:
+            if not url:
+                try:
+                    url = stack.enter_context(EmbeddedFalkorDB(data_dir=data_dir)).url
+                except DataDirInUse:
+                    url = running_url(data_dir)
+            yield TenantGraph(connect(url), tenant)
+    except (OperatorError, RecallError, BadTenantName) as exc:
+        err.print(str(exc))
+        raise typer.Exit(2) from None
+    except redis.ConnectionError as exc:
+        err.print(f"cannot reach FalkorDB at {url}: {exc}")
+        raise typer.Exit(2) from None
+
+
+def _emit(data, as_json: bool, render) -> None:
+    if as_json:
+        print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    else:
+        render(data, out)
+
+
+@app.command()
+def compromise(
+    source: str = typer.Argument(..., help="The source, e.g. portal:northwind"),
+    start: str | None = typer.Option(None, "--from", help="Window start, ISO 8601 with zone"),
+    end: str | None = typer.Option(None, "--to", help="Window end (included), ISO 8601"),
+    reason: str = typer.Option(..., help="Why the source is compromised"),
+    commit: bool = typer.Option(False, "--commit", help="Apply it (default: preview only)"),
+    rev: int | None = typer.Option(None, help="With --commit: refuse if the graph moved past "
+                                   "this preview revision"),
+    rid: str | None = typer.Option(None, "--id", help="Retraction id (default: generated)"),
+    by: str = typer.Option("security", help="Who decides"),
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Declare a source compromised over a window: preview the blast radius, or --commit."""
+    from services import security, views
+
+    with operator_graph(url, data_dir, tenant) as graph:
+        d = security.compromise(graph, source, security.parse_time(start, "--from"),
+                                security.parse_time(end, "--to"), reason, by, commit, rid, rev)
+    title = f"{'Committed' if d['committed'] else 'Preview'}: {source} compromised"
+    _emit(d, as_json, lambda d, c: views.blast_radius(d, c, title))
+    if not as_json and not d["committed"]:
+        out.print(f"\nnothing changed; apply with --commit --rev {d['rev']}")
+
+
+@app.command()
+def reinstate(
+    retraction: str = typer.Argument(..., help="The id of a retraction, withdrawal or correction"),
+    by: str = typer.Option("security", help="Who decides"),
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Undo a retraction: what it took out comes back, unless something else keeps it out."""
+    from services import security, views
+
+    with operator_graph(url, data_dir, tenant) as graph:
+        d = security.reinstate(graph, retraction, by)
+    _emit(d, as_json, lambda d, c: views.blast_radius(d, c, f"Reinstated {retraction}"))
+
+
+@app.command()
+def explain(
+    memory: str = typer.Argument(..., help="A memory id, or a name (an action's name)"),
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """The justification tree of a memory, down to its sources."""
+    from services import security, views
+
+    with operator_graph(url, data_dir, tenant) as graph:
+        d = security.explain(graph, memory)
+    _emit(d, as_json, views.justification_tree)
+
+
+@app.command()
+def fragility(
+    action: str = typer.Argument(..., help="An action (or any memory): id or name"),
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """How many trust domains an attacker must control to fake it, and which would do."""
+    from services import security, views
+
+    with operator_graph(url, data_dir, tenant) as graph:
+        d = security.fragility(graph, action)
+    _emit(d, as_json, views.fragility)
+
+
+@app.command("audit-order")
+def audit_order(
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Sources ranked by the value of what rests on them alone: audit these first."""
+    from services import security, views
+
+    with operator_graph(url, data_dir, tenant) as graph:
+        d = security.audit_order(graph)
+    _emit(d, as_json, views.audit_order)
+
+
+@recalls_app.command("list")
+def recalls_list(
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Executed payments that went OUT, largest first (payments without an amount last)."""
+    from services import views
+    from services.recalls import recall_list
+
+    with operator_graph(url, data_dir, tenant) as graph:
+        rows = recall_list(graph)
+    _emit(rows, as_json, views.recalls)
+
+
+@recalls_app.command("show")
+def recalls_show(
+    action: str = typer.Argument(..., help="The payment: id or name"),
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """The drafted bank recall of one payment, with its evidence chain."""
+    from services import security
+    from services.recalls import find
+
+    with operator_graph(url, data_dir, tenant) as graph:
+        row = find(graph, security.resolve(graph, action))
+    _emit(row, as_json, lambda r, c: c.print(f"[{r['state']}]\n{r['draft']}", markup=False))
+
+
+@recalls_app.command("approve")
+def recalls_approve(
+    action: str = typer.Argument(..., help="The payment: id or name"),
+    by: str = typer.Option(..., help="Who in finance approves"),
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Approve a drafted recall: it is written to the outbox for the bank; nothing else."""
+    from datetime import UTC, datetime
+
+    from middleware.events import to_micros
+    from services import security
+    from services.recalls import approve
+
+    with operator_graph(url, data_dir, tenant) as graph:
+        row = approve(graph, security.resolve(graph, action), by, to_micros(datetime.now(UTC)))
+    _emit(row, as_json, lambda r, c: c.print(
+        f"approved by {by}: recall of {r['amount']:,.2f} to {r['payee']} is in the outbox"
+        if r["amount"] is not None else f"approved by {by}: the recall is in the outbox"))
 
 
 @app.command()

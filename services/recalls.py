@@ -18,12 +18,22 @@ def recall_list(graph: TenantGraph, names: dict[str, str] | None = None) -> list
         state = "approved" if a.get("recall_state") == "approved" else "drafted"
         if state == "drafted" and a.get("status") != "OUT":
             continue
-        rows.append({"action": a["id"], "amount": a.get("amount"), "payee": a.get("payee"),
-                     "state": state, "draft": draft(graph, a), "seq": a.get("seq", 0)})
+        rows.append({"action": a["id"], "name": (a.get("names") or [a["id"]])[0],
+                     "amount": a.get("amount"), "payee": a.get("payee"),
+                     "account": a.get("account"), "state": state, "draft": draft(graph, a),
+                     "seq": a.get("seq", 0)})
     rows.sort(key=lambda r: (r["amount"] is None, -(r["amount"] or 0), r["seq"]))
     for r in rows:
         r.pop("seq")
     return rows
+
+
+def find(graph: TenantGraph, action: str) -> dict:
+    """One entry of the recall list; RecallError when the payment is not on it."""
+    for r in recall_list(graph):
+        if r["action"] == action:
+            return r
+    raise RecallError(f"no recall for {action!r}: only executed payments that went OUT have one")
 
 
 def draft(graph: TenantGraph, action: dict) -> str:

@@ -7,7 +7,9 @@ directory it runs with AOF persistence, so a restart on the same directory loses
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
+import fcntl
 import os
 import signal
 import socket
@@ -21,6 +23,18 @@ import redis
 
 class ServerError(RuntimeError):
     """The embedded FalkorDB server could not be started or did not answer."""
+
+
+class DataDirInUse(ServerError):
+    """Another embedded server owns this data directory; ``running_url`` says where it is."""
+
+
+def running_url(data_dir: str | os.PathLike) -> str | None:
+    """The URL of the server that owns ``data_dir``, if one is running."""
+    try:
+        return (Path(data_dir) / "server.url").read_text().strip() or None
+    except OSError:
+        return None
 
 
 def _die_with_parent() -> None:
@@ -46,6 +60,7 @@ class EmbeddedFalkorDB:
         self.port = port or free_port()
         self.process: subprocess.Popen | None = None
         self._tmp: tempfile.TemporaryDirectory | None = None
+        self._lock: int | None = None
 
     @property
     def url(self) -> str:
@@ -73,7 +88,28 @@ class EmbeddedFalkorDB:
             "--protected-mode", "yes",
         ]
 
+    def _claim(self) -> None:
+        """One server per data directory: a second would corrupt the first one's AOF."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.data_dir / "server.lock", os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise DataDirInUse(f"{self.data_dir} is served by {running_url(self.data_dir)}") \
+                from None
+        self._lock = fd
+
     def start(self, timeout: float = 20.0) -> EmbeddedFalkorDB:
+        if self.data_dir:
+            self._claim()
+        try:
+            return self._start(timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, timeout: float) -> EmbeddedFalkorDB:
         # start_new_session: Ctrl-C in a terminal reaches us, and we stop the server ourselves.
         # The parent-death signal stops it even if we are killed without a chance to clean up.
         self.process = subprocess.Popen(
@@ -92,6 +128,8 @@ class EmbeddedFalkorDB:
                     if client.ping():
                         # Loading the AOF answers LOADING until done; a graph query proves readiness.
                         client.execute_command("GRAPH.LIST")
+                        if self.data_dir:
+                            (self.data_dir / "server.url").write_text(self.url + "\n")
                         return self
                 except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError,
                         redis.ResponseError):
@@ -117,6 +155,11 @@ class EmbeddedFalkorDB:
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
+        if self._lock is not None:
+            with contextlib.suppress(FileNotFoundError):
+                (self.data_dir / "server.url").unlink()
+            os.close(self._lock)  # releases the flock
+            self._lock = None
 
     @property
     def pid(self) -> int | None:

@@ -21,6 +21,8 @@ from collections.abc import Iterable
 
 import redis
 
+from middleware import events as ev
+
 DATA = "__data__"
 WRITER_GROUP = "rescind-writer"
 RETRACTION_GROUP = "rescind-retraction"
@@ -68,3 +70,16 @@ def dead_letter(conn: redis.Redis | redis.client.Pipeline, source: str, entry_id
     body = raw if isinstance(raw, str) else json.dumps(raw, default=str)
     conn.xadd(DEAD, {"stream": source, "id": entry_id, "group": group, "reason": reason,
                      "body": body[:MAX_ENTRY_BYTES]})
+
+
+def publish_status(conn: redis.Redis, tenant: str, result: dict, at, traceparent: str | None
+                   = None) -> None:
+    """One StatusChanged per memory a committed operation moved, for the agents' caches."""
+    pipe = conn.pipeline(transaction=False)
+    for mid, (status, why, hops) in result.get("changed", {}).items():
+        e = ev.StatusChanged(event_id=f"{result['id']}:{result['rev']}:{mid}", tenant=tenant,
+                             at=at, memory=mid, status=status, cause=why, hops=hops,
+                             revision=result["rev"] + 1, traceparent=traceparent)
+        pipe.xadd(STATUS, envelope(e.model_dump_json(by_alias=True)), maxlen=100_000,
+                  approximate=True)
+    pipe.execute()

@@ -51,12 +51,24 @@ def fragility(
 
     ``cone`` must hold ``target`` and everything upstream of it (closed under premises).
     """
+    return weakest(target, cone, domain_of, rules, at_most)[0]
+
+
+def weakest(
+    target: str,
+    cone: Mapping[str, Node],
+    domain_of: Mapping[str, str],
+    rules: Rules,
+    at_most: int | None = None,
+) -> tuple[int, tuple[str, ...]]:
+    """Fragility and one smallest set of trust domains that would fake ``target`` (the first
+    in sorted order); an empty set when it is OUT already."""
     if falls_with(target, cone, domain_of, rules, ()):
-        return 0
+        return 0, ()
     domains = cone_domains(cone, domain_of, rules)
     limit = len(domains) if at_most is None else min(at_most, len(domains))
     for k in range(1, limit + 1):
         for combo in combinations(domains, k):
             if falls_with(target, cone, domain_of, rules, combo):
-                return k
-    return limit  # with every domain fallen nothing can stand, so only ``at_most`` gets here
+                return k, combo
+    return limit, ()  # with every domain fallen nothing can stand, so only ``at_most`` gets here

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from services.graph.store import TenantGraph
 
 from .belief import Node
-from .fragility import fragility
+from .fragility import fragility, weakest
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,19 @@ def fragility_of(graph: TenantGraph, target: str) -> tuple[int, tuple[str, ...]]
     domains = tuple(sorted({domain_of.get(g.source, g.source) for n in nodes.values()
                             for g in n.groundings if rules.grounding_cause(g) is None}))
     return fragility(target, nodes, domain_of, rules), domains
+
+
+def weakest_of(graph: TenantGraph, target: str) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
+    """Fragility of ``target``, one smallest set of domains that would fake it, and every
+    trust domain its cone draws on."""
+    nodes, domain_of = cone(graph, target)
+    if target not in nodes:
+        raise UnknownAction(f"unknown memory {target!r}")
+    rules = graph.rules()
+    domains = tuple(sorted({domain_of.get(g.source, g.source) for n in nodes.values()
+                            for g in n.groundings if rules.grounding_cause(g) is None}))
+    frag, witness = weakest(target, nodes, domain_of, rules)
+    return frag, witness, domains
 
 
 def check(graph: TenantGraph, action: str, threshold: float = 10_000, min_domains: int = 2) -> GateDecision:

@@ -135,6 +135,9 @@ MATCH (p:Mem)-[:PREMISE_OF]->(:Justification)-[:JUSTIFIES]->(:Mem {id: id})
 RETURN DISTINCT p.id
 """
 
+# A memory by the name its writer gave it (a scan: names are for people, not for hot paths).
+MEMORY_NAMED = "MATCH (m:Mem) WHERE $name IN m.names RETURN m.id LIMIT 2"
+
 MEMORY_FACTS = """
 UNWIND $ids AS id
 MATCH (m:Mem {id: id})

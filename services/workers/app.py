@@ -155,14 +155,7 @@ class Workers:
         self._ack(stream, st.RETRACTION_GROUP, [entry_id])
 
     def _emit_status(self, cause: ev.Event, result: dict) -> None:
-        pipe = self.conn.pipeline(transaction=False)
-        for mid, (status, why, hops) in result.get("changed", {}).items():
-            e = ev.StatusChanged(event_id=f"{result['id']}:{mid}", tenant=cause.tenant,
-                                 at=cause.at, memory=mid, status=status, cause=why, hops=hops,
-                                 revision=result["rev"] + 1, traceparent=cause.traceparent)
-            pipe.xadd(st.STATUS, st.envelope(e.model_dump_json(by_alias=True)),
-                      maxlen=100_000, approximate=True)
-        pipe.execute()
+        st.publish_status(self.conn, cause.tenant, result, cause.at, cause.traceparent)
 
     # -- gate -----------------------------------------------------------------------------
     def gate(self, entry_id: str, body: object) -> None:

@@ -1,0 +1,185 @@
+"""What people do by hand: security declares a source compromised (a preview first), anyone
+asks why a memory stands or fell, and which sources deserve an audit first.
+
+Each function checks its input before touching the graph and raises OperatorError with a
+sentence a person can act on; nothing is written when it does. Committed decisions also go to
+the status stream, so that wrapped agents stop reading what went OUT.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+import redis
+
+from middleware import events as ev
+from services import streams
+from services.engine import retraction as ret
+from services.engine.gate import UnknownAction, weakest_of
+from services.graph import queries as q
+from services.graph.store import StalePreview, TenantGraph
+
+
+class OperatorError(ValueError):
+    """A request that cannot be carried out as given; nothing was changed."""
+
+
+def parse_time(text: str | None, what: str) -> int | None:
+    """ISO 8601 with a zone (``2026-11-16T08:00Z``) to epoch µs; None stays open."""
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise OperatorError(f"{what} {text!r} is not an ISO 8601 time "
+                            "(e.g. 2026-11-16T08:00Z)") from None
+    if moment.tzinfo is None:
+        raise OperatorError(f"{what} {text!r} has no zone; add Z or +HH:MM")
+    return ev.to_micros(moment)
+
+
+def when(us: int | None) -> str:
+    return "open" if us is None else ev.from_micros(us).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def resolve(graph: TenantGraph, ref: str) -> str:
+    """A memory id, or the name an agent or scenario gave it (an action's name, say)."""
+    if graph.statuses([ref]):
+        return ref
+    named = ev.action_id(graph.tenant, ref)
+    if graph.statuses([named]):
+        return named
+    rows = graph.rows(q.MEMORY_NAMED, {"name": ref})
+    if len(rows) == 1:
+        return rows[0][0]
+    raise OperatorError(f"no memory or action {ref!r} in tenant {graph.tenant}")
+
+
+# -- compromise and reinstate -----------------------------------------------------------------
+def compromise(graph: TenantGraph, source: str, start: int | None, end: int | None,
+               reason: str, by: str, commit: bool = False, rid: str | None = None,
+               rev: int | None = None, conn: redis.Redis | None = None) -> dict:
+    """Preview (default) or commit the retraction of ``source`` over [start, end]."""
+    if not reason.strip():
+        raise OperatorError("say why the source is compromised (--reason)")
+    if start is not None and end is not None and start > end:
+        raise OperatorError(f"the window ends ({when(end)}) before it starts ({when(start)})")
+    if graph.source(source) is None:
+        known = [r[0] for r in graph.rows(q.SOURCES)][:20]
+        raise OperatorError(f"unknown source {source!r}; known: {', '.join(known) or 'none'}")
+    if not graph.window_seeds(source, None, None):
+        raise OperatorError(f"source {source!r} has no observations: nothing rests on it")
+    if not graph.window_seeds(source, start, end):
+        raise OperatorError(f"no observation of {source!r} between {when(start)} and {when(end)}")
+    op = ret.Retract(rid or f"cmp-{uuid.uuid4().hex[:10]}", source, start, end, reason, by)
+    at = ev.to_micros(datetime.now(UTC))
+    try:
+        if not commit:
+            p = ret.preview(graph, op, at)
+            return {"committed": False, **_described(graph, p.result())}
+        result = ret.commit_at(graph, op, rev, at) if rev is not None else ret.run(graph, op, at)
+    except ret.RetractionError as exc:
+        raise OperatorError(str(exc)) from None
+    except StalePreview as exc:
+        raise OperatorError(f"{exc}: the graph changed since that preview") from None
+    _announce(graph, conn, result)
+    return {"committed": True, **_described(graph, result)}
+
+
+def reinstate(graph: TenantGraph, rid: str, by: str, conn: redis.Redis | None = None) -> dict:
+    """Undo a retraction, withdrawal or correction by its id: everything it took out comes back
+    unless something else still keeps it out."""
+    try:
+        result = ret.run(graph, ret.Reinstate(rid, by), ev.to_micros(datetime.now(UTC)))
+    except ret.RetractionError as exc:
+        raise OperatorError(str(exc)) from None
+    _announce(graph, conn, result)
+    return _described(graph, result)
+
+
+def _announce(graph: TenantGraph, conn: redis.Redis | None, result: dict) -> None:
+    streams.publish_status(conn or graph.conn, graph.tenant, result, datetime.now(UTC))
+
+
+def _described(graph: TenantGraph, result: dict) -> dict:
+    """The engine's blast radius with what a person needs: texts, amounts, payees."""
+    radius = result["blast_radius"]
+    ids = [i["id"] for k in ret.BLAST_KINDS for i in radius[k]]
+    facts = {f["id"]: f for f in graph.memories(ids)}
+    groups = {}
+    for k in ret.BLAST_KINDS:
+        groups[k] = [_item(facts.get(i["id"], {"id": i["id"]}), i["hops"]) for i in radius[k]]
+    return {"retraction": result["id"], "op": result["op"], "rev": result["rev"],
+            "direction": radius["direction"], "counts": radius["counts"], **groups,
+            "to_hold": groups["pending_actions"] if radius["direction"] == "OUT" else [],
+            "to_recall": groups["executed_actions"] if radius["direction"] == "OUT" else []}
+
+
+def _item(f: dict, hops: int | None) -> dict:
+    item = {"id": f["id"], "kind": f.get("kind"), "text": f.get("text"), "hops": hops,
+            "name": (f.get("names") or [None])[0]}
+    if f.get("kind") == "action":
+        item.update(amount=f.get("amount"), payee=f.get("payee"), account=f.get("account"),
+                    executed=bool(f.get("executed")))
+    return item
+
+
+# -- reading why --------------------------------------------------------------------------------
+def explain(graph: TenantGraph, ref: str, depth: int = 12) -> dict:
+    """The justification tree of a memory down to its sources, with every status on the way."""
+    target = resolve(graph, ref)
+    ids = graph.upstream(target)
+    nodes = graph.nodes(ids)
+    facts = {f["id"]: f for f in graph.memories(ids)}
+    sources = {g.source for n in nodes.values() for g in n.groundings}
+    domains = graph.domains(sources)
+    rules = graph.rules()
+
+    def tree(mid: str, path: frozenset[str], left: int) -> dict:
+        f, node = facts.get(mid, {}), nodes.get(mid)
+        out = {"id": mid, "kind": f.get("kind"), "text": f.get("text"), "status": f.get("status"),
+               "cause": f.get("cause"), "name": (f.get("names") or [None])[0]}
+        if f.get("kind") == "action":
+            out.update(amount=f.get("amount"), payee=f.get("payee"),
+                       executed=bool(f.get("executed")))
+        if node is None or left == 0 or mid in path:
+            return out
+        out["said_by"] = [{"source": g.source, "domain": domains.get(g.source, g.source),
+                           "at": when(g.at), "valid": rules.grounding_cause(g) is None}
+                          for g in node.groundings]
+        out["justifications"] = [[tree(p, path | {mid}, left - 1) for p in premises]
+                                 for premises in node.justifications]
+        return out
+
+    return tree(target, frozenset(), depth)
+
+
+def fragility(graph: TenantGraph, ref: str) -> dict:
+    """How many trust domains an attacker must control to fake this, and which would do."""
+    target = resolve(graph, ref)
+    try:
+        frag, witness, domains = weakest_of(graph, target)
+    except UnknownAction as exc:
+        raise OperatorError(str(exc)) from None
+    [facts] = graph.memories([target])
+    return {"id": target, "name": (facts.get("names") or [None])[0], "text": facts.get("text"),
+            "status": facts.get("status"), "amount": facts.get("amount"), "fragility": frag,
+            "would_fake_it": list(witness), "domains": list(domains)}
+
+
+def audit_order(graph: TenantGraph) -> list[dict]:
+    """Sources ranked by the value of what rests on them alone: what retracting each one for
+    all time would take OUT (payments by amount first, then everything else by count)."""
+    ranked = []
+    for sid, kind, _name, domain in graph.rows(q.SOURCES):
+        p = ret.preview(graph, ret.Retract(f"audit-{uuid.uuid4().hex[:8]}", sid, reason="audit"))
+        radius = p.blast_radius()
+        actions = radius["executed_actions"] + radius["pending_actions"]
+        amounts = {f["id"]: f.get("amount") or 0 for f in graph.memories([a["id"] for a in actions])}
+        ranked.append({"source": sid, "kind": kind, "domain": domain,
+                       "value_at_risk": sum(amounts.values()),
+                       "payments": len(actions), "memories": sum(radius["counts"].values()),
+                       "counts": radius["counts"]})
+    ranked.sort(key=lambda r: (-r["value_at_risk"], -r["memories"], r["source"]))
+    return ranked

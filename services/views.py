@@ -1,0 +1,103 @@
+"""How the operator commands print: blast radius, justification trees, fragility, recalls."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.tree import Tree
+
+from services.engine.retraction import BLAST_KINDS
+
+LABELS = {"observations": "Observations", "beliefs": "Beliefs", "plans": "Plans",
+          "answers": "Answers", "executed_actions": "Executed actions",
+          "pending_actions": "Pending actions"}
+
+
+def money(amount: float | None) -> str:
+    return "-" if amount is None else f"${amount:,.2f}"
+
+
+def short(text: str | None, width: int = 90) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def blast_radius(d: dict, console: Console, title: str) -> None:
+    verb = "would go" if not d.get("committed", True) else "went"
+    console.print(f"[bold]{title}[/bold]  (retraction {d['retraction']}, graph revision "
+                  f"{d['rev']})")
+    counts = ", ".join(f"{d['counts'][k]} {LABELS[k].lower()}" for k in BLAST_KINDS
+                       if d["counts"][k])
+    console.print(f"{sum(d['counts'].values())} {verb} {d['direction']}: {counts or 'nothing'}")
+    for k in BLAST_KINDS:
+        if not d[k]:
+            continue
+        console.print(f"\n[bold]{LABELS[k]}[/bold]")
+        for item in d[k]:
+            amount = f" {money(item['amount'])}" if item.get("amount") is not None else ""
+            console.print(f"  hop {item['hops']}: {short(item['text'])}{amount}  "
+                          f"[dim]{item['id']}[/dim]")
+    if d.get("to_hold"):
+        console.print("\n[bold yellow]Pending payments to hold[/bold yellow]")
+        for a in d["to_hold"]:
+            console.print(f"  {money(a['amount'])} to {a['payee']}  ({a['name'] or a['id']})")
+    if d.get("to_recall"):
+        console.print("\n[bold red]Executed payments to recall (drafts for finance)[/bold red]")
+        for a in d["to_recall"]:
+            console.print(f"  {money(a['amount'])} to {a['payee']}  ({a['name'] or a['id']})")
+
+
+def justification_tree(t: dict, console: Console) -> None:
+    root = Tree(_label(t))
+    _grow(root, t)
+    console.print(root)
+
+
+def _label(n: dict) -> str:
+    colour = "green" if n.get("status") == "IN" else "red"
+    cause = f" (cause {n['cause']})" if n.get("cause") else ""
+    amount = f" {money(n['amount'])}" if n.get("amount") is not None else ""
+    return (f"[{colour}]{n.get('status')}[/{colour}]{cause} {n.get('kind')}: "
+            f"{short(n.get('text'), 80)}{amount} [dim]{n['id']}[/dim]")
+
+
+def _grow(branch: Tree, n: dict) -> None:
+    for s in n.get("said_by", []):
+        mark = "valid" if s["valid"] else "[red]retracted[/red]"
+        branch.add(f"said by [bold]{s['source']}[/bold] (trust domain {s['domain']}) at "
+                   f"{s['at']}: {mark}")
+    for i, premises in enumerate(n.get("justifications", []), 1):
+        j = branch.add(f"justification {i}: needs all of")
+        for p in premises:
+            _grow(j.add(_label(p)), p)
+
+
+def fragility(d: dict, console: Console) -> None:
+    console.print(f"{short(d['text'])} {money(d.get('amount'))}  [dim]{d['id']}[/dim]")
+    console.print(f"status {d['status']}; fragility [bold]{d['fragility']}[/bold]: compromising "
+                  f"{' + '.join(d['would_fake_it']) or 'nothing more'} would fake it")
+    console.print(f"trust domains it draws on: {', '.join(d['domains']) or 'none'}")
+
+
+def audit_order(rows: list[dict], console: Console) -> None:
+    table = Table(title="Audit order: what rests on each source alone")
+    for col in ("#", "source", "domain", "value at risk", "payments", "memories"):
+        table.add_column(col, justify="right" if col in ("#", "value at risk", "payments",
+                                                         "memories") else "left")
+    for i, r in enumerate(rows, 1):
+        table.add_row(str(i), r["source"], r["domain"], money(r["value_at_risk"]),
+                      str(r["payments"]), str(r["memories"]))
+    console.print(table)
+
+
+def recalls(rows: list[dict], console: Console) -> None:
+    if not rows:
+        console.print("no recalls: no executed payment rests on anything retracted")
+        return
+    table = Table(title="Recall list (largest first)")
+    for col in ("action", "payee", "amount", "state"):
+        table.add_column(col, justify="right" if col == "amount" else "left")
+    for r in rows:
+        table.add_row(r.get("name") or r["action"], r["payee"] or "-", money(r["amount"]),
+                      r["state"])
+    console.print(table)
