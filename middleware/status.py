@@ -17,13 +17,18 @@ class StatusCache:
         self._conn = redis.Redis.from_url(url, socket_timeout=10)
         self._last = "0"
         self._stop = threading.Event()
+        self._lock = threading.Lock()  # one reader at a time, so statuses apply in stream order
         self.refresh()
         self._thread = threading.Thread(target=self._run, name="rescind-status", daemon=True)
         self._thread.start()
 
     def refresh(self, block_ms: int | None = None) -> None:
         """Read status events up to now (or wait ``block_ms`` for the next ones)."""
-        reply = self._conn.xread({STATUS_STREAM: self._last}, count=10_000, block=block_ms)
+        with self._lock:
+            reply = self._conn.xread({STATUS_STREAM: self._last}, count=10_000, block=block_ms)
+            self._apply(reply)
+
+    def _apply(self, reply) -> None:
         for _, entries in reply or ():
             for entry_id, fields in entries:
                 self._last = entry_id.decode()
