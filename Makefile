@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/rescind replay examples/vendor-portal.jsonl
+	$(BIN)/rescind demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -17,7 +17,16 @@ from .llm import (
     request_key,
 )
 from .payments import build_payments_agent
-from .week import WEEK, Step, StepResult, WeekResult, record_week, run_week
+from .week import (
+    WEEK,
+    Step,
+    StepResult,
+    WeekResult,
+    build_agents,
+    forget_attacker_notes,
+    record_week,
+    run_week,
+)
 from .world import World
 
 __all__ = [
@@ -32,10 +41,12 @@ __all__ = [
     "StepResult",
     "WeekResult",
     "World",
+    "build_agents",
     "build_ap_agent",
     "build_confirmer",
     "build_payments_agent",
     "chat_model",
+    "forget_attacker_notes",
     "record_week",
     "request_key",
     "run_week",

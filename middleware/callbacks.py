@@ -35,7 +35,7 @@ class RescindCallbacks(BaseCallbackHandler):
         name = (serialized or {}).get("name") or kw.get("name", "")
         thread = str((metadata or {}).get("thread_id", "default"))
         args = inputs if isinstance(inputs, dict) else _args(input_str)
-        call_id = str((metadata or {}).get("tool_call_id") or run_id)
+        call_id = str(kw.get("tool_call_id") or (metadata or {}).get("tool_call_id") or run_id)
         self._tools[run_id] = (name, thread, args, call_id)
         span = _tracer.start_span(f"rescind.tool {name}", attributes={"rescind.thread": thread})
         self._spans[run_id] = span

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 import uuid
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from opentelemetry import propagate
 from . import events as ev
 from .config import InterceptConfig, fill
 from .context import Contexts
-from .gate import GateClient
+from .gate import GateClient, GateRefused
 from .publisher import Publisher
 from .status import StatusCache
 
@@ -103,6 +104,9 @@ class Recorder:
         ctx = self.contexts.get(thread)
         premises, rule = ctx.premises()
         amount = _number(args.get(spec.amount)) if spec.amount else None
+        if spec.amount and amount is None:  # fail closed: a gate cannot judge an unknown sum
+            raise GateRefused(f"{tool}: the amount {args.get(spec.amount)!r} in argument "
+                              f"{spec.amount!r} is not a number; {name} does not run")
         payee = str(args[spec.payee]) if spec.payee and spec.payee in args else None
         account = str(args[spec.account]) if spec.account and spec.account in args else None
         text = f"{tool}({json.dumps(args, sort_keys=True, default=str)})"
@@ -128,7 +132,9 @@ class Recorder:
 
 
 def _number(x: object) -> float | None:
+    """A finite, non-negative amount, or None."""
     try:
-        return None if x is None else float(x)
+        value = None if x is None or isinstance(x, bool) else float(x)
     except (TypeError, ValueError):
         return None
+    return value if value is not None and math.isfinite(value) and value >= 0 else None

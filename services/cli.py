@@ -57,10 +57,9 @@ JsonOpt = typer.Option(False, "--json", help="Print JSON for scripts")
 
 
 @contextlib.contextmanager
-def operator_graph(url: str | None, data_dir: Path, tenant: str):
-    """The tenant's graph on ``url``, on the server that owns ``data_dir``, or on an embedded
-    server started on ``data_dir`` for this command. Operator errors exit 2 with one line."""
-    from services.graph.store import TenantGraph, connect
+def operator_server(url: str | None, data_dir: Path) -> Iterator[str]:
+    """``url``, the server that owns ``data_dir``, or an embedded server started on ``data_dir``
+    for this command. Operator errors exit 2 with one line."""
     from services.recalls import RecallError
     from services.security import OperatorError
     from services.server import DataDirInUse, EmbeddedFalkorDB, running_url
@@ -72,13 +71,22 @@ def operator_graph(url: str | None, data_dir: Path, tenant: str):
                     url = stack.enter_context(EmbeddedFalkorDB(data_dir=data_dir)).url
                 except DataDirInUse:
                     url = running_url(data_dir)
-            yield TenantGraph(connect(url), tenant)
+            yield url
     except (OperatorError, RecallError, BadTenantName) as exc:
         err.print(str(exc))
         raise typer.Exit(2) from None
     except redis.ConnectionError as exc:
         err.print(f"cannot reach FalkorDB at {url}: {exc}")
         raise typer.Exit(2) from None
+
+
+@contextlib.contextmanager
+def operator_graph(url: str | None, data_dir: Path, tenant: str):
+    """The tenant's graph on the server ``operator_server`` finds."""
+    from services.graph.store import TenantGraph, connect
+
+    with operator_server(url, data_dir) as server_url:
+        yield TenantGraph(connect(server_url), tenant)
 
 
 def _emit(data, as_json: bool, render) -> None:
@@ -218,6 +226,53 @@ def recalls_approve(
     _emit(row, as_json, lambda r, c: c.print(
         f"approved by {by}: recall of {r['amount']:,.2f} to {r['payee']} is in the outbox"
         if r["amount"] is not None else f"approved by {by}: the recall is in the outbox"))
+
+
+@app.command()
+def demo(
+    mode: str | None = typer.Option(None, help="gemini | replay | policy (default: gemini when "
+                                    "GOOGLE_API_KEY or GEMINI_API_KEY is set, else replay)"),
+    recording: Path | None = typer.Option(None, help="Recording to replay (default: the committed "
+                                          "agents/recordings/week.json)"),
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """The reference agents' week through the real event path, told as a story."""
+    from agents.llm import GeminiUnavailable, RecordingMiss
+    from services import demo as week
+    from services.story import tell
+
+    try:
+        with operator_server(url, data_dir) as server_url, out.status("the week is running…"):
+            summary = week.run(server_url, tenant, mode, recording)
+    except (RecordingMiss, GeminiUnavailable, ValueError) as exc:
+        err.print(f"{type(exc).__name__}: {exc}")
+        raise typer.Exit(2) from None
+    _emit(summary, as_json, tell)
+
+
+@app.command()
+def record(
+    policy: bool = typer.Option(False, "--policy", help="Record the deterministic policy "
+                                "(no key needed); default: Gemini, which needs a key"),
+    out_file: Path = typer.Option(Path("agents/recordings/week.json"), "--out"),
+    url: str | None = UrlOpt,
+) -> None:
+    """Remake the recording that `rescind demo` replays offline, by running the demo week."""
+    from agents.llm import GeminiModel, PolicyModel, RecordingModel, gemini_key
+    from services import demo as week
+
+    if not policy and not gemini_key():
+        err.print("recording Gemini needs GOOGLE_API_KEY or GEMINI_API_KEY; or pass --policy to "
+                  "record the deterministic policy")
+        raise typer.Exit(2)
+    inner = PolicyModel() if policy else GeminiModel()
+    model = RecordingModel(inner, out_file, fresh=True,
+                           note="made by `rescind record`: the demo week, wrapped by Rescind")
+    with falkordb(url) as server_url:
+        week.run(server_url, "record", model=model)
+    out.print(f"wrote {out_file} ({len(json.loads(out_file.read_text())['calls'])} calls, "
+              f"made with {model.made_with})")
 
 
 @app.command()

@@ -61,7 +61,13 @@ def _chain(graph: TenantGraph, action: str) -> list[str]:
     facts = graph.memories(up)
     out = [f for f in facts if f["status"] == "OUT"]
     out.sort(key=lambda f: (-(f.get("hops") or 0), f.get("at") or 0, f["text"]))
-    return [f"{f['kind']}: {f['text']}" for f in out[:12]]
+    return [f"{f['kind']}: {_one_line(f['text'])}" for f in out[:12]]
+
+
+def _one_line(text: str, width: int = 160) -> str:
+    """A multi-line observation (a whole web page) as one line of the draft."""
+    flat = " / ".join(line.strip() for line in text.splitlines() if line.strip())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def approve(graph: TenantGraph, action: str, by: str, at: int) -> dict:

@@ -59,8 +59,10 @@ def resolve(graph: TenantGraph, ref: str) -> str:
 # -- compromise and reinstate -----------------------------------------------------------------
 def compromise(graph: TenantGraph, source: str, start: int | None, end: int | None,
                reason: str, by: str, commit: bool = False, rid: str | None = None,
-               rev: int | None = None, conn: redis.Redis | None = None) -> dict:
-    """Preview (default) or commit the retraction of ``source`` over [start, end]."""
+               rev: int | None = None, conn: redis.Redis | None = None,
+               now: datetime | None = None) -> dict:
+    """Preview (default) or commit the retraction of ``source`` over [start, end]; ``now`` is
+    when the decision is taken (default: the wall clock)."""
     if not reason.strip():
         raise OperatorError("say why the source is compromised (--reason)")
     if start is not None and end is not None and start > end:
@@ -73,47 +75,60 @@ def compromise(graph: TenantGraph, source: str, start: int | None, end: int | No
     if not graph.window_seeds(source, start, end):
         raise OperatorError(f"no observation of {source!r} between {when(start)} and {when(end)}")
     op = ret.Retract(rid or f"cmp-{uuid.uuid4().hex[:10]}", source, start, end, reason, by)
-    at = ev.to_micros(datetime.now(UTC))
+    now = now or datetime.now(UTC)
+    at = ev.to_micros(now)
     try:
+        p = ret.preview(graph, op, at)
+        kept = sorted(m for m, st in p.after.items() if st.is_in and m in p.before)
         if not commit:
-            p = ret.preview(graph, op, at)
-            return {"committed": False, **_described(graph, p.result())}
-        result = ret.commit_at(graph, op, rev, at) if rev is not None else ret.run(graph, op, at)
+            return {"committed": False, **_described(graph, p.result(), kept)}
+        if rev is not None and rev != p.rev:
+            raise StalePreview(f"stale preview: the graph is at revision {p.rev}, not {rev}")
+        try:
+            result = ret.commit(graph, p)
+        except StalePreview:  # a write got in between; without --rev, decide on the new graph
+            if rev is not None:
+                raise
+            result = ret.run(graph, op, at)
     except ret.RetractionError as exc:
         raise OperatorError(str(exc)) from None
     except StalePreview as exc:
         raise OperatorError(f"{exc}: the graph changed since that preview") from None
-    _announce(graph, conn, result)
-    return {"committed": True, **_described(graph, result)}
+    _announce(graph, conn, result, now)
+    return {"committed": True, **_described(graph, result, kept)}
 
 
-def reinstate(graph: TenantGraph, rid: str, by: str, conn: redis.Redis | None = None) -> dict:
+def reinstate(graph: TenantGraph, rid: str, by: str, conn: redis.Redis | None = None,
+              now: datetime | None = None) -> dict:
     """Undo a retraction, withdrawal or correction by its id: everything it took out comes back
     unless something else still keeps it out."""
+    now = now or datetime.now(UTC)
     try:
-        result = ret.run(graph, ret.Reinstate(rid, by), ev.to_micros(datetime.now(UTC)))
+        result = ret.run(graph, ret.Reinstate(rid, by), ev.to_micros(now))
     except ret.RetractionError as exc:
         raise OperatorError(str(exc)) from None
-    _announce(graph, conn, result)
+    _announce(graph, conn, result, now)
     return _described(graph, result)
 
 
-def _announce(graph: TenantGraph, conn: redis.Redis | None, result: dict) -> None:
-    streams.publish_status(conn or graph.conn, graph.tenant, result, datetime.now(UTC))
+def _announce(graph: TenantGraph, conn: redis.Redis | None, result: dict, now: datetime) -> None:
+    streams.publish_status(conn or graph.conn, graph.tenant, result, now)
 
 
-def _described(graph: TenantGraph, result: dict) -> dict:
-    """The engine's blast radius with what a person needs: texts, amounts, payees."""
+def _described(graph: TenantGraph, result: dict, kept: list[str] = ()) -> dict:
+    """The engine's blast radius with what a person needs: texts, amounts, payees; and what
+    the retraction reaches but leaves IN, because it has an independent reason."""
     radius = result["blast_radius"]
     ids = [i["id"] for k in ret.BLAST_KINDS for i in radius[k]]
-    facts = {f["id"]: f for f in graph.memories(ids)}
+    facts = {f["id"]: f for f in graph.memories([*ids, *kept])}
     groups = {}
     for k in ret.BLAST_KINDS:
         groups[k] = [_item(facts.get(i["id"], {"id": i["id"]}), i["hops"]) for i in radius[k]]
     return {"retraction": result["id"], "op": result["op"], "rev": result["rev"],
             "direction": radius["direction"], "counts": radius["counts"], **groups,
             "to_hold": groups["pending_actions"] if radius["direction"] == "OUT" else [],
-            "to_recall": groups["executed_actions"] if radius["direction"] == "OUT" else []}
+            "to_recall": groups["executed_actions"] if radius["direction"] == "OUT" else [],
+            "kept": [_item(facts[m], None) for m in kept if m in facts]}
 
 
 def _item(f: dict, hops: int | None) -> dict:
@@ -135,6 +150,7 @@ def explain(graph: TenantGraph, ref: str, depth: int = 12) -> dict:
     sources = {g.source for n in nodes.values() for g in n.groundings}
     domains = graph.domains(sources)
     rules = graph.rules()
+    expanded: set[str] = set()
 
     def tree(mid: str, path: frozenset[str], left: int) -> dict:
         f, node = facts.get(mid, {}), nodes.get(mid)
@@ -145,6 +161,10 @@ def explain(graph: TenantGraph, ref: str, depth: int = 12) -> dict:
                        executed=bool(f.get("executed")))
         if node is None or left == 0 or mid in path:
             return out
+        if mid in expanded:  # a DAG: each memory's reasons are shown once, where first met
+            out["see_above"] = True
+            return out
+        expanded.add(mid)
         out["said_by"] = [{"source": g.source, "domain": domains.get(g.source, g.source),
                            "at": when(g.at), "valid": rules.grounding_cause(g) is None}
                           for g in node.groundings]

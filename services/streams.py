@@ -83,3 +83,26 @@ def publish_status(conn: redis.Redis, tenant: str, result: dict, at, traceparent
         pipe.xadd(STATUS, envelope(e.model_dump_json(by_alias=True)), maxlen=100_000,
                   approximate=True)
     pipe.execute()
+
+
+def forget_status(conn: redis.Redis, tenant: str, chunk: int = 5000) -> int:
+    """Delete a tenant's StatusChanged entries (when the tenant starts afresh): agents' caches
+    read the stream from the start and would otherwise hide the new run's memories."""
+    gone, start = 0, "-"
+    while True:
+        entries = conn.xrange(STATUS, min=start, max="+", count=chunk)
+        if not entries:
+            return gone
+        ids = [i for i, fields in entries if _tenant_of(fields) == tenant]
+        if ids:
+            gone += conn.xdel(STATUS, *ids)
+        if len(entries) < chunk:
+            return gone
+        start = "(" + entries[-1][0].decode()
+
+
+def _tenant_of(fields: dict) -> str | None:
+    try:
+        return json.loads(json.loads(fields[DATA.encode()])["data"]).get("tenant")
+    except (KeyError, ValueError, TypeError):
+        return None

@@ -224,3 +224,21 @@ def test_a_scheduled_payment_stays_pending_and_its_release_is_judged_by_the_prop
     assert not facts.get("executed")
     for w in (wrapped, release, ghost):
         w.rescind.close()
+
+
+@pytest.mark.parametrize("amount", ["34,500", "lots", float("nan"), -5, None])
+def test_an_amount_that_is_not_a_number_stops_the_action(rescind_workers, tenant_name, amount):
+    """A payment whose amount argument is not a finite, non-negative number: refused before the
+    gate is asked, the tool does not run, nothing is proposed."""
+    args = {"vendor": "acme"} if amount is None else {"vendor": "acme", "amount": amount}
+    wrapped = agent([call("read_vendor_portal", {"vendor": "acme"}, 1),
+                     call("pay_invoice", args, 2), AIMessage(content="done")],
+                    rescind_workers, tenant_name)
+    PAID.clear()
+    with pytest.raises(Exception, match="is not a number"):
+        run(wrapped, "pay acme")
+    settle(rescind_workers, wrapped)
+    assert PAID == []
+    g = TenantGraph(connect(rescind_workers), tenant_name)
+    assert g.rows("MATCH (m:Mem {kind: 'action'}) RETURN m.id") == []
+    wrapped.rescind.close()

@@ -1,0 +1,201 @@
+"""`rescind demo`: the reference agents' week through Rescind's real event path, told as a story.
+
+The agents in ``agents/`` know nothing of Rescind. Here they are wrapped from outside: one
+interception config names their source and action tools, one recorder (stamped by the world's
+clock) publishes to the streams, and real FastStream workers write the graph and answer the
+gate. On Thursday security declares the Northwind portal compromised for the attack window.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import redis
+from langchain_core.tools import StructuredTool
+
+from middleware import InterceptConfig, Recorder, instrument
+from middleware.config import ActionTool, SourceTool
+from middleware.gate import GateClient, GateRefused
+from services import security
+from services import streams as st
+from services.engine.gate import UnknownAction, weakest_of
+from services.graph.store import TenantGraph, connect
+from services.recalls import recall_list
+from services.replay_streams import wait_idle
+from services.workers.app import WorkerSettings, WorkerThread
+
+COMPROMISED = "portal:northwind"
+ATTACK = ("2026-11-16T08:00:00Z", "2026-11-18T12:00:00Z")  # when the page showed the attacker's
+REASON = "Northwind's supplier portal was taken over: the bank details on it were the attacker's"
+
+
+def intercept_config(tenant: str, url: str) -> InterceptConfig:
+    """Which of the agents' tools are sources and which are actions (kept outside their code).
+
+    Invoices are not a source here: the demo asks where the money goes, not whether a bill is
+    genuine (that is the three-way match's job), so a plan rests on the notes about the payee.
+    """
+    payment = {"id": "payment:{invoice}", "amount": "amount", "payee": "vendor",
+               "account": "account"}
+    return InterceptConfig(
+        tenant=tenant, url=url,
+        sources={
+            "read_vendor_portal": SourceTool(source="portal:{vendor}", kind="vendor_portal"),
+            "read_contract": SourceTool(source="contract:{vendor}", kind="signed_contract",
+                                        domain="signed-contracts"),
+        },
+        actions={
+            "pay_invoice": ActionTool(**payment),
+            "schedule_payment": ActionTool(**payment, stage="propose"),
+            "release_payment": ActionTool(id="payment:{invoice}", stage="execute"),
+        })
+
+
+@dataclass
+class GateLog:
+    """Every question the agents' gate client asked, with the answer."""
+
+    decisions: list[dict] = field(default_factory=list)
+
+
+class LoggedGate(GateClient):
+    def __init__(self, url: str, tenant: str, log: GateLog, clock: Callable[[], datetime]):
+        super().__init__(url, tenant)
+        self.log, self.clock = log, clock
+
+    def ask(self, action: str, premises: list[str], amount: float | None, payee: str | None,
+            traceparent: str | None = None, proposed: bool = False,
+            at: datetime | None = None):
+        entry = {"action": action, "at": self.clock().isoformat(), "amount": amount}
+        try:
+            answer = super().ask(action, premises, amount, payee, traceparent, proposed, at)
+        except GateRefused as exc:
+            self.log.decisions.append({**entry, "allowed": False, "reason": str(exc)})
+            raise
+        self.log.decisions.append({**entry, "allowed": True, "reason": answer.reason,
+                                   "fragility": answer.fragility})
+        return answer
+
+
+def fragility_tool(graph: TenantGraph, recorder: Recorder, settle: Callable[[], None]):
+    """A tool handed to the payments agent from outside: how fragile is the plan to pay this?"""
+
+    def check_fragility(invoice: str) -> str:
+        """How many independent trust domains an attacker must control to fake the plan to pay
+        this invoice (payments above $10,000 need at least 2)."""
+        settle()
+        plans = graph.rows("MATCH (m:Mem {kind: 'plan'}) WHERE m.text CONTAINS $inv "
+                           "RETURN m.id, m.at ORDER BY m.at DESC LIMIT 1", {"inv": invoice})
+        if not plans:
+            return f"No plan to pay {invoice} is recorded."
+        try:
+            frag, witness, domains = weakest_of(graph, plans[0][0])
+        except UnknownAction:
+            return f"No plan to pay {invoice} is recorded."
+        return (f"The plan to pay {invoice} has fragility {frag}: compromising "
+                f"{' + '.join(witness) or 'nothing'} would fake it (it draws on "
+                f"{', '.join(domains)}).")
+
+    return StructuredTool.from_function(check_fragility)
+
+
+def run(url: str, tenant: str = "demo", mode: str | None = None, recording: Path | None = None,
+        model: Any = None, on_event: Callable[[str, Any], None] | None = None) -> dict:
+    """Play the week wrapped by Rescind; a machine-readable summary of what happened."""
+    from agents.llm import chat_model
+    from agents.week import run_week
+    from agents.world import World
+
+    emit = on_event or (lambda kind, data: None)
+    # A refusal raised by our callback is part of the story; LangChain would log it as a warning.
+    logging.getLogger("langchain_core.callbacks.manager").setLevel(logging.ERROR)
+    conn = redis.Redis.from_url(url)
+    graph = TenantGraph(connect(url), tenant)
+    graph.delete()  # the demo tenant starts afresh, and so do its agents' status caches
+    st.forget_status(conn, tenant)
+    st.ensure_groups(conn)
+    model = model or chat_model(mode, recording)
+    world = World.load()
+    config = intercept_config(tenant, url)
+    gates = GateLog()
+    recorder = Recorder(config, clock=lambda: world.now,
+                        gate=LoggedGate(url, tenant, gates, lambda: world.now))
+    stream = recorder.publisher.stream_of(tenant)
+
+    def settle() -> None:
+        recorder.publisher.flush(30)
+        wait_idle(conn, stream, only=(st.WRITER_GROUP,))
+
+    decisions: dict[str, Any] = {}
+
+    def on_step(name: str, when: datetime) -> None:
+        settle()
+        emit("step", {"name": name, "when": when})
+        if name != "security/thursday":
+            return
+        start, end = (security.parse_time(t, "window") for t in ATTACK)
+        preview = security.compromise(graph, COMPROMISED, start, end, REASON, "security",
+                                      now=world.now)
+        decisions["preview_rev"] = preview["rev"]
+        emit("preview", preview)
+        done = security.compromise(graph, COMPROMISED, start, end, REASON, "security",
+                                   commit=True, rid="r-northwind-portal", rev=preview["rev"],
+                                   now=world.now)
+        for action in done["to_hold"]:  # treasury holds what Rescind holds
+            invoice = (action.get("name") or "").removeprefix("payment:")
+            if world.bank.payment_for(invoice) is not None:
+                world.bank.hold(invoice, f"held by Rescind: {REASON}")
+        decisions["compromise"] = {**done, "previewed_at_rev": preview["rev"]}
+        _wait_for_status(recorder, done)
+        emit("committed", done)
+
+    settings = WorkerSettings(url=url, worker_id=f"demo-{tenant}")
+    with WorkerThread(settings, ("writer", "retraction", "gate")):
+        tools = {"payments_agent": [fragility_tool(graph, recorder, settle)]}
+        week = run_week(model, world=world, extra_tools=tools, on_step=on_step,
+                        wrap=lambda g: instrument(g, config, recorder=recorder))
+        settle()
+    recorder.close()
+    return summary(graph, week, gates, decisions.get("compromise"))
+
+
+def _wait_for_status(recorder: Recorder, done: dict, timeout: float = 10.0) -> None:
+    """Until the agents' status cache has heard of everything the commit took OUT."""
+    out = {i["id"] for k in ("observations", "beliefs", "plans", "answers", "executed_actions",
+                             "pending_actions") for i in done[k]}
+    deadline = time.monotonic() + timeout
+    while not out <= recorder.status.out and time.monotonic() < deadline:
+        recorder.status.refresh(block_ms=100)
+
+
+def summary(graph: TenantGraph, week: Any, gates: GateLog, compromise: dict | None) -> dict:
+    rows = graph.rows("MATCH (m:Mem) RETURN m.kind, m.status, count(m)")
+    kinds: dict[str, dict[str, int]] = {}
+    for kind, status, n in rows:
+        kinds.setdefault(kind, {"IN": 0, "OUT": 0})[status] = n
+    actions = graph.actions()
+    held = sorted((a.get("names") or [a["id"]])[0] for a in actions
+                  if not a.get("executed") and a.get("status") == "OUT")
+    return {
+        "tenant": graph.tenant,
+        "memories": kinds,
+        "out": {k: v["OUT"] for k, v in sorted(kinds.items())},
+        "compromise": None if compromise is None else {
+            "source": COMPROMISED, "window": list(ATTACK), "reason": REASON, **compromise},
+        "held": held,
+        "recalls": [{k: r[k] for k in ("name", "amount", "payee", "account", "state", "draft")}
+                    for r in recall_list(graph)],
+        "gates": gates.decisions,
+        "bank": [p.as_dict() for p in week.world.bank.payments],
+        "steps": [{"name": s.step.name, "agent": s.step.agent, "when": s.step.when.isoformat(),
+                   "outcome": s.outcome, "error": s.error, "answer": s.answer,
+                   "calls": [{"tool": n, "args": a} for n, a in s.tool_calls]}
+                  for s in week.steps],
+        "notes": week.notes(),
+    }
