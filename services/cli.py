@@ -364,7 +364,7 @@ def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int,
     from services.workers.app import WorkerSettings, serve
 
     config = Settings()
-    telemetry.configure(config.otel)
+    telemetry.configure(config.otel, config.otlp_endpoint, config.metric_interval_ms)
 
     async def main() -> None:
         stop = asyncio.Event()

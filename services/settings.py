@@ -15,4 +15,7 @@ class Settings(BaseSettings):
     data_dir: str | None = Field(None, description="Where the embedded server keeps its AOF files")
     gate_threshold: float = Field(10_000, description="Payments above this need two trust domains")
     gate_min_domains: int = Field(2, description="Trust domains that must fall to fake a large payment")
-    otel: Literal["none", "console"] = Field("none", description="Where spans go")
+    otel: Literal["none", "console", "otlp"] = Field("none", description="Where spans and "
+                                                     "metrics go")
+    otlp_endpoint: str = Field("http://127.0.0.1:4318", description="OTLP/HTTP collector base URL")
+    metric_interval_ms: int = Field(10_000, description="How often metrics are exported")

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import http.server
+
 import pytest
 from langchain_core.messages import AIMessage
-from opentelemetry import trace
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -39,3 +43,124 @@ def test_the_tool_call_and_the_graph_write_share_one_trace(rescind_workers, tena
     trace_id = tool[0].context.trace_id
     same = {s.name for s in spans if s.context.trace_id == trace_id}
     assert "rescind.record" in same, [(s.name, hex(s.context.trace_id)[-6:]) for s in spans]
+
+
+METRICS = InMemoryMetricReader()
+
+
+@pytest.fixture(scope="module")
+def metric_reader():
+    """An in-memory reader on the global meter provider (the first one set wins)."""
+    metrics.set_meter_provider(MeterProvider(metric_readers=[METRICS]))
+    return METRICS
+
+
+def _points(reader) -> dict[str, list]:
+    found: dict[str, list] = {}
+    for rm in reader.get_metrics_data().resource_metrics:
+        for sm in rm.scope_metrics:
+            for m in sm.metrics:
+                found.setdefault(m.name, []).extend(m.data.data_points)
+    return found
+
+
+def test_the_workers_report_events_batches_lag_and_retraction_latency(
+        metric_reader, rescind_workers, tenant_name):  # noqa: F811
+    """After an agent's writes and a retraction: events applied counted per tenant, batch sizes
+    recorded, consumer lag observed per stream and group (0 once drained), and the retraction's
+    latency recorded."""
+    from middleware import events as ev
+    from middleware.publisher import Publisher
+
+    wrapped = agent([call("read_vendor_portal", {"vendor": "acme"}, 1), AIMessage(content="ok")],
+                    rescind_workers, tenant_name)
+    run(wrapped, "read the portal")
+    settle(rescind_workers, wrapped)
+    pub = Publisher(rescind_workers)
+    pub.publish(ev.SourceCompromised(event_id=f"{tenant_name}-r", tenant=tenant_name,
+                                     at=ev.from_micros(0), retraction="r1", source="portal:acme",
+                                     reason="hacked", by="security"))
+    pub.close()
+    settle(rescind_workers, wrapped)
+    wrapped.rescind.close()
+    points = _points(metric_reader)
+    applied = [p for p in points["rescind.events.applied"] if p.attributes["tenant"] == tenant_name]
+    assert applied and applied[0].value >= 1
+    assert points["rescind.writer.batch_size"][0].count >= 1
+    lag = {(p.attributes["stream"], p.attributes["group"]): p.value
+           for p in points["rescind.consumer.lag"]}
+    assert ("rescind:events:0", "rescind-writer") in lag and all(v >= 0 for v in lag.values())
+    assert lag[(wrapped.rescind.publisher.stream_of(tenant_name), "rescind-writer")] == 0
+    durations = [p for p in points["rescind.retraction.duration"] if p.attributes["op"] == "retract"]
+    assert durations and durations[0].count >= 1 and durations[0].sum > 0
+
+
+class _Collector(http.server.BaseHTTPRequestHandler):
+    received: list[tuple[str, bytes]] = []
+
+    def do_POST(self):  # noqa: N802 - the http.server API
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        _Collector.received.append((self.path, body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def lone_server():
+    """A server of its own: the session's has in-process writers that would take the entries."""
+    from services.server import EmbeddedFalkorDB
+
+    with EmbeddedFalkorDB() as server:
+        yield server.url
+
+
+def test_a_worker_process_exports_spans_and_metrics_over_otlp(lone_server, tenant_name):
+    """RESCIND_OTEL=otlp: a `rescind worker` sends its spans and metrics (events applied,
+    consumer lag) to the collector at RESCIND_OTLP_ENDPOINT (a loopback stand-in here)."""
+    falkordb = lone_server
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    import redis
+
+    from middleware import events as ev
+    from middleware.publisher import Publisher
+    from services import streams as st
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    env = {**os.environ, "RESCIND_OTEL": "otlp", "RESCIND_METRIC_INTERVAL_MS": "300",
+           "RESCIND_OTLP_ENDPOINT": f"http://127.0.0.1:{server.server_address[1]}"}
+    proc = subprocess.Popen([sys.executable, "-m", "services.cli", "worker", "writer", "--url",
+                             falkordb, "--id", f"otlp-{tenant_name}"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        pub = Publisher(falkordb)
+        pub.publish(ev.ObservationRecorded(event_id=f"{tenant_name}-o", tenant=tenant_name,
+                                           at=ev.from_micros(1), source="portal:x",
+                                           source_kind="portal", text="x says 1"))
+        pub.close()
+        conn = redis.Redis.from_url(falkordb)
+        from services.replay_streams import wait_idle
+
+        wait_idle(conn, st.stream(st.partition_of(tenant_name)), only=(st.WRITER_GROUP,))
+        time.sleep(1.0)  # at least one metric export interval
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+        server.shutdown()
+    assert proc.returncode == 0, err.decode()[-2000:]
+    paths = {p for p, _ in _Collector.received}
+    assert {"/v1/traces", "/v1/metrics"} <= paths, paths
+    traces = b"".join(b for p, b in _Collector.received if p == "/v1/traces")
+    sent = b"".join(b for p, b in _Collector.received if p == "/v1/metrics")
+    assert b"rescind" in traces  # the service name, in the protobuf resource
+    assert b"rescind.events.applied" in sent and b"rescind.consumer.lag" in sent

@@ -248,6 +248,7 @@ async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.
     """Run ``roles`` until ``stop`` is set: then stop taking work, finish what is in hand, exit."""
     broker, workers = build(settings, roles)
     await broker.start()
+    telemetry.lag.add(workers.conn, [*st.streams(settings.partitions), st.GATE])
 
     async def retry_held() -> None:
         while not stop.is_set():
@@ -266,6 +267,7 @@ async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.
             retrying.cancel()
         async with workers.lock:
             pass
+        telemetry.lag.remove(workers.conn)
         workers.conn.close()
 
 
