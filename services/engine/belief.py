@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 IN = "IN"
 OUT = "OUT"
@@ -55,8 +56,9 @@ class Node:
     withdrawn_by: list[str] = field(default_factory=list)  # active withdraw/correct ids
 
 
-@dataclass(frozen=True)
-class Status:
+class Status(NamedTuple):
+    """A memory's status; a tuple because a large retraction builds tens of thousands."""
+
     status: str
     cause: str | None = None
     hops: int | None = None
@@ -125,6 +127,9 @@ def settle(
     return _explain_out(region, boundary, rules, is_in, withdrawn)
 
 
+_IN = Status(IN)
+
+
 def active_withdrawals(node: Node, rules: Rules) -> list[str]:
     return [w for w in node.withdrawn_by if w in rules.withdrawal_order]
 
@@ -141,7 +146,7 @@ def _explain_out(
     Roots (withdrawn memories, and memories with a retracted grounding) are hop 0; OUT premises
     outside the region carry their own distance in. Ties go to the earliest retraction.
     """
-    result = {m: Status(IN) for m in is_in}
+    result = dict.fromkeys(is_in, _IN)
     out = [m for m in region if m not in is_in]
     if not out:
         return result

@@ -96,7 +96,9 @@ def _parse(reply: list) -> Result:
     if len(reply) == 1:  # a query that returns nothing has only statistics
         return Result([], _stats(reply[0]))
     _header, rows, stats = reply
-    return Result([[_value(c) for c in row] for row in rows], _stats(stats))
+    # Strings, integers and nulls are most cells of a region walk: read them inline.
+    return Result([[c[1].decode() if c[0] == _STRING else c[1] if c[0] <= _INTEGER else _value(c)
+                    for c in row] for row in rows], _stats(stats))
 
 
 

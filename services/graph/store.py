@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import random
 import threading
@@ -70,9 +71,17 @@ class Region:
 
 
 def status_change(mid: str, st: Status, rev: int, op: str, by: str | None, at: int | None) -> dict:
-    """One entry of ``Mutation.changes``: the new status and its line in the memory's history."""
-    entry = json.dumps([rev, st.status, st.cause, st.hops, op, by, at], separators=(",", ":"))
+    """One entry of ``Mutation.changes``: the new status and its line in the memory's history
+    (the JSON of ``[rev, status, cause, hops, op, by, at]``)."""
+    entry = (f"[{rev},{_json(st.status)},{_json(st.cause)},{_json(st.hops)},{_json(op)},"
+             f"{_json(by)},{_json(at)}]")
     return {"id": mid, "status": st.status, "cause": st.cause, "hops": st.hops, "entry": entry}
+
+
+@functools.lru_cache(maxsize=4096)
+def _json(value: str | int | None) -> str:
+    """A retraction's thousands of history lines repeat a few values: encode each once."""
+    return json.dumps(value)
 
 
 # Release the lock only if we still hold it (it may have expired and been taken by another).
