@@ -49,8 +49,7 @@ def record(graph: TenantGraph, writes: list[Write]) -> list[Status]:
     """Apply ``writes`` in order; returns the status each written memory has afterwards."""
 
     def attempt() -> list[Status]:
-        rev = graph.revision()
-        batch, statuses = _plan(graph, writes, rev)
+        rev, batch, statuses = _plan(graph, writes)
         if batch is not None:
             graph.write_batch(batch, rev)
         return statuses
@@ -58,14 +57,14 @@ def record(graph: TenantGraph, writes: list[Write]) -> list[Status]:
     return linearised(graph, attempt)
 
 
-def _plan(graph: TenantGraph, writes: list[Write], rev: int) -> tuple[dict | None, list[Status]]:
-    seen = graph.existing_events(
-        [w.event_id for w in writes if w.source is None],
-        [{"id": w.event_id, "mem": w.mem_id} for w in writes if w.source is not None],
-    )
+def _plan(graph: TenantGraph, writes: list[Write]) -> tuple[int, dict | None, list[Status]]:
+    """The batch to write, planned against the revision it returns, and the final statuses."""
     batch_ids = {w.mem_id for w in writes}
     premise_ids = {p for w in writes for p in w.premises}
-    known = graph.statuses(batch_ids | premise_ids)
+    rev, seen, known, rules = graph.write_context(
+        [w.event_id for w in writes if w.source is None],
+        [{"id": w.event_id, "mem": w.mem_id} for w in writes if w.source is not None],
+        batch_ids | premise_ids)
     missing = sorted(p for p in premise_ids if p not in known and p not in batch_ids)
     if missing:
         raise UnknownPremise(missing)
@@ -75,9 +74,8 @@ def _plan(graph: TenantGraph, writes: list[Write], rev: int) -> tuple[dict | Non
             once.add(w.event_id)
             fresh.append(w)
     if not fresh:
-        return None, [known[w.mem_id] for w in writes]
+        return rev, None, [known[w.mem_id] for w in writes]
 
-    rules = graph.rules()
     # Existing memories that were OUT may come IN with a new reason; their dependents with them.
     revived = {w.mem_id for w in fresh if w.mem_id in known and not known[w.mem_id].is_in}
     region: dict[str, Node] = graph.region(revived).nodes if revived else {}
@@ -110,7 +108,8 @@ def _plan(graph: TenantGraph, writes: list[Write], rev: int) -> tuple[dict | Non
             justifications.append({"id": w.event_id, "mem": w.mem_id, "premises": list(w.premises),
                                    "agent": w.agent, "run": w.run, "at": w.at, "rule": w.rule})
     boundary_ids = {p for n in region.values() for j in n.justifications for p in j} - set(region)
-    known.update(graph.statuses(boundary_ids - known.keys()))
+    if boundary_ids - known.keys():  # premises of revived memories' other justifications
+        known.update(graph.statuses(boundary_ids - known.keys()))
     boundary = {p: known[p] for p in boundary_ids if p in known}
     result = settle(region, boundary, rules)
     max_at = max(w.at for w in fresh)
@@ -128,7 +127,7 @@ def _plan(graph: TenantGraph, writes: list[Write], rev: int) -> tuple[dict | Non
              "groundings": groundings, "justifications": justifications,
              "at": max_at}
     final = {**known, **result}
-    return batch, [final[w.mem_id] for w in writes]
+    return rev, batch, [final[w.mem_id] for w in writes]
 
 
 def execute(graph: TenantGraph, action: str, at: int) -> None:

@@ -328,6 +328,18 @@ class TenantGraph:
                          (q.EXISTING_GROUNDINGS, {"rows": groundings}))
         return {r[0] for r in a} | {r[0] for r in b}
 
+    def write_context(self, justification_ids: list[str], groundings: list[dict],
+                      ids: Iterable[str]) -> tuple[int, set[str], dict[str, Status], Rules]:
+        """In one round trip, what planning a write batch reads: the revision (first, so that
+        anything written after it makes the batch stale), which event ids were applied already
+        ({id, mem} for groundings), the statuses of ``ids``, and the active rules."""
+        rev, a, b, st, active = self.many(
+            (q.REVISION, None), (q.EXISTING_JUSTIFICATIONS, {"ids": justification_ids}),
+            (q.EXISTING_GROUNDINGS, {"rows": groundings}), (q.STATUSES, {"ids": list(ids)}),
+            (q.ACTIVE_RETRACTIONS, None))
+        return (rev[0][0], {r[0] for r in a} | {r[0] for r in b},
+                {mid: Status(s, cause, hops) for mid, s, cause, hops in st}, self._rules(active))
+
     def actions(self) -> list[dict]:
         return [r[0] for r in self.rows(q.ACTIONS)]
 
