@@ -19,7 +19,7 @@ from pathlib import Path
 from rich.progress import Progress
 
 from services.engine import retraction as ret
-from services.engine.writes import Write, record
+from services.engine.writes import Write, record, record_stream
 from services.graph.cypher import query
 from services.graph.store import Mutation, TenantGraph, connect
 
@@ -53,24 +53,28 @@ def load(graph: TenantGraph, clusters: list[Cluster], batch: int, progress, task
         graph.apply(Mutation(op="source", sources=[
             {"id": s, "kind": "portal", "name": s, "domain": s} for s in sources[i:i + 5000]]),
             graph.revision())
-    pending: list[Write] = []
-    n, spent = 0, 0.0
-    for writes in agent_like(graph.tenant, clusters):
-        pending.extend(writes)
-        if len(pending) >= batch:
-            t = time.perf_counter()
-            record(graph, pending)
-            spent += time.perf_counter() - t
-            n += len(pending)
-            progress.advance(task, len(pending))
-            pending = []
-    if pending:
-        t = time.perf_counter()
-        record(graph, pending)
-        spent += time.perf_counter() - t
-        n += len(pending)
-        progress.advance(task, len(pending))
-    return n, spent
+
+    def batches():
+        pending: list[Write] = []
+        for writes in agent_like(graph.tenant, clusters):
+            pending.extend(writes)
+            if len(pending) >= batch:
+                yield pending
+                pending = []
+        if pending:
+            yield pending
+
+    # Generating the writes is the benchmark's own work, not the engine's: made before the clock.
+    ready = list(batches())
+
+    def fed():
+        for writes in ready:
+            yield writes
+            progress.advance(task, len(writes))
+
+    t = time.perf_counter()
+    n = record_stream(graph, fed())
+    return n, time.perf_counter() - t
 
 
 def raw_load(graph: TenantGraph, clusters: list[Cluster], batch: int) -> tuple[int, float]:

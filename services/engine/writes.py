@@ -6,11 +6,13 @@ guarded by that revision, so a write that races a retraction is recomputed, neve
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from services.graph.store import TenantGraph, linearised, status_change
+from services.graph.store import StalePreview, TenantGraph, linearised, status_change
 
-from .belief import IN, Grounding, Node, Status, settle
+from .belief import IN, Grounding, Node, Rules, Status, settle
 
 MEMORY_KINDS = ("observation", "belief", "plan", "answer", "action")
 
@@ -49,22 +51,80 @@ def record(graph: TenantGraph, writes: list[Write]) -> list[Status]:
     """Apply ``writes`` in order; returns the status each written memory has afterwards."""
 
     def attempt() -> list[Status]:
-        rev, batch, statuses = _plan(graph, writes)
-        if batch is not None:
-            graph.write_batch(batch, rev)
-        return statuses
+        plan = _plan(graph, writes)
+        if plan.batch is not None:
+            graph.write_batch(plan.batch, plan.rev)
+        return plan.statuses
 
     return linearised(graph, attempt)
 
 
-def _plan(graph: TenantGraph, writes: list[Write]) -> tuple[int, dict | None, list[Status]]:
-    """The batch to write, planned against the revision it returns, and the final statuses."""
+@dataclass
+class Ahead:
+    """What a batch still being written will leave: the next batch is planned on top of it."""
+
+    rev: int  # the graph's revision once it is written
+    seen: set[str]  # the event ids it writes
+    known: dict[str, Status]  # the statuses it leaves
+    rules: Rules
+
+
+@dataclass
+class Plan:
+    rev: int
+    batch: dict | None  # None: every event was applied already
+    statuses: list[Status]  # of each write's memory, afterwards
+    ahead: Ahead | None = None
+
+
+def record_stream(graph: TenantGraph, batches: Iterable[list[Write]]) -> int:
+    """Bulk load: each batch is planned while the one before it is written, so Python and the
+    server work at the same time. A batch planned ahead is guarded by the revision the one in
+    flight will leave; if anything else wrote in between, both are redone plainly."""
+    n = 0
+    with ThreadPoolExecutor(1, thread_name_prefix="rescind-bulk") as pool:
+        inflight: tuple[Future, list[Write]] | None = None
+        ahead: Ahead | None = None
+        for writes in batches:
+            plan = _plan(graph, writes, ahead) if ahead is not None else None
+            if inflight is not None and not _landed(graph, *inflight):
+                plan = None  # planned on a batch that had to be redone
+            if plan is None:
+                plan = _plan(graph, writes)
+            if plan.batch is None:
+                inflight, ahead = None, None
+            else:
+                inflight = (pool.submit(graph.write_batch, plan.batch, plan.rev), writes)
+                ahead = plan.ahead
+            n += len(writes)
+        if inflight is not None:
+            _landed(graph, *inflight)
+    return n
+
+
+def _landed(graph: TenantGraph, write: Future, writes: list[Write]) -> bool:
+    """Wait for a write in flight; if it went stale, redo its batch plainly (False)."""
+    try:
+        write.result()
+        return True
+    except StalePreview:
+        record(graph, writes)
+        return False
+
+
+def _plan(graph: TenantGraph, writes: list[Write], ahead: Ahead | None = None) -> Plan | None:
+    """The batch to write and the revision it is planned against. With ``ahead``, on top of a
+    batch still in flight; None when that is not possible (it would need a region walk)."""
     batch_ids = {w.mem_id for w in writes}
     premise_ids = {p for w in writes for p in w.premises}
     rev, seen, known, rules = graph.write_context(
         [w.event_id for w in writes if w.source is None],
         [{"id": w.event_id, "mem": w.mem_id} for w in writes if w.source is not None],
-        batch_ids | premise_ids)
+        (batch_ids | premise_ids) - (ahead.known.keys() if ahead else set()))
+    if ahead is not None:
+        rev, rules = ahead.rev, ahead.rules
+        seen |= {w.event_id for w in writes} & ahead.seen
+        known.update({i: ahead.known[i] for i in batch_ids | premise_ids if i in ahead.known})
     missing = sorted(p for p in premise_ids if p not in known and p not in batch_ids)
     if missing:
         raise UnknownPremise(missing)
@@ -74,10 +134,12 @@ def _plan(graph: TenantGraph, writes: list[Write]) -> tuple[int, dict | None, li
             once.add(w.event_id)
             fresh.append(w)
     if not fresh:
-        return rev, None, [known[w.mem_id] for w in writes]
+        return Plan(rev, None, [known[w.mem_id] for w in writes])
 
     # Existing memories that were OUT may come IN with a new reason; their dependents with them.
     revived = {w.mem_id for w in fresh if w.mem_id in known and not known[w.mem_id].is_in}
+    if revived and ahead is not None:
+        return None  # their region may be changing under the batch in flight
     region: dict[str, Node] = graph.region(revived).nodes if revived else {}
     new: dict[str, dict] = {}
     groundings, justifications = [], []
@@ -127,7 +189,8 @@ def _plan(graph: TenantGraph, writes: list[Write]) -> tuple[int, dict | None, li
              "groundings": groundings, "justifications": justifications,
              "at": max_at}
     final = {**known, **result}
-    return rev, batch, [final[w.mem_id] for w in writes]
+    nxt = Ahead(rev + 1, {w.event_id for w in fresh}, {m: final[m] for m in result}, rules)
+    return Plan(rev, batch, [final[w.mem_id] for w in writes], nxt)
 
 
 def execute(graph: TenantGraph, action: str, at: int) -> None:
@@ -137,4 +200,5 @@ def execute(graph: TenantGraph, action: str, at: int) -> None:
     linearised(graph, lambda: graph.write_batch(batch, graph.revision()))
 
 
-__all__ = ["IN", "MEMORY_KINDS", "UnknownPremise", "UnknownSource", "Write", "execute", "record"]
+__all__ = ["IN", "MEMORY_KINDS", "UnknownPremise", "UnknownSource", "Write", "execute", "record",
+           "record_stream"]
