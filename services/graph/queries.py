@@ -122,6 +122,13 @@ MATCH (p:Mem)-[:PREMISE_OF]->(j:Justification)-[:JUSTIFIES]->(:Mem {id: id})
 RETURN id, ID(j), p.id
 """
 
+# The same, with each premise's status: a region walk then knows its boundary without asking.
+PREMISES_OF = """
+UNWIND $ids AS id
+MATCH (p:Mem)-[:PREMISE_OF]->(j:Justification)-[:JUSTIFIES]->(:Mem {id: id})
+RETURN id, ID(j), p.id, p.status, p.cause, p.hops
+"""
+
 GROUNDINGS_OF = """
 UNWIND $ids AS id
 MATCH (s:Source)-[g:SAID]->(:Mem {id: id})
@@ -205,4 +212,50 @@ RETURN properties(m)
 HISTORY = """
 MATCH (m:Mem {id: $id})
 RETURN m.born_rev, m.born, m.born_cause, m.born_hops, m.at, m.history
+"""
+
+# -- the operator surfaces (services/api, services/mcp_server) ---------------------------------
+# A page of memories, filtered by kind, status and a case-insensitive text fragment (null: any).
+# A scan with a filter: the console and assistants list pages, not whole graphs.
+MEMORY_PAGE = """
+MATCH (m:Mem)
+WHERE ($kind IS NULL OR m.kind = $kind) AND ($status IS NULL OR m.status = $status)
+  AND ($text IS NULL OR toLower(m.text) CONTAINS $text)
+RETURN m.id, m.kind, m.text, m.status, m.cause, m.hops, m.at, m.names, m.agent, m.amount,
+       m.payee, m.account, m.executed
+ORDER BY m.at, m.id
+SKIP $skip LIMIT $limit
+"""
+
+MEMORY_COUNTS = "MATCH (m:Mem) RETURN m.kind, m.status, count(m)"
+
+# Every grounding of a page of memories: which source said each (the product view's links).
+SOURCES_OF = """
+UNWIND $ids AS id
+MATCH (s:Source)-[:SAID]->(:Mem {id: id})
+RETURN DISTINCT s.id, id
+"""
+
+# What "as of" reads: each memory's birth and its history of status changes.
+HISTORIES = """
+UNWIND $ids AS id
+MATCH (m:Mem {id: id})
+RETURN m.id, m.born_rev, m.born, m.born_cause, m.born_hops, m.at, m.history
+"""
+
+HISTORY_PAGE = """
+MATCH (m:Mem)
+WHERE $kind IS NULL OR m.kind = $kind
+RETURN m.id, m.kind, m.text, m.names, m.born_rev, m.born, m.born_cause, m.born_hops, m.at,
+       m.history, m.amount, m.executed
+ORDER BY m.at, m.id
+SKIP $skip LIMIT $limit
+"""
+
+# Every retraction record, without the stored result (which may be large).
+RETRACTIONS = """
+MATCH (:Meta {key: 'meta'})-[r:RETRACTION]->()
+RETURN r.id, r.kind, r.state, r.source, r.start, r.end, r.memory, r.new_memory, r.reason, r.by,
+       r.at, r.reinstated_by, r.reinstated_at, r.order
+ORDER BY r.order
 """

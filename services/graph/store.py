@@ -210,9 +210,10 @@ class TenantGraph:
         return reg
 
     def _boundary_status(self, reg: Region) -> None:
-        """Statuses of the premises outside the region: the fixed edge of its fixpoint."""
+        """Statuses of the premises outside the region: the fixed edge of its fixpoint (read
+        with the justifications already; asked for only if one is missing)."""
         outside = {p for n in reg.nodes.values() for j in n.justifications for p in j}
-        outside -= reg.nodes.keys()
+        outside -= reg.nodes.keys() | reg.status.keys()
         if outside:
             reg.status.update(self.statuses(outside))
 
@@ -226,7 +227,7 @@ class TenantGraph:
     def _expand(self, reg: Region, frontier: list[str], depth: int, downstream: bool) -> list[str]:
         """Read the justifications and groundings of ``frontier``, and (optionally) the next hop."""
         grounded = [m for m in frontier if m in reg.grounded]
-        queries = [(q.JUSTIFICATIONS_OF, {"ids": frontier})]
+        queries = [(q.PREMISES_OF, {"ids": frontier})]
         if grounded:
             queries.append((q.GROUNDINGS_OF, {"ids": grounded}))
         if downstream:
@@ -235,8 +236,10 @@ class TenantGraph:
         justs = replies.pop(0)
         grounds = replies.pop(0) if grounded else []
         groups: dict[tuple[str, int], list[str]] = {}
-        for mid, jid, pid in justs:
+        for mid, jid, pid, status, cause, hops in justs:
             groups.setdefault((mid, jid), []).append(pid)
+            if pid not in reg.status:
+                reg.status[pid] = Status(status, cause, hops)
         for (mid, _jid), premises in groups.items():
             reg.nodes[mid].justifications.append(tuple(sorted(premises)))
         for mid, source, at, via in grounds:
