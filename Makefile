@@ -7,6 +7,8 @@ STAMP := $(VENV)/.installed
 .PHONY: install demo test bench lint clean
 
 $(STAMP): pyproject.toml
+	# The console's browser test drives Debian's Chromium (Playwright cannot download browsers).
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'

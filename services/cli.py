@@ -24,6 +24,9 @@ app.add_typer(bench_app, name="bench")
 recalls_app = typer.Typer(help="Drafted bank recalls of executed payments that went OUT (finance).",
                           no_args_is_help=True)
 app.add_typer(recalls_app, name="recalls")
+from services.api.commands import api_app  # noqa: E402 - FastAPI is imported only when run
+
+app.add_typer(api_app, name="api")
 out = Console()
 err = Console(stderr=True)
 
@@ -321,7 +324,8 @@ ROLES = ("writer", "retraction", "reaper", "gate")
 def worker(
     roles: list[str] = typer.Argument(..., help="writer, retraction, reaper and/or gate"),
     url: str | None = UrlOpt,
-    worker_id: str = typer.Option(None, "--id", help="Consumer name suffix; default: the pid"),
+    worker_id: str = typer.Option(None, "--id", help="Consumer name suffix; default: host name and "
+                                  "pid (containers all run as pid 1)"),
     partitions: int = typer.Option(4, help="Event stream partitions"),
     batch: int = typer.Option(500, help="Writer batch size"),
     reaper_idle_ms: int = typer.Option(30_000, help="Claim entries pending this long"),
@@ -332,8 +336,10 @@ def worker(
         err.print(f"unknown role(s) {unknown}; choose from {ROLES}" if unknown else
                   "a worker needs --url (or RESCIND_URL): the server `rescind up` started")
         raise typer.Exit(2)
-    _serve(url, tuple(roles), worker_id or str(os.getpid()), partitions, batch=batch,
-           reaper_idle_ms=reaper_idle_ms)
+    import socket
+
+    _serve(url, tuple(roles), worker_id or f"{socket.gethostname()}-{os.getpid()}", partitions,
+           batch=batch, reaper_idle_ms=reaper_idle_ms)
 
 
 @app.command()
@@ -341,17 +347,31 @@ def up(
     data_dir: Path | None = typer.Option(Path(".rescind/data"), help="AOF persistence here"),
     port: int | None = typer.Option(None, help="Port for the embedded server"),
     partitions: int = typer.Option(4, help="Event stream partitions"),
+    api_port: int | None = typer.Option(None, help="HTTP API and console port (default "
+                                        "RESCIND_API_PORT or 8765; 0: no API)"),
 ) -> None:
-    """The embedded FalkorDB plus every worker, in one process; Ctrl-C stops all cleanly."""
+    """The embedded FalkorDB, every worker and the HTTP API with its console, in one process;
+    Ctrl-C stops all cleanly."""
+    from services.api.serve import ApiPortError, api_thread
     from services.server import EmbeddedFalkorDB, ServerError
+    from services.settings import Settings
 
+    settings = Settings()
+    api_port = settings.api_port if api_port is None else api_port
     try:
-        with EmbeddedFalkorDB(data_dir=data_dir, port=port) as server:
+        with EmbeddedFalkorDB(data_dir=data_dir, port=port) as server, contextlib.ExitStack() as api:
             out.print(f"FalkorDB on {server.url} (data in {data_dir}); workers: "
                       f"{', '.join(ROLES)}")
+            if api_port:
+                base = api.enter_context(api_thread(server.url, settings.api_host, api_port,
+                                                    settings))
+                out.print(f"API on {base}/api/v1, console on {base}/console/")
             _serve(server.url, ROLES, f"up-{os.getpid()}", partitions)
     except ServerError as exc:
         err.print(f"cannot start the embedded FalkorDB: {exc}")
+        raise typer.Exit(2) from None
+    except ApiPortError as exc:
+        err.print(f"cannot start the API: {exc}")
         raise typer.Exit(2) from None
 
 
@@ -427,6 +447,35 @@ def bench_ingest(
     with falkordb(url) as server_url:
         result = run_ingest(server_url, events, batch, out_dir, command.strip())
     out.print_json(json.dumps(result))
+
+
+@bench_app.command("rules")
+def bench_rules(
+    url: str | None = UrlOpt,
+    scenario: str = typer.Option("all", help="demo | precision | real | scale | all"),
+    data: Path | None = typer.Option(None, help="The retraction data, read in place (default: "
+                                     "../shared/data/retractions beside the repository)"),
+    sizes: str = typer.Option("100000,1000000", help="Scale scenario: graph sizes in memories"),
+    samples: int = typer.Option(15, help="Scale scenario: retractions timed per size"),
+    out_dir: Path = typer.Option(Path("docs/bench"), "--out", help="Where results are written"),
+) -> None:
+    """Five retraction rules on the demo week, a constructed case, real retractions and scale."""
+    from services.bench.rules import SCENARIOS
+    from services.bench.rules import run as run_rules
+
+    chosen = list(SCENARIOS) if scenario == "all" else [scenario]
+    data = data or Path(__file__).resolve().parents[1].parent / "shared/data/retractions"
+    if scenario != "all" and scenario not in SCENARIOS:
+        err.print(f"unknown scenario {scenario!r}; choose from {', '.join(SCENARIOS)} or all")
+        raise typer.Exit(2)
+    if "real" in chosen and not (data / "covid_citation_graph_nodes.csv").is_file():
+        err.print(f"no retraction data in {data} (covid_citation_graph_nodes.csv); pass --data")
+        raise typer.Exit(2)
+    command = " ".join(["rescind bench rules", *sys.argv[3:]])
+    with falkordb(url) as server_url:
+        run_rules(server_url, chosen, data, [int(x) for x in sizes.split(",")], samples,
+                  out_dir, command, out_console())
+    out_console().print(f"results written to {out_dir}/rules.json, rules.md and rules_*.png")
 
 
 def out_console() -> Console:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -19,3 +19,12 @@ class Settings(BaseSettings):
                                                      "metrics go")
     otlp_endpoint: str = Field("http://127.0.0.1:4318", description="OTLP/HTTP collector base URL")
     metric_interval_ms: int = Field(10_000, description="How often metrics are exported")
+
+    # The HTTP API and console (services/api) and the MCP server
+    api_host: str = Field("127.0.0.1", description="Where `rescind up` and `rescind api serve` listen")
+    api_port: int = Field(8765, ge=0, le=65535, description="API port; 0 lets `rescind up` skip it")
+    admin_token: SecretStr | None = Field(
+        None, description="Bootstrap admin token (RESCIND_ADMIN_TOKEN): creates tenants and tokens")
+    api_max_body: int = Field(1_048_576, ge=1024, description="Largest request body, bytes (413)")
+    api_max_list: int = Field(1000, ge=1, description="Largest page of a list endpoint")
+    token: SecretStr | None = Field(None, description="The MCP server's token (RESCIND_TOKEN)")

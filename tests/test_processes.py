@@ -41,7 +41,8 @@ def test_up_runs_server_and_workers_and_ctrl_c_stops_everything(tmp_path):
     port = free_port()
     url = f"redis://127.0.0.1:{port}"
     proc = subprocess.Popen([sys.executable, "-m", "services.cli", "up", "--port", str(port),
-                             "--data-dir", str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE,
+                             "--api-port", str(free_port()), "--data-dir", str(tmp_path)],
+                            cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     try:
         wait_for(url)

@@ -1,0 +1,156 @@
+"""``create_app(settings)``: the FastAPI application, its limits, its errors and the console."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import redis
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+
+from services.graph.store import connect
+from services.settings import Settings
+
+from . import routes
+from .auth import PERMISSIONS, TokenStore
+from .errors import ApiError, Unauthenticated
+from .state import Api, Guard
+
+log = logging.getLogger("rescind.api")
+STATIC = Path(__file__).with_name("static")
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+
+
+def create_app(settings: Settings | None = None, conn: redis.Redis | None = None) -> FastAPI:
+    """The API on the FalkorDB server at ``settings.url`` (or on ``conn``)."""
+    settings = settings or Settings()
+    if conn is None:
+        if not settings.url:
+            raise ValueError("the API needs a FalkorDB server: set RESCIND_URL or pass --url")
+        conn = connect(settings.url)
+    admin = settings.admin_token.get_secret_value() if settings.admin_token else None
+    app = FastAPI(title="Rescind", version="1", openapi_url="/api/openapi.json",
+                  docs_url=None, redoc_url=None,
+                  description="What your agents believed, planned and did because of a source: "
+                              "retract it, hold and recall payments, reinstate. Every endpoint "
+                              "needs a bearer token bound to one tenant and one role.")
+    app.state.api = Api(settings, conn, TokenStore(conn, admin))
+    _describe_permissions(routes.router.routes)
+    app.include_router(routes.router)
+    _errors(app)
+
+    @app.get("/api/health", tags=["health"], summary="Liveness and the FalkorDB connection")
+    def health() -> dict:
+        try:
+            return {"ok": bool(conn.ping())}
+        except redis.ConnectionError:
+            return JSONResponse({"ok": False, "detail": "FalkorDB unreachable"}, 503)
+
+    @app.get("/", include_in_schema=False)
+    def root() -> RedirectResponse:
+        return RedirectResponse("/console/")
+
+    app.mount("/console", StaticFiles(directory=STATIC, html=True), name="console")
+    app.add_middleware(Limits, max_body=settings.api_max_body)
+    return app
+
+
+def permission_of(route) -> str | None:
+    """The permission a route's Guard checks (None for the unguarded health check)."""
+    dependant = getattr(route, "dependant", None)
+    for dep in dependant.dependencies if dependant is not None else []:
+        if isinstance(dep.call, Guard):
+            return dep.call.permission
+    return None
+
+
+def api_routes() -> list:
+    """Every endpoint under /api/v1 (what the security tests walk)."""
+    return list(routes.router.routes)
+
+
+def _describe_permissions(api: list) -> None:
+    for route in api:
+        permission = permission_of(route)
+        if permission is not None:
+            route.openapi_extra = {"x-rescind-permission": permission,
+                                   "x-rescind-roles": list(PERMISSIONS[permission])}
+
+
+def _errors(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    def api_error(request: Request, exc: ApiError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, Unauthenticated) else None
+        return JSONResponse({"detail": exc.message}, exc.status, headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [{"loc": [str(x) for x in e["loc"]], "msg": e["msg"]} for e in exc.errors()[:20]]
+        text = "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" for e in errors[:5])
+        return JSONResponse({"detail": f"invalid request: {text}", "errors": errors}, 422)
+
+    @app.exception_handler(redis.ConnectionError)
+    def unreachable(request: Request, exc: redis.ConnectionError) -> JSONResponse:
+        return JSONResponse({"detail": "FalkorDB is unreachable; try again"}, 503)
+
+    @app.exception_handler(UnicodeEncodeError)
+    def unencodable(request: Request, exc: UnicodeEncodeError) -> JSONResponse:
+        return JSONResponse({"detail": "text must be valid Unicode (no lone surrogates)"}, 422)
+
+
+class Limits:
+    """ASGI middleware: bodies over ``max_body`` bytes answer 413 before the app reads them, and
+    every response gets security headers (a strict Content-Security-Policy on the console)."""
+
+    def __init__(self, app, max_body: int) -> None:
+        self.app, self.max_body = app, max_body
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.max_body):
+            return await self._too_large(send)
+        seen, started, rejected = 0, False, False
+
+        async def counted():
+            nonlocal seen, rejected
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_body and not rejected:
+                    rejected = True
+                    if not started:
+                        await self._too_large(send)
+                    return {"type": "http.disconnect"}  # the app stops reading; we answered
+            return message
+
+        async def secured(message):
+            nonlocal started
+            if rejected:
+                return
+            if message["type"] == "http.response.start":
+                started = True
+                headers = list(message.get("headers", []))
+                headers += [(b"x-content-type-options", b"nosniff"),
+                            (b"referrer-policy", b"no-referrer")]
+                if scope["path"].startswith("/console"):
+                    headers += [(b"content-security-policy", CSP.encode()),
+                                (b"x-frame-options", b"DENY")]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, counted, secured)
+
+    async def _too_large(self, send) -> None:
+        body = json.dumps({"detail": f"request body too large: the limit is {self.max_body} "
+                                     "bytes"}).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,72 @@
+"""What was believed at a moment, and why, read from each memory's own history.
+
+Every memory keeps its birth (status, cause, revision, and ``at``, the time its writer stamped)
+and a list of later changes, each with the revision it was committed at, the operation, the
+retraction that caused it, the hop distance and the time the decision was stamped with. "As of"
+picks, for each memory, the last of those entries that falls at or before the point asked:
+
+- ``rev=R`` (exact): the state right after the commit that made revision R. A memory born at a
+  later revision did not exist yet.
+- ``at=T`` (by stamped times): every entry stamped at or before T, taken in commit order. A
+  memory whose writer stamped it after T did not exist yet. Times are those recorded (agents'
+  clocks for writes, the deciding clock for retractions), so a write that arrived late but was
+  stamped early counts from its stamp: this answers "what does the record say was believed at
+  T", not "what would Rescind have answered at T" (ask by revision for that).
+
+The "why" of an entry is its operation (write, retract, withdraw, correct, reinstate), the
+retraction id that caused it (``cause``) and the hop distance from what that retraction hit.
+"""
+
+from __future__ import annotations
+
+import json
+
+from services.graph import queries as q
+from services.graph.store import TenantGraph
+
+from .errors import NotFound
+
+_KEYS = ("rev", "status", "cause", "hops", "op", "by", "at")
+
+
+def entries(born_rev, born, born_cause, born_hops, at, history) -> list[dict]:
+    """A memory's birth and its later changes, in commit order."""
+    birth = {"rev": born_rev or 0, "status": born, "cause": born_cause, "hops": born_hops,
+             "op": "write", "by": None, "at": at}
+    return [birth] + [dict(zip(_KEYS, json.loads(e), strict=True)) for e in history or []]
+
+
+def point(items: list[dict], at: int | None = None, rev: int | None = None) -> dict | None:
+    """The entry in force at ``at`` (µs) or ``rev``; None when the memory did not exist yet."""
+    birth = items[0]
+    if rev is not None:
+        if birth["rev"] > rev:
+            return None
+        return [e for e in items if (e["rev"] or 0) <= rev][-1]
+    if birth["at"] is None or birth["at"] > at:
+        return None
+    return [e for e in items if e["at"] is not None and e["at"] <= at][-1]
+
+
+def points(graph: TenantGraph, ids: list[str], at: int | None, rev: int | None) -> dict[str, dict | None]:
+    return {row[0]: point(entries(*row[1:]), at, rev)
+            for row in graph.rows(q.HISTORIES, {"ids": ids})}
+
+
+def page(graph: TenantGraph, at: int | None, rev: int | None, kind: str | None, status: str | None,
+         skip: int, limit: int) -> tuple[list[tuple[list, dict]], int]:
+    """(row, entry) of the memories that existed at the point, in one page of the scan."""
+    rows = graph.rows(q.HISTORY_PAGE, {"kind": kind, "skip": skip, "limit": limit})
+    found = []
+    for row in rows:
+        e = point(entries(*row[4:10]), at, rev)
+        if e is not None and (status is None or e["status"] == status):
+            found.append((row, e))
+    return found, len(rows)
+
+
+def memory_at(graph: TenantGraph, mid: str, at: int | None, rev: int | None) -> dict | None:
+    rows = graph.rows(q.HISTORIES, {"ids": [mid]})
+    if not rows:
+        raise NotFound(f"no memory {mid!r}")
+    return point(entries(*rows[0][1:]), at, rev)

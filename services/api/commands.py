@@ -1,0 +1,141 @@
+"""`rescind api …`: serve the API and console, manage tokens, run the MCP server over stdio.
+
+Heavy imports happen inside the commands, so that `rescind --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+api_app = typer.Typer(help="The HTTP API and browser console (served when no command is given), "
+                      "API tokens, the MCP server.", invoke_without_command=True)
+token_app = typer.Typer(help="API tokens: each bound to one tenant and one role.",
+                        no_args_is_help=True)
+api_app.add_typer(token_app, name="token")
+
+UrlOpt = typer.Option(None, "--url", help="A running FalkorDB server (redis://host:port)",
+                      envvar="RESCIND_URL")
+DataDirOpt = typer.Option(Path(".rescind/data"), "--data-dir", envvar="RESCIND_DATA_DIR",
+                          help="Without --url: the embedded server's data")
+TenantOpt = typer.Option("demo", "--tenant", envvar="RESCIND_TENANT", help="Tenant name")
+HostOpt = typer.Option(None, "--host", help="Listen address (default RESCIND_API_HOST or 127.0.0.1)")
+PortOpt = typer.Option(None, "--port", help="Port (default RESCIND_API_PORT or 8765)")
+
+
+@api_app.callback()
+def api(ctx: typer.Context, url: str | None = UrlOpt, data_dir: Path = DataDirOpt,
+        host: str | None = HostOpt, port: int | None = PortOpt) -> None:
+    """`rescind api` alone serves the API and console in the foreground, until Ctrl-C."""
+    if ctx.invoked_subcommand is None:
+        _serve(url, data_dir, host, port)
+
+
+@api_app.command("serve")
+def serve(url: str | None = UrlOpt, data_dir: Path = DataDirOpt, host: str | None = HostOpt,
+          port: int | None = PortOpt) -> None:
+    """The API and console (at /console/) in the foreground, until Ctrl-C."""
+    _serve(url, data_dir, host, port)
+
+
+def _serve(url: str | None, data_dir: Path, host: str | None, port: int | None) -> None:
+    from services.cli import err, operator_server, out
+    from services.settings import Settings
+
+    from .serve import ApiPortError, serve_forever
+
+    settings = Settings()
+    host, port = host or settings.api_host, port if port is not None else settings.api_port
+    with operator_server(url, data_dir) as server_url:
+        out.print(f"API and console on http://{host}:{port}/console/ (FalkorDB {server_url})")
+        try:
+            serve_forever(server_url, host, port, settings)
+        except ApiPortError as exc:
+            err.print(str(exc))
+            raise typer.Exit(2) from None
+
+
+@token_app.command("create")
+def token_create(
+    role: str = typer.Option(..., help="agent, security, finance, viewer, or admin"),
+    who: str = typer.Option(..., help="Whose token (signs decisions and the audit log)"),
+    tenant: str = TenantOpt, url: str | None = UrlOpt, data_dir: Path = DataDirOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts"),
+) -> None:
+    """Make a token (the tenant is registered if new); the secret is printed once."""
+    from services.cli import err, operator_server, out
+    from services.graph.store import connect
+
+    from .auth import Principal, TokenStore
+    from .errors import ApiError
+
+    with operator_server(url, data_dir) as server_url:
+        store = TokenStore(connect(server_url))
+        try:
+            token, record = store.create(tenant, role, who, by="cli", register=True)
+        except ApiError as exc:
+            err.print(exc.message)
+            raise typer.Exit(2) from None
+        if record["tenant"]:
+            from . import audit
+
+            audit.record(store.conn, record["tenant"], Principal(None, "admin", "cli", "cli"),
+                         "token.create", f"{role}:{who}", "ok", 200, {"id": record["id"]},
+                         via="cli")
+    if as_json:
+        print(json.dumps({**record, "token": token}, indent=2))
+    else:
+        scope = f"tenant {record['tenant']}" if record["tenant"] else "every tenant"
+        out.print(f"{role} token for {who} ({scope}), id {record['id']}; shown once:")
+        print(token)
+
+
+@token_app.command("list")
+def token_list(tenant: str = TenantOpt, url: str | None = UrlOpt,
+               data_dir: Path = DataDirOpt) -> None:
+    """The tenant's tokens: id, role, who, when (never the secrets)."""
+    from services.cli import operator_server
+    from services.graph.store import connect
+
+    from .auth import TokenStore
+
+    with operator_server(url, data_dir) as server_url:
+        print(json.dumps(TokenStore(connect(server_url)).tokens(tenant), indent=2))
+
+
+@token_app.command("revoke")
+def token_revoke(token_id: str = typer.Argument(..., help="The token's id (16 hex digits)"),
+                 tenant: str = TenantOpt, url: str | None = UrlOpt,
+                 data_dir: Path = DataDirOpt) -> None:
+    """Revoke a token at once."""
+    from services.cli import err, operator_server, out
+    from services.graph.store import connect
+
+    from .auth import TokenStore
+    from .errors import ApiError
+
+    with operator_server(url, data_dir) as server_url:
+        try:
+            TokenStore(connect(server_url)).revoke(tenant, token_id)
+        except ApiError as exc:
+            err.print(exc.message)
+            raise typer.Exit(2) from None
+    out.print(f"revoked {token_id}")
+
+
+@api_app.command("mcp")
+def mcp(url: str | None = UrlOpt, data_dir: Path = DataDirOpt,
+        token: str | None = typer.Option(None, "--token", envvar="RESCIND_TOKEN",
+                                         help="The caller's API token (its tenant and role)")) -> None:
+    """The MCP server over stdio, acting with the caller's token (and only what its role may)."""
+    from services.cli import err, operator_server
+
+    if not token:
+        err.print("the MCP server needs the caller's token: --token or RESCIND_TOKEN")
+        raise typer.Exit(2)
+    from services.mcp_server import create_server
+
+    with operator_server(url, data_dir) as server_url:
+        create_server(server_url, token).run("stdio")

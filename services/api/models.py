@@ -1,0 +1,106 @@
+"""Request bodies of the API, with the input limits every field carries (over them: 422)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+
+from middleware import events as ev
+
+from .auth import ROLES
+
+MAX_EVENTS = 500  # events in one request
+MAX_PREMISES = 1000
+MAX_REV = 2**53  # revisions are counters; anything larger is not one
+
+
+def _unicode(text: str) -> str:
+    """Refuse lone surrogates: they cannot be stored, and would fail half-way otherwise."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("text must be valid Unicode (no lone surrogates)") from None
+    return text
+
+
+Ident = Annotated[str, StringConstraints(min_length=1, max_length=200,
+                                         pattern=r"^[^\x00-\x1f\x7f]+$"), AfterValidator(_unicode)]
+Reason = Annotated[str, StringConstraints(min_length=1, max_length=2000), AfterValidator(_unicode)]
+Text = Annotated[str, StringConstraints(min_length=1, max_length=ev.MAX_TEXT),
+                 AfterValidator(_unicode)]
+When = Annotated[str, StringConstraints(min_length=1, max_length=64),
+                 Field(description="ISO 8601 with a zone, e.g. 2026-11-16T08:00Z")]
+Rev = Annotated[int, Field(ge=0, le=MAX_REV, description="The graph revision the preview "
+                           "returned; the commit is refused (409) if the graph moved since")]
+TenantName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]{1,64}$")]
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Compromise(Body):
+    """Security: the source is not to be trusted for what it said in [start, end]."""
+
+    source: Ident = Field(description="The source id, e.g. portal:acme")
+    start: When | None = Field(None, description="Window start (open when absent)")
+    end: When | None = Field(None, description="Window end, included (open when absent)")
+    reason: Reason
+    id: Ident | None = Field(None, description="Retraction id; a commit with a used id returns "
+                             "the first result")
+
+
+class CompromiseCommit(Compromise):
+    rev: Rev
+
+
+class Withdrawal(Body):
+    memory: Ident = Field(description="A memory id, or the name its writer gave it")
+    reason: Reason
+    id: Ident | None = None
+
+
+class WithdrawalCommit(Withdrawal):
+    rev: Rev
+
+
+class Correction(Body):
+    memory: Ident
+    text: Text = Field(description="What the memory should say instead")
+    reason: Reason
+    reviewer: Ident | None = Field(None, description="The source vouching for the new text "
+                                   "(default: the token's name)")
+    name: Ident | None = None
+    id: Ident | None = None
+
+
+class CorrectionCommit(Correction):
+    rev: Rev
+
+
+class GateAsk(Body):
+    """Ask about a stored action by id or name; or, with ``premises``, about one not stored."""
+
+    action: Ident
+    premises: list[Ident] | None = Field(None, min_length=1, max_length=MAX_PREMISES)
+    amount: float | None = Field(None, ge=0, le=1e15, allow_inf_nan=False)
+
+
+class NewTenant(Body):
+    name: TenantName
+
+
+class NewToken(Body):
+    role: Literal[ROLES]
+    who: Ident = Field(description="Whose token: it signs the audit log and every decision")
+
+
+AgentEvent = Annotated[ev.SourceDeclared | ev.ObservationRecorded | ev.MemoryWritten
+                       | ev.ActionProposed | ev.ActionExecuted, Field(discriminator="type")]
+
+
+class EventBatch(Body):
+    """What agents send: writes only (decisions go through the security endpoints)."""
+
+    events: list[AgentEvent] = Field(min_length=1, max_length=MAX_EVENTS)

@@ -1,0 +1,385 @@
+"""What the API routes and the MCP tools do, once the caller is known to be allowed.
+
+Each function takes a tenant's graph (and the Redis connection where it publishes), calls the
+engine, security, recalls and gate modules, and turns their refusals into ``errors`` by type.
+Committed decisions are published on the status stream so that agents' caches learn of them.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime
+
+import redis
+from pydantic import ValidationError
+
+from middleware import events as ev
+from services import recalls as rc
+from services import security, streams
+from services.engine import gate as gate_mod
+from services.engine import retraction as ret
+from services.engine.gate import UnknownAction
+from services.graph import queries as q
+from services.graph.store import StalePreview, TenantGraph
+from services.security import OperatorError
+
+from . import asof, models
+from .errors import Conflict, Invalid, NotFound
+
+KINDS = ("observation", "belief", "plan", "action", "answer")
+
+
+# -- small helpers ----------------------------------------------------------------------------
+def iso(us: int | None) -> str | None:
+    t = ev.from_micros(us)
+    return None if t is None else t.isoformat().replace("+00:00", "Z")
+
+
+def _time(text: str | None, what: str) -> int | None:
+    try:
+        return security.parse_time(text, what)
+    except OperatorError as exc:
+        raise Invalid(str(exc)) from None
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def resolve(graph: TenantGraph, ref: str) -> str:
+    """A memory id or name to its id; NotFound otherwise."""
+    try:
+        return security.resolve(graph, ref)
+    except OperatorError as exc:
+        raise NotFound(str(exc)) from None
+
+
+def public(f: dict) -> dict:
+    """A memory as the API shows it: no internal bookkeeping (history, birth, sequence)."""
+    out = {"id": f["id"], "kind": f.get("kind"), "text": f.get("text"),
+           "status": f.get("status"), "cause": f.get("cause"), "hops": f.get("hops"),
+           "at": iso(f.get("at")), "name": (f.get("names") or [None])[0],
+           "agent": f.get("agent")}
+    if f.get("kind") == "action":
+        out.update(amount=f.get("amount"), payee=f.get("payee"), account=f.get("account"),
+                   executed=bool(f.get("executed")))
+    return out
+
+
+_PAGE = ("id", "kind", "text", "status", "cause", "hops", "at", "names", "agent", "amount",
+         "payee", "account", "executed")
+
+
+def _page_params(kind, status, text, skip, limit) -> dict:
+    return {"kind": kind, "status": status, "text": text.lower() if text else None,
+            "skip": skip, "limit": limit}
+
+
+# -- reading ----------------------------------------------------------------------------------
+def revision(graph: TenantGraph) -> dict:
+    return {"revision": graph.revision()}
+
+
+def sources(graph: TenantGraph) -> list[dict]:
+    return [{"id": s, "kind": k, "name": n, "domain": d} for s, k, n, d in graph.rows(q.SOURCES)]
+
+
+def memories(graph: TenantGraph, kind: str | None = None, status: str | None = None,
+             text: str | None = None, skip: int = 0, limit: int = 100) -> dict:
+    rows = graph.rows(q.MEMORY_PAGE, _page_params(kind, status, text, skip, limit))
+    items = [public(dict(zip(_PAGE, r, strict=True))) for r in rows]
+    return {"items": items, "next_skip": skip + limit if len(rows) == limit else None}
+
+
+def counts(graph: TenantGraph) -> dict:
+    out: dict[str, dict[str, int]] = {k: {"IN": 0, "OUT": 0} for k in KINDS}
+    for kind, status, n in graph.rows(q.MEMORY_COUNTS):
+        out.setdefault(kind, {"IN": 0, "OUT": 0})[status] = n
+    return out
+
+
+def overview(graph: TenantGraph, per_kind: int = 200) -> dict:
+    """The product view: sources, then each kind of memory, and the links between them."""
+    rev = graph.revision()
+    pages = graph.many(*[(q.MEMORY_PAGE, _page_params(k, None, None, 0, per_kind)) for k in KINDS])
+    columns = {k: [public(dict(zip(_PAGE, r, strict=True))) for r in rows]
+               for k, rows in zip(KINDS, pages, strict=True)}
+    ids = [m["id"] for col in columns.values() for m in col]
+    links, seen = [], set(ids)
+    if ids:
+        justs, said = graph.many((q.JUSTIFICATIONS_OF, {"ids": ids}), (q.SOURCES_OF, {"ids": ids}))
+        pairs = {(p, m) for m, _j, p in justs if p in seen}
+        links = [{"from": s, "to": m} for s, m in said] + [
+            {"from": p, "to": m} for p, m in sorted(pairs)]
+    return {"revision": rev, "counts": counts(graph), "sources": sources(graph),
+            "columns": columns, "links": links,
+            "truncated": any(len(c) == per_kind for c in columns.values())}
+
+
+def memory(graph: TenantGraph, ref: str) -> dict:
+    mid = resolve(graph, ref)
+    [facts] = graph.memories([mid])
+    return {"memory": public(facts), "tree": security.explain(graph, mid)}
+
+
+def history(graph: TenantGraph, ref: str) -> dict:
+    mid = resolve(graph, ref)
+    return {"id": mid, "history": [{**e, "at": iso(e.get("at"))} for e in graph.history(mid)]}
+
+
+def _why(e: dict) -> dict:
+    return {"status": e["status"], "op": e["op"], "cause": e["cause"], "hops": e["hops"],
+            "by": e.get("by"), "rev": e["rev"], "at": iso(e["at"])}
+
+
+def _point(at: str | None, rev: int | None) -> tuple[int | None, int | None]:
+    if (at is None) == (rev is None):
+        raise Invalid("give exactly one of at (an ISO 8601 time) or rev (a graph revision)")
+    return _time(at, "at"), rev
+
+
+def as_of(graph: TenantGraph, at: str | None, rev: int | None, kind: str | None = None,
+          status: str | None = None, skip: int = 0, limit: int = 100) -> dict:
+    """What was believed at a time (or revision) and why: see ``asof`` for the semantics."""
+    at_us, rev = _point(at, rev)
+    found, scanned = asof.page(graph, at_us, rev, kind, status, skip, limit)
+    items = [{"id": r[0], "kind": r[1], "text": r[2], "name": (r[3] or [None])[0],
+              **({"amount": r[10], "executed": bool(r[11])} if r[1] == "action" else {}),
+              "why": _why(e)} for r, e in found]
+    return {"as_of": {"at": iso(at_us), "rev": rev}, "items": items,
+            "next_skip": skip + limit if scanned == limit else None}
+
+
+def memory_as_of(graph: TenantGraph, ref: str, at: str | None, rev: int | None) -> dict:
+    """One memory's status at a point, and its justification tree with each status then."""
+    at_us, rev = _point(at, rev)
+    mid = resolve(graph, ref)
+    tree = security.explain(graph, mid)
+    nodes: list[dict] = []
+
+    def walk(node: dict) -> None:
+        nodes.append(node)
+        for premises in node.get("justifications", []):
+            for p in premises:
+                walk(p)
+
+    walk(tree)
+    then = asof.points(graph, sorted({n["id"] for n in nodes}), at_us, rev)
+    for n in nodes:
+        e = then.get(n["id"])
+        n.update(status=e["status"] if e else None, cause=e["cause"] if e else None,
+                 existed=e is not None)
+        for s in n.get("said_by", []):
+            s.pop("valid", None)  # validity under today's retractions, not those at the point
+    e = then.get(mid)
+    return {"as_of": {"at": iso(at_us), "rev": rev}, "id": mid, "existed": e is not None,
+            "why": _why(e) if e else None, "tree": tree}
+
+
+def retractions(graph: TenantGraph) -> list[dict]:
+    cols = ("id", "kind", "state", "source", "start", "end", "memory", "new_memory", "reason",
+            "by", "at", "reinstated_by", "reinstated_at")
+    out = []
+    for r in graph.rows(q.RETRACTIONS):
+        d = dict(zip(cols, r[:-1], strict=True))
+        for k in ("start", "end", "at", "reinstated_at"):
+            d[k] = iso(d[k])
+        out.append(d)
+    return out
+
+
+def retraction(graph: TenantGraph, rid: str) -> dict:
+    stored = graph.retraction(rid)
+    if stored is None:
+        raise NotFound(f"no retraction {rid!r}")
+    for k in ("start", "end", "at", "reinstated_at"):
+        if k in stored:
+            stored[k] = iso(stored[k])
+    for k in ("result", "undo_result"):
+        if k in stored:
+            stored[k] = json.loads(stored[k])
+    return stored
+
+
+def fragility(graph: TenantGraph, ref: str) -> dict:
+    mid = resolve(graph, ref)
+    try:
+        return security.fragility(graph, mid)
+    except OperatorError as exc:
+        raise NotFound(str(exc)) from None
+
+
+def pending_payments(graph: TenantGraph, limit: int = 50) -> list[dict]:
+    """Payments not executed yet, each with its fragility; those OUT are held."""
+    rows = []
+    for a in [a for a in graph.actions() if not a.get("executed")][:limit]:
+        frag, witness, domains = gate_mod.weakest_of(graph, a["id"])
+        rows.append({**public(a), "held": a.get("status") == "OUT", "fragility": frag,
+                     "would_fake_it": list(witness), "domains": list(domains)})
+    rows.sort(key=lambda r: (-(r["amount"] or 0), r["id"]))
+    return rows
+
+
+def audit_order(graph: TenantGraph) -> list[dict]:
+    return security.audit_order(graph)
+
+
+def recalls(graph: TenantGraph) -> list[dict]:
+    return rc.recall_list(graph)
+
+
+def recall(graph: TenantGraph, ref: str) -> dict:
+    mid = resolve(graph, ref)
+    try:
+        return rc.find(graph, mid)
+    except rc.RecallError as exc:
+        raise NotFound(str(exc)) from None
+
+
+# -- deciding ---------------------------------------------------------------------------------
+def _blast_graph(graph: TenantGraph, d: dict, source: str | None) -> dict:
+    """The blast radius as a graph: what goes OUT or is kept, with the premise links among them."""
+    nodes = [{"id": i["id"], "kind": i["kind"], "text": i["text"], "name": i["name"],
+              "hops": i["hops"] or 0, "fate": d["direction"]}
+             for k in ret.BLAST_KINDS for i in d[k]]
+    nodes += [{"id": i["id"], "kind": i["kind"], "text": i["text"], "name": i["name"],
+               "hops": None, "fate": "kept"} for i in d.get("kept", [])]
+    ids = {n["id"] for n in nodes}
+    edges = []
+    if ids:
+        rows = graph.rows(q.JUSTIFICATIONS_OF, {"ids": sorted(ids)})
+        edges = sorted({(p, m) for m, _j, p in rows if p in ids})
+    if source is not None:
+        nodes.insert(0, {"id": source, "kind": "source", "text": source, "name": source,
+                         "hops": -1, "fate": "retracted"})
+        edges = [(source, n["id"]) for n in nodes if n["kind"] == "observation"] + edges
+    return {"nodes": nodes, "edges": [{"from": a, "to": b} for a, b in edges]}
+
+
+def _announce(conn: redis.Redis, graph: TenantGraph, result: dict, now: datetime) -> None:
+    streams.publish_status(conn, graph.tenant, result, now)
+
+
+def compromise_preview(graph: TenantGraph, body: models.Compromise, by: str) -> dict:
+    start, end = _time(body.start, "start"), _time(body.end, "end")
+    try:
+        d = security.compromise(graph, body.source, start, end, body.reason, by, rid=body.id)
+    except OperatorError as exc:
+        raise Invalid(str(exc)) from None
+    return {**d, "graph": _blast_graph(graph, d, body.source)}
+
+
+def compromise_commit(conn: redis.Redis, graph: TenantGraph, body: models.CompromiseCommit,
+                      by: str) -> dict:
+    """Commit a previewed compromise at the revision the preview returned (409 when stale);
+    a commit repeated with the same id returns the first result and changes nothing."""
+    start, end = _time(body.start, "start"), _time(body.end, "end")
+    rev = body.rev
+    if body.id is not None and (stored := graph.retraction(body.id)) is not None:
+        if (stored["kind"], stored["state"], stored.get("source")) != ("retract", "committed",
+                                                                        body.source):
+            raise Conflict(f"retraction id {body.id!r} is already used")
+        rev = None  # a repeat: the engine returns the first result
+    elif rev != graph.revision():
+        raise Conflict(f"stale preview: the graph is no longer at revision {rev}; preview again")
+    try:
+        d = security.compromise(graph, body.source, start, end, body.reason, by, commit=True,
+                                rid=body.id, rev=rev, conn=conn)
+    except OperatorError as exc:
+        if rev is not None and graph.revision() != rev:  # a write got in after our check
+            raise Conflict(str(exc)) from None
+        raise Invalid(str(exc)) from None
+    return {**d, "repeated": rev is None, "graph": _blast_graph(graph, d, body.source)}
+
+
+def reinstate(conn: redis.Redis, graph: TenantGraph, rid: str, by: str) -> dict:
+    if graph.retraction(rid) is None:
+        raise NotFound(f"no retraction {rid!r} to reinstate")
+    try:
+        d = security.reinstate(graph, rid, by, conn=conn)
+    except OperatorError as exc:
+        raise Invalid(str(exc)) from None
+    return {**d, "graph": _blast_graph(graph, d, None)}
+
+
+def _op(graph: TenantGraph, body, by: str):
+    mid = resolve(graph, body.memory)
+    rid = body.id or f"{'wd' if isinstance(body, models.Withdrawal) else 'cor'}-{uuid.uuid4().hex[:10]}"
+    if isinstance(body, models.Withdrawal):
+        return ret.Withdraw(rid, mid, body.reason, by)
+    return ret.Correct(rid, mid, body.text, body.reviewer or by, body.reason, body.name)
+
+
+def change_preview(graph: TenantGraph, body: models.Withdrawal | models.Correction,
+                   by: str) -> dict:
+    """Preview a withdrawal or a correction: its blast radius and the revision to commit at."""
+    op = _op(graph, body, by)
+    try:
+        p = ret.preview(graph, op, ev.to_micros(_now()))
+    except ret.RetractionError as exc:
+        raise Invalid(str(exc)) from None
+    kept = sorted(m for m, st in p.after.items() if st.is_in and m in p.before)
+    d = security._described(graph, p.repeated or p.result(), kept)
+    return {"committed": False, **d, "graph": _blast_graph(graph, d, None)}
+
+
+def change_commit(conn: redis.Redis, graph: TenantGraph,
+                  body: models.WithdrawalCommit | models.CorrectionCommit, by: str) -> dict:
+    op, now = _op(graph, body, by), _now()
+    try:
+        result = ret.commit_at(graph, op, body.rev, ev.to_micros(now))
+    except ret.RetractionError as exc:
+        raise Invalid(str(exc)) from None
+    except StalePreview as exc:
+        raise Conflict(f"{exc}; preview again") from None
+    _announce(conn, graph, result, now)
+    d = security._described(graph, result)
+    return {"committed": True, **d, "graph": _blast_graph(graph, d, None)}
+
+
+def gate(graph: TenantGraph, body: models.GateAsk, threshold: float, min_domains: int) -> dict:
+    try:
+        if body.premises:
+            d = gate_mod.check_premises(graph, body.action, body.premises, body.amount,
+                                        threshold, min_domains)
+        else:
+            d = gate_mod.check(graph, resolve(graph, body.action), threshold, min_domains)
+    except UnknownAction as exc:
+        raise NotFound(str(exc)) from None
+    return {"action": d.action, "allowed": d.allowed, "reason": d.reason,
+            "fragility": d.fragility, "domains": list(d.domains)}
+
+
+def approve(graph: TenantGraph, ref: str, by: str) -> dict:
+    mid = resolve(graph, ref)
+    try:
+        return rc.approve(graph, mid, by, ev.to_micros(_now()))
+    except rc.RecallError as exc:
+        raise Conflict(str(exc)) from None
+
+
+def ingest(conn: redis.Redis, tenant: str, batch: models.EventBatch,
+           partitions: int = streams.DEFAULT_PARTITIONS) -> dict:
+    """Validate every event (all of the caller's tenant), then append them in one transaction
+    to the tenant's partition stream, where the writer workers pick them up in order."""
+    entries = []
+    for i, e in enumerate(batch.events):
+        if e.tenant != tenant:
+            raise Invalid(f"events[{i}].tenant is {e.tenant!r}; this token sends events of "
+                          f"{tenant!r} only")
+        try:
+            body = e.model_dump_json(by_alias=True)
+        except (ValueError, ValidationError) as exc:  # a lone surrogate cannot be encoded
+            raise Invalid(f"events[{i}] cannot be encoded as UTF-8 JSON: {type(exc).__name__}") \
+                from None
+        headers = {k: v for k, v in (("traceparent", e.traceparent),
+                                     ("tracestate", e.tracestate)) if v}
+        entries.append(streams.envelope(body, headers))
+    name = streams.stream(streams.partition_of(tenant, partitions))
+    pipe = conn.pipeline(transaction=True)
+    for entry in entries:
+        pipe.xadd(name, entry)
+    ids = [i.decode() for i in pipe.execute()]
+    return {"accepted": len(ids), "stream": name, "ids": ids}
+

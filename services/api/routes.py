@@ -1,0 +1,270 @@
+"""The HTTP endpoints. Each names one permission through its Guard (see ``auth.PERMISSIONS``);
+``create_app`` copies it into the OpenAPI document as ``x-rescind-permission``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, Path, Query
+
+from . import audit, ops
+from .auth import Principal
+from .models import (
+    MAX_REV,
+    Compromise,
+    CompromiseCommit,
+    Correction,
+    CorrectionCommit,
+    EventBatch,
+    GateAsk,
+    NewTenant,
+    NewToken,
+    Withdrawal,
+    WithdrawalCommit,
+)
+from .state import Api, Guard, get_api
+
+router = APIRouter(prefix="/api/v1")
+
+_ID = r"^[^\x00-\x1f\x7f]{1,200}$"
+Tenant = Annotated[str, Path(pattern=r"^[a-z0-9_-]{1,64}$", description="Tenant name")]
+Ref = Annotated[str, Path(pattern=_ID, description="A memory id, or the name its writer gave it")]
+Rid = Annotated[str, Path(pattern=_ID, description="A retraction, withdrawal or correction id")]
+Kind = Literal["observation", "belief", "plan", "action", "answer"]
+Status = Literal["IN", "OUT"]
+Skip = Annotated[int, Query(ge=0, le=10**9)]
+Limit = Annotated[int, Query(ge=1, le=1000, description="Page size (capped by the server's limit)")]
+At = Annotated[str | None, Query(max_length=64, description="ISO 8601 time with zone")]
+Rev = Annotated[int | None, Query(ge=0, le=MAX_REV, description="A graph revision")]
+Search = Annotated[str | None, Query(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$",
+                                     description="Case-insensitive text fragment")]
+ApiDep = Annotated[Api, Depends(get_api)]
+
+Reader = Annotated[Principal, Depends(Guard("read"))]
+Decider = Annotated[Principal, Depends(Guard("decide"))]
+Approver = Annotated[Principal, Depends(Guard("approve"))]
+Agent = Annotated[Principal, Depends(Guard("send"))]
+GateUser = Annotated[Principal, Depends(Guard("gate"))]
+Auditor = Annotated[Principal, Depends(Guard("audit"))]
+Admin = Annotated[Principal, Depends(Guard("admin"))]
+Anyone = Annotated[Principal, Depends(Guard("whoami"))]
+T = "/tenants/{tenant}"
+
+
+def _cap(api: Api, limit: int) -> int:
+    return min(limit, api.settings.api_max_list)
+
+
+def _counts(d: dict) -> dict:
+    return {"retraction": d.get("retraction"), "counts": d.get("counts"), "rev": d.get("rev")}
+
+
+# -- who, tenants, tokens, audit (admin) --------------------------------------------------------
+@router.get("/me", tags=["auth"], summary="Who this token is")
+def whoami(me: Anyone) -> dict:
+    return {"tenant": me.tenant, "role": me.role, "who": me.who, "token": me.token_id}
+
+
+@router.get("/tenants", tags=["admin"], summary="Every tenant")
+def tenants(me: Admin, api: ApiDep) -> list[dict]:
+    return api.tokens.tenants()
+
+
+@router.post("/tenants", tags=["admin"], status_code=201, summary="Create a tenant")
+def create_tenant(body: NewTenant, me: Admin, api: ApiDep) -> dict:
+    def run() -> dict:
+        created = api.tokens.add_tenant(body.name, me.who)
+        api.graph(body.name).ensure_schema()
+        return {"name": body.name, "created": created}
+
+    return api.audited(me, body.name, "tenant.create", body.name, run)
+
+
+@router.get(T + "/tokens", tags=["admin"], summary="The tenant's tokens (never the secrets)")
+def tokens(tenant: Tenant, me: Admin, api: ApiDep) -> list[dict]:
+    return api.tokens.tokens(tenant)
+
+
+@router.post(T + "/tokens", tags=["admin"], status_code=201,
+             summary="Create a token; the secret is shown once")
+def create_token(tenant: Tenant, body: NewToken, me: Admin, api: ApiDep) -> dict:
+    def run() -> dict:
+        token, record = api.tokens.create(tenant, body.role, body.who, me.who)
+        return {**record, "token": token}
+
+    return api.audited(me, tenant, "token.create", f"{body.role}:{body.who}", run,
+                       lambda r: {"id": r["id"], "role": r["role"], "who": r["who"]})
+
+
+@router.delete(T + "/tokens/{token_id}", tags=["admin"], summary="Revoke a token")
+def revoke_token(tenant: Tenant, token_id: Annotated[str, Path(pattern=r"^[0-9a-f]{16}$")],
+                 me: Admin, api: ApiDep) -> dict:
+    return api.audited(me, tenant, "token.revoke", token_id,
+                       lambda: api.tokens.revoke(tenant, token_id))
+
+
+@router.get(T + "/audit", tags=["admin"], summary="The audit log, newest first")
+def audit_log(tenant: Tenant, me: Auditor, api: ApiDep, limit: Limit = 100) -> list[dict]:
+    return audit.entries(api.conn, api.graph(tenant).tenant, _cap(api, limit))
+
+
+# -- reading ----------------------------------------------------------------------------------
+@router.get(T + "/revision", tags=["read"], summary="The graph revision (poll it for changes)")
+def revision(tenant: Tenant, me: Reader, api: ApiDep) -> dict:
+    return ops.revision(api.graph(tenant))
+
+
+@router.get(T + "/overview", tags=["read"],
+            summary="Sources → observations → beliefs → plans → actions, with their links")
+def overview(tenant: Tenant, me: Reader, api: ApiDep, limit: Limit = 200) -> dict:
+    return ops.overview(api.graph(tenant), _cap(api, limit))
+
+
+@router.get(T + "/sources", tags=["read"], summary="Sources and their trust domains")
+def sources(tenant: Tenant, me: Reader, api: ApiDep) -> list[dict]:
+    return ops.sources(api.graph(tenant))
+
+
+@router.get(T + "/memories", tags=["read"], summary="Memories, filtered by kind, status, text")
+def memories(tenant: Tenant, me: Reader, api: ApiDep, kind: Kind | None = None,
+             status: Status | None = None, q: Search = None, skip: Skip = 0,
+             limit: Limit = 100) -> dict:
+    return ops.memories(api.graph(tenant), kind, status, q, skip, _cap(api, limit))
+
+
+@router.get(T + "/memories/{ref}", tags=["read"], summary="One memory and its justification tree")
+def memory(tenant: Tenant, ref: Ref, me: Reader, api: ApiDep) -> dict:
+    return ops.memory(api.graph(tenant), ref)
+
+
+@router.get(T + "/memories/{ref}/history", tags=["read"],
+            summary="Every status the memory has had, with its cause")
+def history(tenant: Tenant, ref: Ref, me: Reader, api: ApiDep) -> dict:
+    return ops.history(api.graph(tenant), ref)
+
+
+@router.get(T + "/memories/{ref}/as-of", tags=["read"],
+            summary="The memory's status at a time or revision, and its tree as it stood then")
+def memory_as_of(tenant: Tenant, ref: Ref, me: Reader, api: ApiDep, at: At = None,
+                 rev: Rev = None) -> dict:
+    return ops.memory_as_of(api.graph(tenant), ref, at, rev)
+
+
+@router.get(T + "/memories/{ref}/fragility", tags=["read"],
+            summary="How many trust domains must fall to fake it, and which")
+def fragility(tenant: Tenant, ref: Ref, me: Reader, api: ApiDep) -> dict:
+    return ops.fragility(api.graph(tenant), ref)
+
+
+@router.get(T + "/as-of", tags=["read"], summary="What was believed at a time or revision, and why")
+def as_of(tenant: Tenant, me: Reader, api: ApiDep, at: At = None, rev: Rev = None,
+          kind: Kind | None = None, status: Status | None = None, skip: Skip = 0,
+          limit: Limit = 100) -> dict:
+    return ops.as_of(api.graph(tenant), at, rev, kind, status, skip, _cap(api, limit))
+
+
+@router.get(T + "/payments", tags=["read"], summary="Pending payments with their fragility")
+def payments(tenant: Tenant, me: Reader, api: ApiDep) -> list[dict]:
+    return ops.pending_payments(api.graph(tenant))
+
+
+@router.get(T + "/audit-order", tags=["read"],
+            summary="Sources ranked by the value resting on them alone")
+def audit_order(tenant: Tenant, me: Reader, api: ApiDep) -> list[dict]:
+    return ops.audit_order(api.graph(tenant))
+
+
+@router.get(T + "/retractions", tags=["read"],
+            summary="Retractions, withdrawals and corrections")
+def retractions(tenant: Tenant, me: Reader, api: ApiDep) -> list[dict]:
+    return ops.retractions(api.graph(tenant))
+
+
+@router.get(T + "/retractions/{rid}", tags=["read"], summary="One retraction and its result")
+def retraction(tenant: Tenant, rid: Rid, me: Reader, api: ApiDep) -> dict:
+    return ops.retraction(api.graph(tenant), rid)
+
+
+@router.get(T + "/recalls", tags=["recalls"], summary="Drafted and approved recalls")
+def recalls(tenant: Tenant, me: Reader, api: ApiDep) -> list[dict]:
+    return ops.recalls(api.graph(tenant))
+
+
+@router.get(T + "/recalls/{ref}", tags=["recalls"], summary="One recall with its draft")
+def recall(tenant: Tenant, ref: Ref, me: Reader, api: ApiDep) -> dict:
+    return ops.recall(api.graph(tenant), ref)
+
+
+# -- deciding (security), approving (finance), agents ------------------------------------------
+@router.post(T + "/retractions/preview", tags=["security"],
+             summary="Preview a compromise: the blast radius and the revision to commit at")
+def preview_compromise(tenant: Tenant, body: Compromise, me: Decider, api: ApiDep) -> dict:
+    g = api.graph(tenant)
+    return api.audited(me, tenant, "retraction.preview", body.source,
+                       lambda: ops.compromise_preview(g, body, me.who), _counts)
+
+
+@router.post(T + "/retractions", tags=["security"],
+             summary="Commit a previewed compromise (409 when the graph moved since)")
+def commit_compromise(tenant: Tenant, body: CompromiseCommit, me: Decider, api: ApiDep) -> dict:
+    g = api.graph(tenant)
+    return api.audited(me, tenant, "retraction.commit", body.source,
+                       lambda: ops.compromise_commit(api.conn, g, body, me.who), _counts)
+
+
+@router.post(T + "/retractions/{rid}/reinstate", tags=["security"],
+             summary="Undo a retraction, withdrawal or correction")
+def reinstate(tenant: Tenant, rid: Rid, me: Decider, api: ApiDep) -> dict:
+    g = api.graph(tenant)
+    return api.audited(me, tenant, "retraction.reinstate", rid,
+                       lambda: ops.reinstate(api.conn, g, rid, me.who), _counts)
+
+
+@router.post(T + "/withdrawals/preview", tags=["security"], summary="Preview withdrawing a memory")
+def preview_withdrawal(tenant: Tenant, body: Withdrawal, me: Decider, api: ApiDep) -> dict:
+    g = api.graph(tenant)
+    return api.audited(me, tenant, "withdrawal.preview", body.memory,
+                       lambda: ops.change_preview(g, body, me.who), _counts)
+
+
+@router.post(T + "/withdrawals", tags=["security"], summary="Withdraw a memory (previewed at rev)")
+def withdraw(tenant: Tenant, body: WithdrawalCommit, me: Decider, api: ApiDep) -> dict:
+    g = api.graph(tenant)
+    return api.audited(me, tenant, "withdrawal.commit", body.memory,
+                       lambda: ops.change_commit(api.conn, g, body, me.who), _counts)
+
+
+@router.post(T + "/corrections/preview", tags=["security"], summary="Preview correcting a memory")
+def preview_correction(tenant: Tenant, body: Correction, me: Decider, api: ApiDep) -> dict:
+    g = api.graph(tenant)
+    return api.audited(me, tenant, "correction.preview", body.memory,
+                       lambda: ops.change_preview(g, body, me.who), _counts)
+
+
+@router.post(T + "/corrections", tags=["security"], summary="Correct a memory (previewed at rev)")
+def correct(tenant: Tenant, body: CorrectionCommit, me: Decider, api: ApiDep) -> dict:
+    g = api.graph(tenant)
+    return api.audited(me, tenant, "correction.commit", body.memory,
+                       lambda: ops.change_commit(api.conn, g, body, me.who), _counts)
+
+
+@router.post(T + "/recalls/{ref}/approve", tags=["recalls"],
+             summary="Approve a drafted recall: it goes to the outbox")
+def approve(tenant: Tenant, ref: Ref, me: Approver, api: ApiDep) -> dict:
+    g = api.graph(tenant)
+    return api.audited(me, tenant, "recall.approve", ref, lambda: ops.approve(g, ref, me.who),
+                       lambda r: {"action": r["action"], "amount": r["amount"]})
+
+
+@router.post(T + "/events", tags=["agents"],
+             summary="Send agents' events (writes) to the tenant's stream")
+def events(tenant: Tenant, body: EventBatch, me: Agent, api: ApiDep) -> dict:
+    return api.audited(me, tenant, "events.send", f"{len(body.events)} event(s)",
+                       lambda: ops.ingest(api.conn, api.graph(tenant).tenant, body),
+                       lambda r: {"accepted": r["accepted"]})
+
+
+@router.post(T + "/gate", tags=["agents"], summary="Ask the payment gate about an action")
+def gate(tenant: Tenant, body: GateAsk, me: GateUser, api: ApiDep) -> dict:
+    s = api.settings
+    return ops.gate(api.graph(tenant), body, s.gate_threshold, s.gate_min_domains)

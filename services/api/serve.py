@@ -1,0 +1,73 @@
+"""Run the API with uvicorn: in the foreground (`rescind api serve`), or in a thread beside the
+workers (`rescind up`). The port is bound here first, so a taken port is one clear error."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import uvicorn
+
+from services.settings import Settings
+
+from .app import create_app
+
+
+class ApiPortError(RuntimeError):
+    """The API's port could not be bound (taken, or not ours to take)."""
+
+
+def bind(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ApiPortError(f"cannot listen on {host}:{port}: {exc.strerror}; choose another "
+                           "with --api-port (or RESCIND_API_PORT)") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _server(url: str, settings: Settings | None) -> uvicorn.Server:
+    settings = (settings or Settings()).model_copy(update={"url": url})
+    return uvicorn.Server(uvicorn.Config(create_app(settings), log_level="warning",
+                                         lifespan="off", access_log=False))
+
+
+def serve_forever(url: str, host: str, port: int, settings: Settings | None = None) -> None:
+    """Until Ctrl-C or SIGTERM (uvicorn handles both in the main thread)."""
+    sock = bind(host, port)
+    try:
+        _server(url, settings).run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+@contextlib.contextmanager
+def api_thread(url: str, host: str, port: int, settings: Settings | None = None,
+               timeout: float = 15.0) -> Iterator[str]:
+    """The API in a background thread for the duration of the block; yields its base URL."""
+    sock = bind(host, port)
+    server = _server(url, settings)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="rescind-api",
+                              daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            sock.close()
+            raise ApiPortError(f"the API did not start on {host}:{port}")
+        time.sleep(0.02)
+    bound = sock.getsockname()[1]
+    try:
+        yield f"http://{host if ':' not in host else f'[{host}]'}:{bound}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout)
+        sock.close()

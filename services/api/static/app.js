@@ -1,0 +1,412 @@
+// The Rescind console: plain DOM, no framework, no build step.
+// Everything that came from the graph is put on the page with textContent or setAttribute,
+// never parsed as HTML: memory texts are written by agents reading untrusted sources.
+
+const $ = (sel) => document.querySelector(sel);
+const SVG = "http://www.w3.org/2000/svg";
+const POLL_MS = 1000;
+const state = { token: null, me: null, tab: "overview", rev: null, preview: null, recall: null };
+
+// -- small helpers ------------------------------------------------------------------------------
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "onclick") node.addEventListener("click", v);
+    else node.setAttribute(k, String(v));
+  }
+  for (const c of children) {
+    if (c === null || c === undefined) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+function svg(tag, attrs = {}, text = null) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+const money = (x) => (x === null || x === undefined ? "" :
+  "$" + Number(x).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 }));
+const short = (t, n = 90) => (t && t.length > n ? t.slice(0, n - 1) + "…" : t || "");
+const badge = (status) => el("span", { class: `badge ${status === "OUT" ? "out" : "in"}` },
+  status || "?");
+
+function say(text) { $("#message").textContent = text; $("#error").textContent = ""; }
+function fail(err) { $("#error").textContent = err.message || String(err); }
+
+class ApiError extends Error {
+  constructor(status, detail) { super(detail); this.status = status; }
+}
+
+async function api(path, { method = "GET", body = null } = {}) {
+  const headers = { Authorization: `Bearer ${state.token}` };
+  if (body !== null) headers["Content-Type"] = "application/json";
+  const res = await fetch(path, { method, headers, body: body === null ? null : JSON.stringify(body) });
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) {
+    if (res.status === 401 && state.me) signOut("Your token is no longer valid; sign in again.");
+    throw new ApiError(res.status, data.detail || `HTTP ${res.status}`);
+  }
+  return data;
+}
+
+const T = (path) => `/api/v1/tenants/${encodeURIComponent(state.me.tenant)}${path}`;
+const ref = (id) => encodeURIComponent(id);
+
+// -- sign in and out ----------------------------------------------------------------------------
+async function signIn(token) {
+  state.token = token;
+  const me = await api("/api/v1/me");
+  if (!me.tenant || !["viewer", "security", "finance"].includes(me.role)) {
+    state.token = null;
+    throw new Error(`The console is for viewer, security and finance tokens; this one is ${me.role}.`);
+  }
+  state.me = me;
+  sessionStorage.setItem("rescind-token", token);
+  $("#tenant").textContent = me.tenant;
+  $("#who").textContent = me.who;
+  $("#role").textContent = me.role;
+  document.body.dataset.role = me.role;
+  for (const b of document.querySelectorAll("nav button[data-needs]")) {
+    b.hidden = b.dataset.needs !== me.role;
+  }
+  $("#signin-view").hidden = true;
+  $("#session").hidden = false;
+  $("#app").hidden = false;
+  state.rev = null;
+  show("overview");
+}
+
+function signOut(note = "") {
+  sessionStorage.removeItem("rescind-token");
+  Object.assign(state, { token: null, me: null, rev: null, preview: null, recall: null });
+  delete document.body.dataset.role;
+  $("#app").hidden = true;
+  $("#session").hidden = true;
+  $("#detail").hidden = true;
+  $("#signin-view").hidden = false;
+  $("#token").value = "";
+  $("#signin-error").textContent = note;
+}
+
+// -- tabs and live refresh ----------------------------------------------------------------------
+const views = { overview: loadOverview, retract: loadRetractions, recalls: loadRecalls,
+  payments: loadPayments, audit: loadAudit };
+
+function show(tab) {
+  state.tab = tab;
+  for (const b of document.querySelectorAll("nav button")) b.classList.toggle("active", b.dataset.tab === tab);
+  for (const s of document.querySelectorAll("section.tab")) s.hidden = s.id !== tab;
+  refresh();
+}
+
+async function refresh() {
+  if (!state.me) return;
+  try {
+    await views[state.tab]();
+    if (!$("#detail").hidden && $("#detail").dataset.id) await openDetail($("#detail").dataset.id, false);
+  } catch (err) { fail(err); }
+}
+
+async function poll() {
+  if (!state.me) return;
+  try {
+    const { revision } = await api(T("/revision"));
+    $("#live").classList.remove("stale");
+    if (state.rev !== null && revision !== state.rev) {
+      state.rev = revision;
+      $("#rev").textContent = revision;
+      await refresh();
+    }
+    state.rev = revision;
+    $("#rev").textContent = revision;
+  } catch (err) {
+    $("#live").classList.add("stale");
+  }
+}
+
+// -- overview: sources → observations → beliefs → plans → actions --------------------------------
+async function loadOverview() {
+  const o = await api(T("/overview"));
+  const parts = Object.entries(o.counts).map(([k, c]) => `${k}: ${c.IN} IN, ${c.OUT} OUT`);
+  $("#counts-line").textContent = parts.join(" · ") + (o.truncated ? " (first 200 of each kind)" : "");
+  const lists = {};
+  for (const col of document.querySelectorAll("#overview .column")) {
+    lists[col.dataset.kind] = col.querySelector("ul");
+    lists[col.dataset.kind].replaceChildren();
+  }
+  for (const s of o.sources) {
+    lists.source.append(el("li", { class: "card source", "data-id": s.id },
+      el("strong", {}, s.name || s.id), el("div", { class: "meta" }, `${s.id} · domain ${s.domain}`)));
+  }
+  for (const kind of ["observation", "belief", "plan", "action", "answer"]) {
+    for (const m of o.columns[kind] || []) lists[kind === "answer" ? "action" : kind].append(card(m));
+  }
+  state.links = o.links;
+  if (state.rev === null) { state.rev = o.revision; $("#rev").textContent = o.revision; }
+}
+
+function card(m) {
+  const tags = [];
+  if (m.kind === "action") {
+    tags.push(el("span", { class: "amount" }, money(m.amount)));
+    if (m.status === "OUT") tags.push(el("span", { class: "tag" }, m.executed ? "to recall" : "held"));
+    else tags.push(el("span", { class: "tag quiet" }, m.executed ? "executed" : "pending"));
+  }
+  const li = el("li", { class: `card ${m.status === "OUT" ? "is-out" : ""}`, "data-id": m.id,
+    "data-name": m.name, "data-status": m.status, tabindex: 0, title: m.text },
+  el("div", { class: "head" }, badge(m.status), el("span", { class: "name" }, m.name || m.id), ...tags),
+  el("div", { class: "text" }, short(m.text, 140)),
+  m.status === "OUT" ? el("div", { class: "meta" }, `out by ${m.cause}, ${m.hops} hop(s) away`) : null);
+  li.addEventListener("click", () => openDetail(m.id));
+  li.addEventListener("keydown", (e) => { if (e.key === "Enter") openDetail(m.id); });
+  return li;
+}
+
+// -- the justification tree of one memory -------------------------------------------------------
+async function openDetail(id, reset = true) {
+  try {
+    const [d, h] = await Promise.all([api(T(`/memories/${ref(id)}`)), api(T(`/memories/${ref(id)}/history`))]);
+    const aside = $("#detail");
+    aside.dataset.id = id;
+    aside.hidden = false;
+    const m = d.memory;
+    $("#detail-title").replaceChildren(badge(m.status), " ", `${m.kind}: ${m.name || m.id}`);
+    const facts = [m.text];
+    if (m.kind === "action") facts.push(`${money(m.amount)} to ${m.payee || "?"}${m.executed ? " (executed)" : ""}`);
+    if (m.status === "OUT") facts.push(`OUT because of ${m.cause}, ${m.hops} hop(s) away`);
+    $("#detail-facts").replaceChildren(...facts.flatMap((f, i) => (i ? [el("br"), f] : [f])));
+    $("#tree").replaceChildren(treeNode(d.tree));
+    $("#history").replaceChildren(...h.history.map((e) => el("li", {},
+      badge(e.status), ` ${e.op} at revision ${e.rev}`, e.cause ? ` · cause ${e.cause}` : "",
+      e.hops !== null && e.hops !== undefined ? ` · ${e.hops} hop(s)` : "", e.at ? ` · ${e.at}` : "")));
+    if (reset) aside.scrollTop = 0;
+  } catch (err) { fail(err); }
+}
+
+function treeNode(n) {
+  const label = el("div", { class: "node", "data-id": n.id }, badge(n.status), " ",
+    el("span", { class: "kind" }, n.kind || "?"), " ", el("span", { class: "text" }, short(n.text, 160)));
+  const li = el("div", { class: "branch" }, label);
+  for (const s of n.said_by || []) {
+    li.append(el("div", { class: `said ${s.valid ? "" : "invalid"}` },
+      `said by ${s.source} (domain ${s.domain}) at ${s.at}${s.valid ? "" : " — retracted"}`));
+  }
+  if (n.see_above) li.append(el("div", { class: "meta" }, "(its reasons are shown above)"));
+  (n.justifications || []).forEach((premises, i) => {
+    const j = el("div", { class: "justification" }, el("div", { class: "meta" }, `reason ${i + 1}: rests on`));
+    for (const p of premises) j.append(treeNode(p));
+    li.append(j);
+  });
+  return li;
+}
+
+// -- retractions: preview, blast radius, commit, reinstate --------------------------------------
+async function loadRetractions() {
+  const [sources, rows] = await Promise.all([api(T("/sources")), api(T("/retractions"))]);
+  const select = $("#src");
+  const chosen = select.value;
+  select.replaceChildren(...sources.map((s) => el("option", { value: s.id }, `${s.id} (${s.domain})`)));
+  if (chosen) select.value = chosen;
+  $("#retractions tbody").replaceChildren(...rows.slice().reverse().map((r) => {
+    const button = r.state === "committed"
+      ? el("button", { type: "button", class: "reinstate", onclick: () => reinstate(r.id) }, "Reinstate") : "";
+    return el("tr", { "data-id": r.id, "data-state": r.state },
+      el("td", {}, r.id), el("td", {}, r.kind), el("td", {}, r.source || r.memory || ""),
+      el("td", {}, r.kind === "retract" ? `${r.start || "open"} → ${r.end || "open"}` : ""),
+      el("td", { class: "state" }, r.state), el("td", {}, r.by || ""), el("td", {}, button));
+  }));
+}
+
+function compromiseBody() {
+  const body = { source: $("#src").value, reason: $("#reason").value.trim() };
+  if ($("#from").value.trim()) body.start = $("#from").value.trim();
+  if ($("#to").value.trim()) body.end = $("#to").value.trim();
+  return body;
+}
+
+async function preview(event) {
+  event.preventDefault();
+  try {
+    const body = compromiseBody();
+    const p = await api(T("/retractions/preview"), { method: "POST", body });
+    state.preview = { body, rev: p.rev };
+    renderPreview(p, `Preview at revision ${p.rev}: nothing has changed yet`);
+    $("#commit-btn").hidden = false;
+    $("#commit-btn").disabled = false;
+    $("#commit-btn").textContent = `Commit at revision ${p.rev}`;
+    say(`Previewed ${body.source}: ${total(p.counts)} memories would go OUT.`);
+  } catch (err) { fail(err); }
+}
+
+const total = (counts) => Object.values(counts).reduce((a, b) => a + b, 0);
+const KIND_LABELS = { observations: "Observations", beliefs: "Beliefs", plans: "Plans",
+  answers: "Answers", executed_actions: "Executed payments (to recall)",
+  pending_actions: "Pending payments (to hold)" };
+
+function renderPreview(p, title) {
+  $("#preview").hidden = false;
+  $("#preview-title").textContent = title;
+  $("#counts tbody").replaceChildren(...Object.entries(p.counts).map(([k, n]) =>
+    el("tr", { "data-kind": k }, el("td", {}, KIND_LABELS[k] || k), el("td", { class: "n" }, n))));
+  const item = (a) => el("li", {}, `${a.name || a.id}: ${money(a.amount)} to ${a.payee || "?"}`);
+  $("#to-hold").replaceChildren(...p.to_hold.map(item));
+  $("#to-recall").replaceChildren(...p.to_recall.map(item));
+  $("#kept").replaceChildren(...p.kept.map((k) => el("li", {}, `${k.kind}: ${short(k.text, 80)}`)));
+  drawBlast(p.graph || { nodes: [], edges: [] });
+}
+
+function drawBlast(g) {
+  // Columns by distance from the retracted source (longest path), one row per memory.
+  const box = $("#blast");
+  box.replaceChildren();
+  const layer = new Map(g.nodes.map((n) => [n.id, n.kind === "source" ? 0 : 1]));
+  for (let i = 0; i < g.nodes.length; i++) {
+    for (const e of g.edges) {
+      if (layer.has(e.from) && layer.has(e.to)) layer.set(e.to, Math.max(layer.get(e.to), layer.get(e.from) + 1));
+    }
+  }
+  const rows = new Map();
+  const pos = new Map();
+  const W = 190, H = 46;
+  for (const n of g.nodes) {
+    const c = layer.get(n.id);
+    const r = rows.get(c) || 0;
+    rows.set(c, r + 1);
+    pos.set(n.id, { x: 10 + c * W, y: 10 + r * H });
+  }
+  const width = 10 + (Math.max(0, ...layer.values()) + 1) * W;
+  const height = 20 + Math.max(1, ...rows.values()) * H;
+  box.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  box.setAttribute("width", width);
+  box.setAttribute("height", height);
+  const defs = svg("defs");
+  const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5,
+    markerWidth: 6, markerHeight: 6, orient: "auto-start-reverse" });
+  marker.append(svg("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "arrowhead" }));
+  defs.append(marker);
+  box.append(defs);
+  for (const e of g.edges) {
+    const a = pos.get(e.from), b = pos.get(e.to);
+    if (!a || !b) continue;
+    box.append(svg("line", { x1: a.x + 160, y1: a.y + 16, x2: b.x, y2: b.y + 16, class: "edge",
+      "marker-end": "url(#arrow)" }));
+  }
+  for (const n of g.nodes) {
+    const { x, y } = pos.get(n.id);
+    const group = svg("g", { class: `node ${n.fate}`, "data-id": n.id, "data-fate": n.fate });
+    group.append(svg("title", {}, `${n.kind}: ${n.text || n.id}`));
+    group.append(svg("rect", { x, y, width: 160, height: 32, rx: 6 }));
+    group.append(svg("text", { x: x + 8, y: y + 13, class: "kind" }, `${n.kind}${n.fate === "kept" ? " (kept IN)" : ""}`));
+    group.append(svg("text", { x: x + 8, y: y + 26 }, short(n.name || n.text || n.id, 24)));
+    box.append(group);
+  }
+}
+
+async function commit() {
+  if (!state.preview) return;
+  const button = $("#commit-btn");
+  button.disabled = true;
+  try {
+    const d = await api(T("/retractions"), { method: "POST", body: { ...state.preview.body, rev: state.preview.rev } });
+    state.preview = null;
+    button.hidden = true;
+    renderPreview(d, `Committed ${d.retraction}: ${total(d.counts)} went OUT`);
+    say(`Committed ${d.retraction}: ${total(d.counts)} memories went OUT; ` +
+      `${d.to_hold.length} payment(s) held, ${d.to_recall.length} drafted for recall.`);
+    await loadRetractions();
+  } catch (err) {
+    button.disabled = false;
+    if (err.status === 409) {
+      button.hidden = true;
+      fail(new Error(`${err.message} — the graph changed since the preview: preview again.`));
+    } else fail(err);
+  }
+}
+
+async function reinstate(id) {
+  try {
+    const d = await api(T(`/retractions/${ref(id)}/reinstate`), { method: "POST" });
+    say(`Reinstated ${id}: ${total(d.counts)} memories came back IN.`);
+    await loadRetractions();
+  } catch (err) { fail(err); }
+}
+
+// -- recalls ------------------------------------------------------------------------------------
+async function loadRecalls() {
+  const rows = await api(T("/recalls"));
+  $("#recall-list tbody").replaceChildren(...rows.map((r) => {
+    const tr = el("tr", { "data-name": r.name, "data-state": r.state, class: "clickable" },
+      el("td", {}, r.name), el("td", {}, r.payee || ""), el("td", { class: "n" }, money(r.amount)),
+      el("td", { class: "state" }, r.state));
+    tr.addEventListener("click", () => showRecall(r));
+    return tr;
+  }));
+  if (!rows.length) $("#recall-list tbody").append(el("tr", {}, el("td", { colspan: 4 }, "No recalls.")));
+  const open = state.recall && rows.find((r) => r.action === state.recall.action);
+  if (open) showRecall(open); else $("#recall").hidden = true;
+}
+
+function showRecall(r) {
+  state.recall = r;
+  $("#recall").hidden = false;
+  $("#recall-title").textContent = `${r.name}: ${money(r.amount)} to ${r.payee || "?"} (${r.state})`;
+  $("#draft").textContent = r.draft;
+  const finance = state.me.role === "finance";
+  const button = $("#approve-btn");
+  button.hidden = !finance || r.state !== "drafted";
+  button.disabled = false;
+  $("#approve-note").textContent = r.state === "approved" ? "Approved: the recall is in the outbox."
+    : finance ? "" : "Only finance can approve a recall.";
+}
+
+async function approve() {
+  if (!state.recall) return;
+  $("#approve-btn").disabled = true;
+  try {
+    const r = await api(T(`/recalls/${ref(state.recall.action)}/approve`), { method: "POST" });
+    say(`Approved the recall of ${r.name}: it is in the outbox for the bank.`);
+    await loadRecalls();
+  } catch (err) { $("#approve-btn").disabled = false; fail(err); }
+}
+
+// -- pending payments and the audit log ---------------------------------------------------------
+async function loadPayments() {
+  const rows = await api(T("/payments"));
+  $("#payment-list tbody").replaceChildren(...rows.map((p) => el("tr", { "data-name": p.name, class: "clickable",
+    onclick: () => openDetail(p.id) },
+  el("td", {}, p.name), el("td", {}, p.payee || ""), el("td", { class: "n" }, money(p.amount)),
+  el("td", {}, badge(p.status), p.held ? " held" : ""), el("td", { class: "n" }, p.fragility),
+  el("td", {}, p.would_fake_it.join(" + ") || "—"))));
+}
+
+async function loadAudit() {
+  const rows = await api(T("/audit"));
+  $("#audit-list tbody").replaceChildren(...rows.map((a) => el("tr", {},
+    el("td", {}, a.at), el("td", {}, `${a.who} (${a.role})`), el("td", {}, a.action),
+    el("td", {}, a.target), el("td", { class: a.result }, `${a.result} ${a.status}`))));
+}
+
+// -- wiring -------------------------------------------------------------------------------------
+$("#signin").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  $("#signin-error").textContent = "";
+  try { await signIn($("#token").value.trim()); } catch (err) {
+    state.token = null;
+    $("#signin-error").textContent = err.status === 401 ? "Unknown or revoked token." : err.message;
+  }
+});
+$("#signout").addEventListener("click", () => signOut());
+for (const b of document.querySelectorAll("nav button")) b.addEventListener("click", () => show(b.dataset.tab));
+$("#compromise").addEventListener("submit", preview);
+$("#commit-btn").addEventListener("click", commit);
+$("#approve-btn").addEventListener("click", approve);
+$("#close-detail").addEventListener("click", () => { $("#detail").hidden = true; delete $("#detail").dataset.id; });
+setInterval(poll, POLL_MS);
+
+const saved = sessionStorage.getItem("rescind-token");
+if (saved) signIn(saved).catch(() => signOut());
