@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from services.engine import gate as gate_mod
@@ -143,8 +144,10 @@ def _us(t) -> int | None:
     return to_micros(t) if t is not None else None
 
 
-def replay_text(text: str, url: str, tenant: str | None = None) -> dict:
-    """Validate ``text`` whole, apply it to a fresh tenant, and return the report.
+def replay_text(text: str, url: str, tenant: str | None = None,
+                on_progress: Callable[[int, int], None] | None = None) -> dict:
+    """Validate ``text`` whole, apply it to a fresh tenant, and return the report;
+    ``on_progress(done, total)`` after each line.
 
     On any error nothing is left behind: validation fails before anything is written, and a
     failure while applying removes the tenant's graph.
@@ -156,8 +159,10 @@ def replay_text(text: str, url: str, tenant: str | None = None) -> dict:
                                  "fresh tenant")])
     state = Replay(graph)
     try:
-        for step in steps:
+        for i, step in enumerate(steps, 1):
             state.step(step)
+            if on_progress:
+                on_progress(i, len(steps))
         return state.report()
     except BaseException:
         graph.delete()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+from collections.abc import Callable
 from datetime import datetime
 
 import redis
@@ -141,7 +142,8 @@ class StreamReplay:
 
 def replay_via_streams(text: str, url: str, tenant: str | None = None,
                        partitions: int = st.DEFAULT_PARTITIONS,
-                       start_workers: bool = True) -> dict:
+                       start_workers: bool = True,
+                       on_progress: Callable[[int, int], None] | None = None) -> dict:
     """Validate ``text`` whole, send it through streams and workers, and return the report.
 
     With ``start_workers`` the writer and retraction workers run in this process for the
@@ -161,8 +163,10 @@ def replay_via_streams(text: str, url: str, tenant: str | None = None,
         with workers or contextlib.nullcontext():
             run = StreamReplay(graph, publisher, conn)
             try:
-                for step in steps:
+                for i, step in enumerate(steps, 1):
                     run.step(step)
+                    if on_progress:
+                        on_progress(i, len(steps))
                 run.settle()
                 return run.state.report()
             except BaseException:

@@ -70,3 +70,36 @@ def test_an_unreachable_server_is_a_clear_error():
     res = rescind("replay", "examples/vendor-portal.jsonl", "--url", f"redis://127.0.0.1:{free_port()}")
     assert res.returncode == 2 and "cannot reach FalkorDB" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+SERVING = {"worker", "up", "api serve", "api mcp", "api"}  # long-running: they serve, not answer
+
+
+def _commands(cmd, prefix=()):
+    subs = getattr(cmd, "commands", None)
+    if subs:
+        for name, sub in subs.items():
+            yield from _commands(sub, (*prefix, name))
+    else:
+        yield " ".join(prefix), cmd
+
+
+def test_every_command_that_answers_takes_json():
+    """Scripts can ask any command for JSON; only the long-running services (which print logs)
+    are exempt. A new command without --json fails here."""
+    import typer
+
+    from services.cli import app
+
+    missing = [name for name, cmd in _commands(typer.main.get_command(app))
+               if name not in SERVING
+               and "--json" not in {o for p in cmd.params for o in getattr(p, "opts", [])}]
+    assert missing == []
+
+
+def test_progress_goes_to_stderr_and_json_stays_clean(falkordb, tmp_path):
+    """`replay --json` and `asyncapi --json` print only JSON on stdout, whatever progress shows."""
+    res = rescind("replay", "examples/vendor-portal.jsonl", "--json", "--url", falkordb)
+    assert res.returncode == 0 and json.loads(res.stdout)["held"] == ["pay-1042"]
+    res = rescind("asyncapi", "--out", str(tmp_path / "a.json"), "--json")
+    assert res.returncode == 0 and json.loads(res.stdout) == {"file": str(tmp_path / "a.json")}

@@ -94,21 +94,30 @@ def token_create(
 
 @token_app.command("list")
 def token_list(tenant: str = TenantOpt, url: str | None = UrlOpt,
-               data_dir: Path = DataDirOpt) -> None:
+               data_dir: Path = DataDirOpt,
+               as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts")) -> None:
     """The tenant's tokens: id, role, who, when (never the secrets)."""
-    from services.cli import operator_server
+    from services.cli import operator_server, out
     from services.graph.store import connect
 
     from .auth import TokenStore
 
     with operator_server(url, data_dir) as server_url:
-        print(json.dumps(TokenStore(connect(server_url)).tokens(tenant), indent=2))
+        tokens = TokenStore(connect(server_url)).tokens(tenant)
+    if as_json:
+        print(json.dumps(tokens, indent=2))
+        return
+    for t in tokens:
+        out.print("  ".join(f"{k}={v}" for k, v in t.items()), markup=False)
+    if not tokens:
+        out.print(f"no tokens in tenant {tenant}")
 
 
 @token_app.command("revoke")
 def token_revoke(token_id: str = typer.Argument(..., help="The token's id (16 hex digits)"),
                  tenant: str = TenantOpt, url: str | None = UrlOpt,
-                 data_dir: Path = DataDirOpt) -> None:
+                 data_dir: Path = DataDirOpt,
+                 as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts")) -> None:
     """Revoke a token at once."""
     from services.cli import err, operator_server, out
     from services.graph.store import connect
@@ -122,7 +131,10 @@ def token_revoke(token_id: str = typer.Argument(..., help="The token's id (16 he
         except ApiError as exc:
             err.print(exc.message)
             raise typer.Exit(2) from None
-    out.print(f"revoked {token_id}")
+    if as_json:
+        print(json.dumps({"revoked": token_id}))
+    else:
+        out.print(f"revoked {token_id}")
 
 
 @api_app.command("mcp")
