@@ -465,6 +465,7 @@ def bench_ingest(
     url: str | None = UrlOpt,
     events: int = typer.Option(20_000, help="Events published"),
     batch: int = typer.Option(500, help="Writer batch size"),
+    repeats: int = typer.Option(3, help="Alternating end-to-end and raw runs; medians reported"),
     out_dir: Path = typer.Option(Path("docs/bench"), "--out", help="Where results are written"),
     as_json: bool = JsonOpt,
 ) -> None:
@@ -473,7 +474,7 @@ def bench_ingest(
 
     command = "rescind bench ingest " + " ".join(sys.argv[3:])
     with falkordb(url) as server_url, err.status("publishing, writing, measuring…"):
-        result = run_ingest(server_url, events, batch, out_dir, command.strip())
+        result = run_ingest(server_url, events, batch, out_dir, command.strip(), repeats)
     if as_json:
         print(json.dumps(result, indent=2))
     else:
