@@ -486,7 +486,8 @@ def bench_rules(
     url: str | None = UrlOpt,
     scenario: str = typer.Option("all", help="demo | precision | real | scale | all"),
     data: Path | None = typer.Option(None, help="The retraction data, read in place (default: "
-                                     "../shared/data/retractions beside the repository)"),
+                                     "$RESCIND_RETRACTIONS_DATA, else ../shared/data/retractions "
+                                     "beside the repository)"),
     sizes: str = typer.Option("100000,1000000", help="Scale scenario: graph sizes in memories"),
     samples: int = typer.Option(15, help="Scale scenario: retractions timed per size"),
     out_dir: Path = typer.Option(Path("docs/bench"), "--out", help="Where results are written"),
@@ -497,7 +498,9 @@ def bench_rules(
     from services.bench.rules import run as run_rules
 
     chosen = list(SCENARIOS) if scenario == "all" else [scenario]
-    data = data or Path(__file__).resolve().parents[1].parent / "shared/data/retractions"
+    from services.bench.scenarios import retraction_data
+
+    data = data or retraction_data()
     if scenario != "all" and scenario not in SCENARIOS:
         err.print(f"unknown scenario {scenario!r}; choose from {', '.join(SCENARIOS)} or all")
         raise typer.Exit(2)

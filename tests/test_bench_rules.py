@@ -6,17 +6,23 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from services.bench import truth
 from services.bench.rules import RULES, THRESHOLD, Runner
-from services.bench.scenarios import Checkpoint, demo_case, precision_case, real_cases, scale_case
+from services.bench.scenarios import (
+    Checkpoint,
+    demo_case,
+    precision_case,
+    real_cases,
+    retraction_data,
+    scale_case,
+)
 from services.bench.similarity import Embedder, RandomVectors
 from services.graph.store import TenantGraph, connect
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "retractions"
+DATA = retraction_data()
 
 
 def play(falkordb: str, tenant: str, case, vectors) -> Runner:
@@ -148,13 +154,14 @@ def _timeline_truth(case) -> tuple[dict[str, bool], list[int]]:
     return born, partial
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data/retractions is not beside the repo")
 def test_real_data_small_both_readings_against_the_checker(falkordb, tenant_name):
     """The 50 least cited retracted papers of the citation graph and their citing papers, replayed
     on their dates in both readings: every rule agrees with the checker; memories written after
     a cited paper was retracted are born OUT under Rescind exactly when the reading says so;
     under "any cited paper suffices" tainting downstream takes out papers that still stand on
     a cited paper not yet retracted, under "needs every cited paper" it takes out none."""
+    assert (DATA / "covid_citation_graph_nodes.csv").is_file(), (
+        f"no retraction data in {DATA}: set RESCIND_RETRACTIONS_DATA to ../shared/data/retractions")
     cases, mapping = real_cases(DATA, limit=50)
     assert mapping["retracted papers"] == 50
     embed = Embedder()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -68,6 +69,18 @@ class Case:
     def size(self) -> int:
         return self.params.get("memories") or sum(
             len(e.writes) for e in self.events or () if isinstance(e, Batch))
+
+
+def retraction_data() -> Path:
+    """Where the retraction records are read from (never copied): $RESCIND_RETRACTIONS_DATA, the
+    shared folder beside the repository, or the development machines' /work/shared."""
+    if os.environ.get("RESCIND_RETRACTIONS_DATA"):
+        return Path(os.environ["RESCIND_RETRACTIONS_DATA"])
+    beside = Path(__file__).resolve().parents[3] / "shared" / "data" / "retractions"
+    for candidate in (beside, Path("/work/shared/data/retractions")):
+        if (candidate / "covid_citation_graph_nodes.csv").is_file():
+            return candidate
+    return beside
 
 
 def micros(day: date | datetime, hour: int = 0) -> int:
