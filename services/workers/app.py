@@ -226,19 +226,38 @@ def _entries(msg: RedisStreamMessage, bodies: list) -> list[tuple[str, object]]:
     return list(zip(ids, bodies, strict=True))
 
 
-def _raw_entries(msg: RedisStreamMessage, bodies: list) -> list[tuple[str, object]]:
-    """Entry ids with each event's own JSON text, read from the raw entry (decoding that once is
-    cheaper than validating the dict FastStream made of it); the decoded body where the entry
-    is not in our envelope."""
+_RAW = "rescind_raw"  # where the writer's parser keeps the entries as they came from Redis
+_PLACEHOLDER = {st.DATA.encode(): b'{"data": "0", "headers": {}}'}
+
+
+async def _keep_raw(message: dict, original) -> RedisStreamMessage:
+    """The writer's parser. FastStream's batch parser decodes each entry's JSON several times
+    (envelope, body, the batch re-encoded, then decoded again); the writer validates each event's
+    own JSON once, so the raw entries are kept aside and FastStream parses placeholders."""
+    message[_RAW] = message["data"]
+    message["data"] = [_PLACEHOLDER] * len(message[_RAW])
+    return await original(message)
+
+
+def _raw_entries(msg: RedisStreamMessage) -> list[tuple[str, object]]:
+    """Entry ids with each event's own JSON text, read from the raw entry; what is not in our
+    envelope is passed on as it is, for the decoder to say what is wrong with it."""
     ids = [i.decode() if isinstance(i, bytes) else i for i in msg.raw_message["message_ids"]]
-    out = []
-    for entry_id, raw, body in zip(ids, msg.raw_message["data"], bodies, strict=True):
+    out: list[tuple[str, object]] = []
+    for entry_id, raw in zip(ids, msg.raw_message[_RAW], strict=True):
+        envelope = raw.get(st.DATA.encode())
+        if envelope is None:
+            out.append((entry_id, {_text(k): _text(v) for k, v in raw.items()}))
+            continue
         try:
-            data = json.loads(raw[st.DATA.encode()])["data"]
+            out.append((entry_id, json.loads(envelope)["data"]))
         except (KeyError, TypeError, ValueError):
-            data = body
-        out.append((entry_id, data if isinstance(data, str) else body))
+            out.append((entry_id, _text(envelope)))
     return out
+
+
+def _text(value: object) -> object:
+    return value.decode(errors="replace") if isinstance(value, bytes) else value
 
 
 def build(settings: WorkerSettings, roles: tuple[str, ...]) -> tuple[RedisBroker, Workers]:
@@ -337,10 +356,10 @@ def _writer(broker: RedisBroker, workers: Workers, name: str) -> None:
 
     @broker.subscriber(stream=StreamSub(name, group=st.WRITER_GROUP, consumer=workers.consumer(
         "writer"), batch=True, max_records=s.batch, polling_interval=s.polling_ms),
-        ack_policy=AckPolicy.MANUAL)
-    async def on_writes(bodies: list, msg: RedisStreamMessage) -> None:
+        ack_policy=AckPolicy.MANUAL, parser=_keep_raw)
+    async def on_writes(placeholders: list, msg: RedisStreamMessage) -> None:
         async with workers.lock:
-            await asyncio.to_thread(workers.write_batch, name, _raw_entries(msg, bodies))
+            await asyncio.to_thread(workers.write_batch, name, _raw_entries(msg))
 
 
 def _retraction(broker: RedisBroker, workers: Workers, name: str) -> None:
