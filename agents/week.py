@@ -8,7 +8,7 @@ for instance security on Thursday), then invokes one agent with one task in a th
 (``thread_id`` = the step's name). The agents share one store. ``wrap`` is applied to each
 compiled graph once (to instrument it); an exception from a run is caught and reported in that
 step's result, and the week goes on. A ``RecordingMiss`` is not caught: a stale recording is a
-fault of the setup, not an outcome.
+fault of the setup, not an outcome; so is a Gemini that cannot be used (GeminiUnavailable).
 
 ``python -m agents`` prints the unwrapped week; ``rescind demo`` plays it wrapped by Rescind.
 """
@@ -28,7 +28,7 @@ from langgraph.store.memory import InMemoryStore
 
 from . import notes
 from .ap import build_ap_agent, build_confirmer
-from .llm import PolicyModel, RecordingMiss, RecordingModel
+from .llm import GeminiUnavailable, PolicyModel, RecordingMiss, RecordingModel
 from .payments import build_payments_agent
 from .world import NOTES, World, note_key
 
@@ -158,7 +158,7 @@ def run_week(model: Any, world: World | None = None, wrap: Callable[[Any], Any] 
         config = {"configurable": {"thread_id": step.thread_id}}
         try:
             state = graphs[step.agent].invoke({"messages": [("user", step.task)]}, config=config)
-        except RecordingMiss:
+        except (RecordingMiss, GeminiUnavailable):  # the setup is wrong, not the step: stop
             raise
         except Exception as exc:  # a refusal from a wrapper, a model failure: reported, week goes on
             results.append(StepResult(step, "error", error=f"{type(exc).__name__}: {exc}"))

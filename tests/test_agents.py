@@ -332,3 +332,16 @@ def test_gemini_message_conversion_round_trips_a_tool_call(monkeypatch):
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     with pytest.raises(GeminiUnavailable, match="GOOGLE_API_KEY or GEMINI_API_KEY"):
         GeminiModel()
+
+
+def test_a_gemini_that_cannot_be_used_stops_the_week():
+    """A key is set but Gemini cannot be used (no package, say): the week stops with that
+    error instead of reporting every step as failed."""
+    from agents.llm import GeminiUnavailable
+
+    class Unusable(PolicyModel):
+        def _generate(self, *args, **kwargs):
+            raise GeminiUnavailable("the google-genai package is not installed")
+
+    with pytest.raises(GeminiUnavailable):
+        run_week(Unusable())
