@@ -71,3 +71,25 @@ def test_fragility_of_a_conjunction_is_its_weakest_premise():
     region = {"o1": obs("o1", "s1"), "o2": obs("o2", "s2"), "o3": obs("o3", "s3"),
               "b": Node("b", justifications=[("o1", "o2"), ("o1", "o3")])}
     assert fragility("b", region, {"s1": "d1", "s2": "d2", "s3": "d3"}, Rules()) == 1
+
+
+def test_the_collector_pause_nests_and_restores_what_was_there():
+    """Nested pauses (two engine operations at once) re-enable the collector only when the last
+    ends, and never enable a collector that was off before."""
+    import gc
+
+    from services.engine import collector
+
+    assert gc.isenabled()
+    with collector.paused():
+        with collector.paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector.paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

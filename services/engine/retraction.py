@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from services.graph.store import Mutation, StalePreview, TenantGraph, linearised, status_change
 from services.telemetry import retraction_ms, tracer
 
+from . import collector
 from .belief import Grounding, Node, Rules, Status, Window, settle
 from .identity import memory_id
 
@@ -224,7 +225,8 @@ def run(graph: TenantGraph, op: Operation, at: int = 0) -> dict:
             return commit(graph, p)
 
     started = time.perf_counter()
-    result = linearised(graph, attempt)
+    with collector.paused():
+        result = linearised(graph, attempt)
     retraction_ms.record((time.perf_counter() - started) * 1000, {"op": op.kind})
     return result
 

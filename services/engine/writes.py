@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from services.graph.store import StalePreview, TenantGraph, linearised, status_change
 
+from . import collector
 from .belief import IN, Grounding, Node, Rules, Status, settle
 
 MEMORY_KINDS = ("observation", "belief", "plan", "answer", "action")
@@ -56,7 +57,8 @@ def record(graph: TenantGraph, writes: list[Write]) -> list[Status]:
             graph.write_batch(plan.batch, plan.rev)
         return plan.statuses
 
-    return linearised(graph, attempt)
+    with collector.paused():
+        return linearised(graph, attempt)
 
 
 @dataclass
@@ -82,7 +84,7 @@ def record_stream(graph: TenantGraph, batches: Iterable[list[Write]]) -> int:
     server work at the same time. A batch planned ahead is guarded by the revision the one in
     flight will leave; if anything else wrote in between, both are redone plainly."""
     n = 0
-    with ThreadPoolExecutor(1, thread_name_prefix="rescind-bulk") as pool:
+    with collector.paused(), ThreadPoolExecutor(1, thread_name_prefix="rescind-bulk") as pool:
         inflight: tuple[Future, list[Write]] | None = None
         ahead: Ahead | None = None
         for writes in batches:

@@ -25,6 +25,7 @@ from faststream.redis.opentelemetry import RedisTelemetryMiddleware
 from middleware import events as ev
 from services import streams as st
 from services import telemetry
+from services.engine import collector
 from services.engine.gate import GateDecision, UnknownAction, check, check_premises
 from services.graph.store import TenantGraph, connect
 from services.ingest import Rejected, apply_control, apply_writes, decode
@@ -256,6 +257,12 @@ def _raw_entries(msg: RedisStreamMessage) -> list[tuple[str, object]]:
     return out
 
 
+def _paused(fn, *args):
+    """Decoding and planning a batch allocate many small objects: see engine.collector."""
+    with collector.paused():
+        return fn(*args)
+
+
 def _text(value: object) -> object:
     return value.decode(errors="replace") if isinstance(value, bytes) else value
 
@@ -359,7 +366,7 @@ def _writer(broker: RedisBroker, workers: Workers, name: str) -> None:
         ack_policy=AckPolicy.MANUAL, parser=_keep_raw)
     async def on_writes(placeholders: list, msg: RedisStreamMessage) -> None:
         async with workers.lock:
-            await asyncio.to_thread(workers.write_batch, name, _raw_entries(msg))
+            await asyncio.to_thread(_paused, workers.write_batch, name, _raw_entries(msg))
 
 
 def _retraction(broker: RedisBroker, workers: Workers, name: str) -> None:
