@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from services.graph.store import TenantGraph
 
 from .belief import Node
-from .fragility import fragility, weakest
+from .fragility import weakest
 
 
 @dataclass(frozen=True)
@@ -32,13 +32,8 @@ def cone(graph: TenantGraph, target: str) -> tuple[dict[str, Node], dict[str, st
 
 def fragility_of(graph: TenantGraph, target: str) -> tuple[int, tuple[str, ...]]:
     """Exact fragility of ``target`` and the trust domains its cone draws on."""
-    nodes, domain_of = cone(graph, target)
-    if target not in nodes:
-        raise UnknownAction(f"unknown memory {target!r}")
-    rules = graph.rules()
-    domains = tuple(sorted({domain_of.get(g.source, g.source) for n in nodes.values()
-                            for g in n.groundings if rules.grounding_cause(g) is None}))
-    return fragility(target, nodes, domain_of, rules), domains
+    frag, _witness, domains = weakest_of(graph, target)
+    return frag, domains
 
 
 def weakest_of(graph: TenantGraph, target: str) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
