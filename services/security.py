@@ -25,6 +25,10 @@ class OperatorError(ValueError):
     """A request that cannot be carried out as given; nothing was changed."""
 
 
+class StaleDecision(OperatorError):
+    """A commit at a preview's revision after the graph moved on: preview again."""
+
+
 def parse_time(text: str | None, what: str) -> int | None:
     """ISO 8601 with a zone (``2026-11-16T08:00Z``) to epoch µs; None stays open."""
     if text is None:
@@ -75,27 +79,38 @@ def compromise(graph: TenantGraph, source: str, start: int | None, end: int | No
     if not graph.window_seeds(source, start, end):
         raise OperatorError(f"no observation of {source!r} between {when(start)} and {when(end)}")
     op = ret.Retract(rid or f"cmp-{uuid.uuid4().hex[:10]}", source, start, end, reason, by)
+    return decide(graph, op, commit, rev, conn, now)
+
+
+def decide(graph: TenantGraph, op: ret.Retract | ret.Withdraw | ret.Correct, commit: bool = False,
+           rev: int | None = None, conn: redis.Redis | None = None,
+           now: datetime | None = None) -> dict:
+    """Preview ``op``, or commit it: at ``rev`` when given (StaleDecision if the graph moved),
+    else on the graph as it is. A repeated commit returns the first result and announces
+    nothing; a new one is announced to the agents on the status stream."""
     now = now or datetime.now(UTC)
     at = ev.to_micros(now)
     try:
         p = ret.preview(graph, op, at)
         kept = sorted(m for m, st in p.after.items() if st.is_in and m in p.before)
         if not commit:
-            return {"committed": False, **_described(graph, p.result(), kept)}
+            return {"committed": False, **describe(graph, p.repeated or p.result(), kept)}
+        if p.repeated is not None:
+            return {"committed": True, "repeated": True, **describe(graph, p.repeated)}
         if rev is not None and rev != p.rev:
             raise StalePreview(f"stale preview: the graph is at revision {p.rev}, not {rev}")
         try:
             result = ret.commit(graph, p)
-        except StalePreview:  # a write got in between; without --rev, decide on the new graph
+        except StalePreview:  # a write got in between; without a revision, decide afresh
             if rev is not None:
                 raise
             result = ret.run(graph, op, at)
     except ret.RetractionError as exc:
         raise OperatorError(str(exc)) from None
     except StalePreview as exc:
-        raise OperatorError(f"{exc}: the graph changed since that preview") from None
+        raise StaleDecision(f"{exc}: the graph changed since that preview") from None
     _announce(graph, conn, result, now)
-    return {"committed": True, **_described(graph, result, kept)}
+    return {"committed": True, **describe(graph, result, kept)}
 
 
 def reinstate(graph: TenantGraph, rid: str, by: str, conn: redis.Redis | None = None,
@@ -108,14 +123,14 @@ def reinstate(graph: TenantGraph, rid: str, by: str, conn: redis.Redis | None = 
     except ret.RetractionError as exc:
         raise OperatorError(str(exc)) from None
     _announce(graph, conn, result, now)
-    return _described(graph, result)
+    return describe(graph, result)
 
 
 def _announce(graph: TenantGraph, conn: redis.Redis | None, result: dict, now: datetime) -> None:
     streams.publish_status(conn or graph.conn, graph.tenant, result, now)
 
 
-def _described(graph: TenantGraph, result: dict, kept: list[str] = ()) -> dict:
+def describe(graph: TenantGraph, result: dict, kept: list[str] = ()) -> dict:
     """The engine's blast radius with what a person needs: texts, amounts, payees; and what
     the retraction reaches but leaves IN, because it has an independent reason."""
     radius = result["blast_radius"]

@@ -21,7 +21,7 @@ from services.engine import gate as gate_mod
 from services.engine import retraction as ret
 from services.engine.gate import UnknownAction
 from services.graph import queries as q
-from services.graph.store import StalePreview, TenantGraph
+from services.graph.store import TenantGraph
 from services.security import OperatorError
 
 from . import asof, models
@@ -257,10 +257,6 @@ def _blast_graph(graph: TenantGraph, d: dict, source: str | None) -> dict:
     return {"nodes": nodes, "edges": [{"from": a, "to": b} for a, b in edges]}
 
 
-def _announce(conn: redis.Redis, graph: TenantGraph, result: dict, now: datetime) -> None:
-    streams.publish_status(conn, graph.tenant, result, now)
-
-
 def compromise_preview(graph: TenantGraph, body: models.Compromise, by: str) -> dict:
     start, end = _time(body.start, "start"), _time(body.end, "end")
     try:
@@ -275,22 +271,19 @@ def compromise_commit(conn: redis.Redis, graph: TenantGraph, body: models.Compro
     """Commit a previewed compromise at the revision the preview returned (409 when stale);
     a commit repeated with the same id returns the first result and changes nothing."""
     start, end = _time(body.start, "start"), _time(body.end, "end")
-    rev = body.rev
-    if body.id is not None and (stored := graph.retraction(body.id)) is not None:
-        if (stored["kind"], stored["state"], stored.get("source")) != ("retract", "committed",
-                                                                        body.source):
-            raise Conflict(f"retraction id {body.id!r} is already used")
-        rev = None  # a repeat: the engine returns the first result
-    elif rev != graph.revision():
-        raise Conflict(f"stale preview: the graph is no longer at revision {rev}; preview again")
+    stored = graph.retraction(body.id) if body.id is not None else None
+    if stored is not None and (stored["kind"], stored["state"], stored.get("source")) != (
+            "retract", "committed", body.source):
+        raise Conflict(f"retraction id {body.id!r} is already used")
     try:
         d = security.compromise(graph, body.source, start, end, body.reason, by, commit=True,
-                                rid=body.id, rev=rev, conn=conn)
+                                rid=body.id, rev=body.rev, conn=conn)
+    except security.StaleDecision as exc:
+        raise Conflict(f"{exc}; preview again") from None
     except OperatorError as exc:
-        if rev is not None and graph.revision() != rev:  # a write got in after our check
-            raise Conflict(str(exc)) from None
         raise Invalid(str(exc)) from None
-    return {**d, "repeated": rev is None, "graph": _blast_graph(graph, d, body.source)}
+    return {**d, "repeated": d.get("repeated", False),
+            "graph": _blast_graph(graph, d, body.source)}
 
 
 def reinstate(conn: redis.Redis, graph: TenantGraph, rid: str, by: str) -> dict:
@@ -314,28 +307,22 @@ def _op(graph: TenantGraph, body, by: str):
 def change_preview(graph: TenantGraph, body: models.Withdrawal | models.Correction,
                    by: str) -> dict:
     """Preview a withdrawal or a correction: its blast radius and the revision to commit at."""
-    op = _op(graph, body, by)
     try:
-        p = ret.preview(graph, op, ev.to_micros(_now()))
-    except ret.RetractionError as exc:
+        d = security.decide(graph, _op(graph, body, by))
+    except OperatorError as exc:
         raise Invalid(str(exc)) from None
-    kept = sorted(m for m, st in p.after.items() if st.is_in and m in p.before)
-    d = security._described(graph, p.repeated or p.result(), kept)
-    return {"committed": False, **d, "graph": _blast_graph(graph, d, None)}
+    return {**d, "graph": _blast_graph(graph, d, None)}
 
 
 def change_commit(conn: redis.Redis, graph: TenantGraph,
                   body: models.WithdrawalCommit | models.CorrectionCommit, by: str) -> dict:
-    op, now = _op(graph, body, by), _now()
     try:
-        result = ret.commit_at(graph, op, body.rev, ev.to_micros(now))
-    except ret.RetractionError as exc:
-        raise Invalid(str(exc)) from None
-    except StalePreview as exc:
+        d = security.decide(graph, _op(graph, body, by), commit=True, rev=body.rev, conn=conn)
+    except security.StaleDecision as exc:
         raise Conflict(f"{exc}; preview again") from None
-    _announce(conn, graph, result, now)
-    d = security._described(graph, result)
-    return {"committed": True, **d, "graph": _blast_graph(graph, d, None)}
+    except OperatorError as exc:
+        raise Invalid(str(exc)) from None
+    return {**d, "graph": _blast_graph(graph, d, None)}
 
 
 def gate(graph: TenantGraph, body: models.GateAsk, threshold: float, min_domains: int) -> dict:
