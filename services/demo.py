@@ -25,6 +25,7 @@ from middleware.gate import GateClient, GateRefused
 from services import security
 from services import streams as st
 from services.engine.gate import UnknownAction, weakest_of
+from services.graph import queries as q
 from services.graph.store import TenantGraph, connect
 from services.recalls import recall_list
 from services.replay_streams import wait_idle
@@ -83,15 +84,14 @@ class LoggedGate(GateClient):
         return answer
 
 
-def fragility_tool(graph: TenantGraph, recorder: Recorder, settle: Callable[[], None]):
+def fragility_tool(graph: TenantGraph, settle: Callable[[], None]):
     """A tool handed to the payments agent from outside: how fragile is the plan to pay this?"""
 
     def check_fragility(invoice: str) -> str:
         """How many independent trust domains an attacker must control to fake the plan to pay
         this invoice (payments above $10,000 need at least 2)."""
         settle()
-        plans = graph.rows("MATCH (m:Mem {kind: 'plan'}) WHERE m.text CONTAINS $inv "
-                           "RETURN m.id, m.at ORDER BY m.at DESC LIMIT 1", {"inv": invoice})
+        plans = graph.rows(q.LATEST_PLAN_NAMING, {"needle": invoice})
         if not plans:
             return f"No plan to pay {invoice} is recorded."
         try:
@@ -142,7 +142,6 @@ def run(url: str, tenant: str = "demo", mode: str | None = None, recording: Path
         start, end = (security.parse_time(t, "window") for t in ATTACK)
         preview = security.compromise(graph, COMPROMISED, start, end, REASON, "security",
                                       now=world.now)
-        decisions["preview_rev"] = preview["rev"]
         emit("preview", preview)
         done = security.compromise(graph, COMPROMISED, start, end, REASON, "security",
                                    commit=True, rid="r-northwind-portal", rev=preview["rev"],
@@ -157,7 +156,7 @@ def run(url: str, tenant: str = "demo", mode: str | None = None, recording: Path
 
     settings = WorkerSettings(url=url, worker_id=f"demo-{tenant}")
     with WorkerThread(settings, ("writer", "retraction", "gate")):
-        tools = {"payments_agent": [fragility_tool(graph, recorder, settle)]}
+        tools = {"payments_agent": [fragility_tool(graph, settle)]}
         week = run_week(model, world=world, extra_tools=tools, on_step=on_step,
                         wrap=lambda g: instrument(g, config, recorder=recorder))
         settle()
@@ -175,7 +174,7 @@ def _wait_for_status(recorder: Recorder, done: dict, timeout: float = 10.0) -> N
 
 
 def summary(graph: TenantGraph, week: Any, gates: GateLog, compromise: dict | None) -> dict:
-    rows = graph.rows("MATCH (m:Mem) RETURN m.kind, m.status, count(m)")
+    rows = graph.rows(q.MEMORY_COUNTS)
     kinds: dict[str, dict[str, int]] = {}
     for kind, status, n in rows:
         kinds.setdefault(kind, {"IN": 0, "OUT": 0})[status] = n

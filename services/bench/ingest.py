@@ -20,6 +20,7 @@ import redis
 from middleware import events as ev
 from middleware.publisher import Publisher
 from services import streams as st
+from services.graph import queries as q
 from services.graph.cypher import query
 from services.graph.store import TenantGraph, connect
 from services.workers.app import WorkerSettings, WorkerThread
@@ -85,7 +86,7 @@ def end_to_end(url: str, n: int, batch: int) -> dict:
         go.set()
         sampler.start()
         while True:
-            if graph.exists() and graph.rows("MATCH (m:Mem) RETURN count(m)")[0][0] >= n:
+            if graph.exists() and graph.rows(q.MEMORY_TOTAL)[0][0] >= n:
                 break
             time.sleep(0.02)
         elapsed = time.perf_counter() - start

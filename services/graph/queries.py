@@ -229,6 +229,15 @@ SKIP $skip LIMIT $limit
 
 MEMORY_COUNTS = "MATCH (m:Mem) RETURN m.kind, m.status, count(m)"
 
+MEMORY_TOTAL = "MATCH (m:Mem) RETURN count(m)"
+
+# The latest plan whose text names ``needle`` (an invoice id): the demo's fragility tool. A scan,
+# for a demo-sized tenant.
+LATEST_PLAN_NAMING = """
+MATCH (m:Mem {kind: 'plan'}) WHERE m.text CONTAINS $needle
+RETURN m.id ORDER BY m.at DESC LIMIT 1
+"""
+
 # Every grounding of a page of memories: which source said each (the product view's links).
 SOURCES_OF = """
 UNWIND $ids AS id
