@@ -267,7 +267,7 @@ def demo(
     try:
         with operator_server(url, data_dir) as server_url, out.status("the week is running…"):
             summary = week.run(server_url, tenant, mode, recording)
-    except (RecordingMiss, GeminiUnavailable, ValueError) as exc:
+    except (RecordingMiss, GeminiUnavailable, ValueError, OSError) as exc:
         err.print(f"{type(exc).__name__}: {exc}")
         raise typer.Exit(2) from None
     _emit(summary, as_json, tell)

@@ -115,12 +115,12 @@ def run(url: str, tenant: str = "demo", mode: str | None = None, recording: Path
     emit = on_event or (lambda kind, data: None)
     # A refusal raised by our callback is part of the story; LangChain would log it as a warning.
     logging.getLogger("langchain_core.callbacks.manager").setLevel(logging.ERROR)
+    model = model or chat_model(mode, recording)  # a bad mode or recording: nothing touched yet
     conn = redis.Redis.from_url(url)
     graph = TenantGraph(connect(url), tenant)
     graph.delete()  # the demo tenant starts afresh, and so do its agents' status caches
     st.forget_status(conn, tenant)
     st.ensure_groups(conn)
-    model = model or chat_model(mode, recording)
     world = World.load()
     config = intercept_config(tenant, url)
     gates = GateLog()

@@ -156,3 +156,15 @@ def test_a_recording_that_does_not_hold_a_request_fails_loudly(falkordb, tmp_pat
                           "--tenant", "demo-stale", "--recording", str(stale)],
                          capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert res.returncode == 2 and "RecordingMiss" in res.stderr
+
+
+def test_a_missing_recording_is_a_clear_error_and_the_last_week_stays(falkordb, replayed):
+    """`rescind demo --recording` naming no file: exit 2 with the path, and the tenant the last
+    demo left (its graph) is not wiped first."""
+    before = statuses(falkordb, "demo-test")
+    res = subprocess.run([sys.executable, "-m", "services.cli", "demo", "--url", falkordb,
+                          "--tenant", "demo-test", "--recording", "/nonexistent/week.json"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert res.returncode == 2 and "/nonexistent/week.json" in res.stderr
+    assert "Traceback" not in res.stderr
+    assert statuses(falkordb, "demo-test") == before and before
