@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from services.graph.store import StalePreview, TenantGraph, linearised, status_change
+from services.graph.store import StalePreview, TenantGraph, grouped, linearised, status_change
 
 from . import collector
 from .belief import IN, Grounding, Node, Rules, Status, settle
@@ -187,7 +187,7 @@ def _plan(graph: TenantGraph, writes: list[Write], ahead: Ahead | None = None) -
         elif known.get(mid) != st:
             changes.append(status_change(mid, st, rev + 1, "write", None, max_at))
     updates = [{"id": m, "props": {"grounded": True}} for m in sorted(flagged)]
-    batch = {"new": list(new.values()), "updates": updates, "changes": changes,
+    batch = {"new": list(new.values()), "updates": updates, "changes": grouped(changes),
              "groundings": groundings, "justifications": justifications,
              "at": max_at}
     final = {**known, **result}

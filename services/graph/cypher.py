@@ -18,6 +18,15 @@ import redis
 _NULL, _STRING, _INTEGER, _BOOLEAN, _DOUBLE, _ARRAY, _EDGE, _NODE, _PATH, _MAP = range(1, 11)
 
 
+class Plain(str):
+    """A query whose every column is a string, an integer or null.
+
+    FalkorDB's verbose reply carries such values bare, which redis-py reads about twice as
+    fast as the compact reply's typed cells (a 10k-memory region walk: 115 -> 50 ms per read).
+    Booleans, floats and lists would come back as text, so a Plain query never returns them.
+    """
+
+
 class CypherError(RuntimeError):
     """FalkorDB refused a query; the message is the server's, the query is attached."""
 
@@ -102,6 +111,24 @@ def _parse(reply: list) -> Result:
 
 
 
+def _parse_plain(reply: list) -> Result:
+    if len(reply) == 1:
+        return Result([], _stats(reply[0]))
+    _header, rows, stats = reply
+    return Result([[c.decode() if type(c) is bytes else c for c in row] for row in rows],
+                  _stats(stats))
+
+
+def command(cypher: str, read_only: bool) -> tuple[str, tuple[str, ...]]:
+    """The Redis command and trailing flags a query is sent with (see Plain)."""
+    return ("GRAPH.RO_QUERY" if read_only else "GRAPH.QUERY",
+            () if isinstance(cypher, Plain) else ("--compact",))
+
+
+def parse(cypher: str, reply: list) -> Result:
+    return _parse_plain(reply) if isinstance(cypher, Plain) else _parse(reply)
+
+
 def _stats(lines: list) -> dict[str, float]:
     out = {}
     for line in lines:
@@ -114,10 +141,10 @@ def _stats(lines: list) -> dict[str, float]:
 
 def query(conn: redis.Redis, key: str, cypher: str, params: dict | None = None,
           read_only: bool = False) -> Result:
-    command = "GRAPH.RO_QUERY" if read_only else "GRAPH.QUERY"
+    name, flags = command(cypher, read_only)
     try:
-        reply = conn.execute_command(command, key, header(params) + cypher, "--compact")
+        reply = conn.execute_command(name, key, header(params) + cypher, *flags)
     except redis.ResponseError as exc:
         kind = ConstraintViolation if "unique constraint violation" in str(exc) else CypherError
         raise kind(f"{exc} (in: {cypher.strip()[:120]})") from exc
-    return _parse(reply)
+    return parse(cypher, reply)

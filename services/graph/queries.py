@@ -7,6 +7,8 @@ FalkorDB 4.16 notes that shape these queries:
 - FOREACH cannot MATCH, so a write that must find existing nodes MERGEs on their indexed id.
 """
 
+from .cypher import Plain
+
 # Schema: created on first use of a tenant's graph; the unique constraints need the indexes.
 INDEXES = {
     "Mem": "CREATE INDEX FOR (m:Mem) ON (m.id, m.kind)",
@@ -33,8 +35,10 @@ MATCH (g:Meta {key: 'meta'})-[rev:REV]->() WHERE rev.n = $rev
 SET rev.n = rev.n + 1
 WITH g"""
 
-# A memory's facts, in the column order Region reads them.
-_FACTS = "m.id, m.kind, m.status, m.cause, m.hops, m.withdrawn_by, m.executed, m.grounded"
+# A memory's facts, in the column order Region reads them; flags as 1/null and the withdrawals
+# as a count, so that every column is a string, an integer or null (see cypher.Plain).
+_FACTS = ("m.id, m.kind, m.status, m.cause, m.hops, size(m.withdrawn_by), toInteger(m.executed), "
+          "toInteger(m.grounded)")
 
 # Properties a node may be created with. New nodes get every property inline in CREATE: a SET
 # on a node created earlier in the same query costs a sync proportional to the whole graph
@@ -52,8 +56,9 @@ def _inline(var: str, fields: tuple[str, ...]) -> str:
 
 # One atomic mutation, guarded by the revision it was computed at. Every list may be empty,
 # hence FOREACH for the optional parts; status changes of existing memories come last in an
-# UNWIND, each appended to the memory's own history (a list of JSON strings: lists of maps
-# cannot be properties, and a node per change doubled the cost of large retractions).
+# UNWIND (grouped by what they set: store.grouped), each appended to the memory's own history
+# (a list of JSON strings: lists of maps cannot be properties, and a node per change doubled
+# the cost of large retractions).
 APPLY = _GUARD + f"""
 FOREACH (s IN $sources |
   MERGE (:Source {{id: s.id, kind: s.kind, name: s.name, domain: s.domain}}))
@@ -72,7 +77,8 @@ FOREACH (o IN $outbox |
                    sent: false}}))
 WITH g
 UNWIND $changes AS c
-MATCH (m:Mem {{id: c.id}})
+UNWIND c.ids AS id
+MATCH (m:Mem {{id: id}})
 SET m.status = c.status, m.cause = c.cause, m.hops = c.hops,
     m.history = coalesce(m.history, []) + [c.entry]
 """
@@ -81,10 +87,10 @@ SET m.status = c.status, m.cause = c.cause, m.hops = c.hops,
 # with their status decided; the justification rows run in order after the memories exist.
 WRITE_BATCH = _GUARD + f"""
 FOREACH (u IN $updates | MERGE (n:Mem {{id: u.id}}) SET n += u.props)
-FOREACH (c IN $changes |
-  MERGE (n:Mem {{id: c.id}})
+FOREACH (c IN $changes | FOREACH (id IN c.ids |
+  MERGE (n:Mem {{id: id}})
   SET n.status = c.status, n.cause = c.cause, n.hops = c.hops,
-      n.history = coalesce(n.history, []) + [c.entry])
+      n.history = coalesce(n.history, []) + [c.entry]))
 FOREACH (m IN $new | CREATE (:Mem {_inline("m", MEM_FIELDS)}))
 FOREACH (x IN $groundings |
   MERGE (s:Source {{id: x.source}}) MERGE (m:Mem {{id: x.mem}})
@@ -101,19 +107,26 @@ CREATE (p)-[:PREMISE_OF]->(jn)
 """
 
 # Facts of ``ids`` (the seeds of a region).
-MEMORIES = f"""
+MEMORIES = Plain(f"""
 UNWIND $ids AS id
 MATCH (m:Mem {{id: id}})
 RETURN {_FACTS}
+""")
+
+# The withdrawals of ``ids`` (facts give only their count: lists cannot be read plain).
+WITHDRAWALS_OF = """
+UNWIND $ids AS id
+MATCH (m:Mem {id: id})
+RETURN m.id, m.withdrawn_by
 """
 
 # One hop downstream of a frontier, with the facts of every memory found.
-DOWNSTREAM_FACTS = f"""
+DOWNSTREAM_FACTS = Plain(f"""
 UNWIND $ids AS id
 MATCH (:Mem {{id: id}})-[:PREMISE_OF]->(:Justification)-[:JUSTIFIES]->(m:Mem)
 WITH DISTINCT m
 RETURN {_FACTS}
-"""
+""")
 
 # Every justification of ``ids``: one row per premise (ID(j) groups them; ints read fastest).
 JUSTIFICATIONS_OF = """
@@ -123,24 +136,24 @@ RETURN id, ID(j), p.id
 """
 
 # The same, with each premise's status: a region walk then knows its boundary without asking.
-PREMISES_OF = """
+PREMISES_OF = Plain("""
 UNWIND $ids AS id
 MATCH (p:Mem)-[:PREMISE_OF]->(j:Justification)-[:JUSTIFIES]->(:Mem {id: id})
 RETURN id, ID(j), p.id, p.status, p.cause, p.hops
-"""
+""")
 
-GROUNDINGS_OF = """
+GROUNDINGS_OF = Plain("""
 UNWIND $ids AS id
 MATCH (s:Source)-[g:SAID]->(:Mem {id: id})
 RETURN id, s.id, g.at, g.via
-"""
+""")
 
 # One hop upstream of a frontier: the premises of any justification of ``ids``.
-UPSTREAM_STEP = """
+UPSTREAM_STEP = Plain("""
 UNWIND $ids AS id
 MATCH (p:Mem)-[:PREMISE_OF]->(:Justification)-[:JUSTIFIES]->(:Mem {id: id})
 RETURN DISTINCT p.id
-"""
+""")
 
 # A memory by the name its writer gave it (a scan: names are for people, not for hot paths).
 MEMORY_NAMED = "MATCH (m:Mem) WHERE $name IN m.names RETURN m.id LIMIT 2"
@@ -151,25 +164,25 @@ MATCH (m:Mem {id: id})
 RETURN properties(m)
 """
 
-STATUSES = """
+STATUSES = Plain("""
 UNWIND $ids AS id
 MATCH (m:Mem {id: id})
 RETURN m.id, m.status, m.cause, m.hops
-"""
+""")
 
-EXISTING_JUSTIFICATIONS = """
+EXISTING_JUSTIFICATIONS = Plain("""
 UNWIND $ids AS id
 MATCH (j:Justification {id: id})
 RETURN j.id
-"""
+""")
 
 # Found from the memory's side: an edge property lookup would scan every SAID edge.
-EXISTING_GROUNDINGS = """
+EXISTING_GROUNDINGS = Plain("""
 UNWIND $rows AS r
 MATCH (:Source)-[g:SAID]->(:Mem {id: r.mem})
 WHERE g.id = r.id
 RETURN g.id
-"""
+""")
 
 SOURCES = "MATCH (s:Source) RETURN s.id, s.kind, s.name, s.domain ORDER BY s.id"
 
@@ -190,12 +203,12 @@ RETURN r.id, r.kind, r.source, r.start, r.end, r.order
 RETRACTION = "MATCH (:Meta {key: 'meta'})-[r:RETRACTION]->() WHERE r.id = $id RETURN properties(r)"
 
 # Memories a source grounded inside a window (both ends included; null is open), with facts.
-WINDOW_SEEDS = f"""
+WINDOW_SEEDS = Plain(f"""
 MATCH (:Source {{id: $source}})-[g:SAID]->(m:Mem)
 WHERE ($start IS NULL OR g.at >= $start) AND ($end IS NULL OR g.at <= $end)
 WITH DISTINCT m
 RETURN {_FACTS}
-"""
+""")
 
 ACTIONS_IN = """
 UNWIND $ids AS id
