@@ -9,7 +9,6 @@ preview, commit and fragility alike.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -151,17 +150,25 @@ def _explain_out(
     if not out:
         return result
     dependents: dict[str, list[str]] = {}
-    heap: list[tuple[int, int, str, str]] = []  # (hops, order, cause, memory)
+    # Every step is one hop, so nearest-first is level by level: level -> memory -> the best
+    # (order, cause) offered at that distance (cheaper than a heap over ten thousand tuples).
+    levels: dict[int, dict[str, tuple[int, str]]] = {}
+
+    def offer(hops: int, key: tuple[int, str], mid: str) -> None:
+        level = levels.setdefault(hops, {})
+        best = level.get(mid)
+        if best is None or key < best:
+            level[mid] = key
+
     for mid in out:
         node = region[mid]
         if mid in withdrawn:
-            order, cause = min((rules.withdrawal_order[w], w) for w in active_withdrawals(node, rules))
-            heap.append((0, order, cause, mid))
+            offer(0, min((rules.withdrawal_order[w], w) for w in active_withdrawals(node, rules)),
+                  mid)
         elif node.groundings:
             causes = [c for c in map(rules.grounding_cause, node.groundings) if c is not None]
             if causes:
-                order, cause = min(causes)
-                heap.append((0, order, cause, mid))
+                offer(0, min(causes), mid)
         for premises in node.justifications:
             for p in premises:
                 if p in region:
@@ -170,16 +177,16 @@ def _explain_out(
                 else:
                     st = boundary.get(p)
                     if st is not None and st.hops is not None and st.status != IN:
-                        heap.append((st.hops + 1, 0, st.cause or "", mid))
-    heapq.heapify(heap)
-    while heap:
-        hops, order, cause, mid = heapq.heappop(heap)
-        if mid in result:
-            continue
-        result[mid] = Status(OUT, cause or None, hops)
-        for d in dependents.get(mid, ()):
-            if d not in result:
-                heapq.heappush(heap, (hops + 1, order, cause, d))
+                        offer(st.hops + 1, (0, st.cause or ""), mid)
+    while levels:
+        hops = min(levels)
+        for mid, key in levels.pop(hops).items():
+            if mid in result:
+                continue
+            result[mid] = Status(OUT, key[1] or None, hops)
+            for d in dependents.get(mid, ()):
+                if d not in result:
+                    offer(hops + 1, key, d)
     for mid in out:
         result.setdefault(mid, Status(OUT))  # unsupported from the start: no cause to name
     return result

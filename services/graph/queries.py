@@ -35,10 +35,11 @@ MATCH (g:Meta {key: 'meta'})-[rev:REV]->() WHERE rev.n = $rev
 SET rev.n = rev.n + 1
 WITH g"""
 
-# A memory's facts, in the column order Region reads them; flags as 1/null and the withdrawals
-# as a count, so that every column is a string, an integer or null (see cypher.Plain).
-_FACTS = ("m.id, m.kind, m.status, m.cause, m.hops, size(m.withdrawn_by), toInteger(m.executed), "
-          "toInteger(m.grounded)")
+# A memory's facts, in the column order Region reads them: its node id first (the walk's
+# handle), flags as 1/null and the withdrawals as a count, so that every column is a string,
+# an integer or null (see cypher.Plain).
+_FACTS = ("ID(m), m.id, m.kind, m.status, m.cause, m.hops, size(m.withdrawn_by), "
+          "toInteger(m.executed), toInteger(m.grounded)")
 
 # Properties a node may be created with. New nodes get every property inline in CREATE: a SET
 # on a node created earlier in the same query costs a sync proportional to the whole graph
@@ -120,33 +121,46 @@ MATCH (m:Mem {id: id})
 RETURN m.id, m.withdrawn_by
 """
 
+# The region walk goes by node id (a seek: half the cost of an index lookup by ``id``).
+# Its patterns leave the middle and far nodes unlabelled: the edge types already fix them,
+# and a label check per row cost a quarter of the query.
+
 # One hop downstream of a frontier, with the facts of every memory found.
-DOWNSTREAM_FACTS = Plain(f"""
-UNWIND $ids AS id
-MATCH (:Mem {{id: id}})-[:PREMISE_OF]->(:Justification)-[:JUSTIFIES]->(m:Mem)
+DOWNSTREAM_BY_NODE = Plain(f"""
+UNWIND $ids AS i
+MATCH (f) WHERE ID(f) = i
+MATCH (f)-[:PREMISE_OF]->()-[:JUSTIFIES]->(m)
 WITH DISTINCT m
 RETURN {_FACTS}
 """)
 
-# Every justification of ``ids``: one row per premise (ID(j) groups them; ints read fastest).
+# Every justification of the memories ``ids``: one row per premise, all node ids.
+PREMISES_BY_NODE = Plain("""
+UNWIND $ids AS i
+MATCH (m) WHERE ID(m) = i
+MATCH (p)-[:PREMISE_OF]->(j)-[:JUSTIFIES]->(m)
+RETURN i, ID(j), ID(p)
+""")
+
+GROUNDINGS_BY_NODE = Plain("""
+UNWIND $ids AS i
+MATCH (m) WHERE ID(m) = i
+MATCH (s:Source)-[g:SAID]->(m)
+RETURN i, s.id, g.at, g.via
+""")
+
+STATUSES_BY_NODE = Plain("""
+UNWIND $ids AS i
+MATCH (m) WHERE ID(m) = i
+RETURN i, m.id, m.status, m.cause, m.hops
+""")
+
+# Every justification of ``ids`` by memory id: one row per premise (ID(j) groups them).
 JUSTIFICATIONS_OF = """
 UNWIND $ids AS id
 MATCH (p:Mem)-[:PREMISE_OF]->(j:Justification)-[:JUSTIFIES]->(:Mem {id: id})
 RETURN id, ID(j), p.id
 """
-
-# The same, with each premise's status: a region walk then knows its boundary without asking.
-PREMISES_OF = Plain("""
-UNWIND $ids AS id
-MATCH (p:Mem)-[:PREMISE_OF]->(j:Justification)-[:JUSTIFIES]->(:Mem {id: id})
-RETURN id, ID(j), p.id, p.status, p.cause, p.hops
-""")
-
-GROUNDINGS_OF = Plain("""
-UNWIND $ids AS id
-MATCH (s:Source)-[g:SAID]->(:Mem {id: id})
-RETURN id, s.id, g.at, g.via
-""")
 
 # One hop upstream of a frontier: the premises of any justification of ``ids``.
 UPSTREAM_STEP = Plain("""

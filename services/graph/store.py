@@ -64,6 +64,8 @@ class Region:
     executed: set[str] = field(default_factory=set)
     grounded: set[str] = field(default_factory=set)
     withdrawn: set[str] = field(default_factory=set)  # ever withdrawn: their lists are read last
+    mid: dict[int, str] = field(default_factory=dict)  # FalkorDB node id -> memory id
+    premises: dict[tuple[int, int], list[int]] = field(default_factory=dict)  # (node, just.)
 
     @property
     def boundary(self) -> dict[str, Status]:
@@ -214,6 +216,8 @@ class TenantGraph:
         """Everything downstream of ``seeds`` with its facts, one round trip per hop.
 
         ``seed_facts`` are the seeds' rows when a previous query (a window) already read them.
+        The walk addresses nodes by FalkorDB's internal id (memories are never deleted, so an
+        id stays the memory's): a seek by id costs half an index lookup by ``id``.
         """
         reg = Region()
         if seed_facts is None:
@@ -223,60 +227,59 @@ class TenantGraph:
         while frontier:
             depth += 1
             frontier = self._expand(reg, frontier, depth, downstream=True)
-        self._boundary_status(reg)
-        self._withdrawals(reg)
+        self._finish(reg)
         return reg
-
-    def _withdrawals(self, reg: Region) -> None:
-        """The withdrawal lists of the few region memories whose facts counted any."""
-        if reg.withdrawn:
-            for mid, ids in self.rows(q.WITHDRAWALS_OF, {"ids": sorted(reg.withdrawn)}):
-                reg.nodes[mid].withdrawn_by = list(ids or [])
-
-    def _boundary_status(self, reg: Region) -> None:
-        """Statuses of the premises outside the region: the fixed edge of its fixpoint (read
-        with the justifications already; asked for only if one is missing)."""
-        outside = {p for n in reg.nodes.values() for j in n.justifications for p in j}
-        outside -= reg.nodes.keys() | reg.status.keys()
-        if outside:
-            reg.status.update(self.statuses(outside))
 
     def nodes(self, ids: Iterable[str]) -> dict[str, Node]:
         """Facts, justifications and groundings of ``ids`` (no walk)."""
         reg = Region()
         [facts] = self.many((q.MEMORIES, {"ids": list(ids)}))
         self._expand(reg, self._add_facts(reg, facts, 0), 0, downstream=False)
-        self._withdrawals(reg)
+        self._finish(reg)
         return reg.nodes
 
-    def _expand(self, reg: Region, frontier: list[str], depth: int, downstream: bool) -> list[str]:
+    def _expand(self, reg: Region, frontier: list[int], depth: int, downstream: bool) -> list[int]:
         """Read the justifications and groundings of ``frontier``, and (optionally) the next hop."""
-        grounded = [m for m in frontier if m in reg.grounded]
-        queries = [(q.PREMISES_OF, {"ids": frontier})]
+        grounded = [n for n in frontier if reg.mid[n] in reg.grounded]
+        queries = [(q.PREMISES_BY_NODE, {"ids": frontier})]
         if grounded:
-            queries.append((q.GROUNDINGS_OF, {"ids": grounded}))
+            queries.append((q.GROUNDINGS_BY_NODE, {"ids": grounded}))
         if downstream:
-            queries.append((q.DOWNSTREAM_FACTS, {"ids": frontier}))
+            queries.append((q.DOWNSTREAM_BY_NODE, {"ids": frontier}))
         replies = self.many(*queries)
         justs = replies.pop(0)
         grounds = replies.pop(0) if grounded else []
-        groups: dict[tuple[str, int], list[str]] = {}
-        for mid, jid, pid, status, cause, hops in justs:
-            groups.setdefault((mid, jid), []).append(pid)
-            if pid not in reg.status:
-                reg.status[pid] = Status(status, cause, hops)
-        for (mid, _jid), premises in groups.items():
-            reg.nodes[mid].justifications.append(tuple(sorted(premises)))
-        for mid, source, at, via in grounds:
-            reg.nodes[mid].groundings.append(Grounding(source, at, via))
+        for node, jid, premise in justs:
+            reg.premises.setdefault((node, jid), []).append(premise)
+        for node, source, at, via in grounds:
+            reg.nodes[reg.mid[node]].groundings.append(Grounding(source, at, via))
         if not downstream:
             return []
-        return self._add_facts(reg, [r for r in replies[0] if r[0] not in reg.nodes], depth)
+        return self._add_facts(reg, [r for r in replies[0] if r[0] not in reg.mid], depth)
+
+    def _finish(self, reg: Region) -> None:
+        """Name every premise, read the statuses of those outside the region (the fixed edge
+        of its fixpoint) and the withdrawal lists of the few memories whose facts counted any."""
+        outside = {p for premises in reg.premises.values() for p in premises} - reg.mid.keys()
+        queries = [(q.STATUSES_BY_NODE, {"ids": sorted(outside)})] if outside else []
+        if reg.withdrawn:
+            queries.append((q.WITHDRAWALS_OF, {"ids": sorted(reg.withdrawn)}))
+        replies = self.many(*queries) if queries else []
+        if outside:
+            for node, mid, st, cause, hops in replies.pop(0):
+                reg.mid[node] = mid
+                reg.status[mid] = Status(st, cause, hops)
+        for mid, ids in replies.pop(0) if reg.withdrawn else ():
+            reg.nodes[mid].withdrawn_by = list(ids or [])
+        name = reg.mid
+        for (node, _jid), premises in reg.premises.items():
+            reg.nodes[name[node]].justifications.append(tuple(sorted([name[p] for p in premises])))
 
     @staticmethod
-    def _add_facts(reg: Region, rows: list[list], depth: int) -> list[str]:
+    def _add_facts(reg: Region, rows: list[list], depth: int) -> list[int]:
         added = []
-        for mid, kind, st, cause, hops, withdrawn, executed, grounded in rows:
+        for node, mid, kind, st, cause, hops, withdrawn, executed, grounded in rows:
+            reg.mid[node] = mid
             reg.nodes[mid] = Node(id=mid, kind=kind)
             reg.status[mid] = Status(st, cause, hops)
             if withdrawn:
@@ -287,7 +290,7 @@ class TenantGraph:
                 reg.executed.add(mid)
             if grounded:
                 reg.grounded.add(mid)
-            added.append(mid)
+            added.append(node)
         return added
 
     def upstream(self, target: str) -> set[str]:
@@ -340,7 +343,7 @@ class TenantGraph:
 
     def window_seeds(self, source: str, start: int | None, end: int | None) -> list[str]:
         params = {"source": source, "start": start, "end": end}
-        return [r[0] for r in self.rows(q.WINDOW_SEEDS, params)]
+        return [r[1] for r in self.rows(q.WINDOW_SEEDS, params)]  # r[0]: the node id
 
     def source(self, sid: str) -> dict | None:
         rows = self.rows(q.SOURCE, {"id": sid})
