@@ -92,18 +92,23 @@ def settle(
 
     ``region`` must be closed downstream of whatever changed: nothing outside it may rest on it.
     """
-    withdrawn = {m for m, n in region.items() if n.withdrawn_by and active_withdrawals(n, rules)}
     outside_in = {p for p, st in boundary.items() if st.status == IN}
     is_in: set[str] = set()
     waiting: dict[str, list[list]] = {}  # premise id -> justifications still waiting on it
     queue: list[str] = []
+    roots: dict[str, tuple[int, str]] = {}  # memory -> (order, id) of what takes it OUT itself
 
     for mid, node in region.items():
-        if mid in withdrawn:
+        active = active_withdrawals(node, rules) if node.withdrawn_by else None
+        if active:
+            roots[mid] = min((rules.withdrawal_order[w], w) for w in active)
             continue
-        if node.groundings and any(rules.grounding_cause(g) is None for g in node.groundings):
-            queue.append(mid)
-            continue
+        if node.groundings:
+            causes = [rules.grounding_cause(g) for g in node.groundings]
+            if None in causes:
+                queue.append(mid)
+                continue
+            roots[mid] = min(causes)
         for premises in node.justifications:
             missing = [p for p in premises if p in region or p not in outside_in]
             if not missing:
@@ -123,7 +128,9 @@ def settle(
             if slot[1] == 0 and slot[0] not in is_in:
                 queue.append(slot[0])
 
-    return _explain_out(region, boundary, rules, is_in, withdrawn)
+    # What still waits on a premise now waits on an OUT one: exactly the edges along which
+    # an OUT memory's cause travels.
+    return _explain_out(region, boundary, is_in, roots, waiting)
 
 
 _IN = Status(IN)
@@ -136,9 +143,9 @@ def active_withdrawals(node: Node, rules: Rules) -> list[str]:
 def _explain_out(
     region: Mapping[str, Node],
     boundary: Mapping[str, Status],
-    rules: Rules,
     is_in: set[str],
-    withdrawn: set[str],
+    roots: dict[str, tuple[int, str]],
+    waiting: dict[str, list[list]],
 ) -> dict[str, Status]:
     """Give each OUT memory the cause nearest to it, and its hop distance from that cause.
 
@@ -146,10 +153,8 @@ def _explain_out(
     outside the region carry their own distance in. Ties go to the earliest retraction.
     """
     result = dict.fromkeys(is_in, _IN)
-    out = [m for m in region if m not in is_in]
-    if not out:
+    if len(result) == len(region):
         return result
-    dependents: dict[str, list[str]] = {}
     # Every step is one hop, so nearest-first is level by level: level -> memory -> the best
     # (order, cause) offered at that distance (cheaper than a heap over ten thousand tuples).
     levels: dict[int, dict[str, tuple[int, str]]] = {}
@@ -160,33 +165,25 @@ def _explain_out(
         if best is None or key < best:
             level[mid] = key
 
-    for mid in out:
-        node = region[mid]
-        if mid in withdrawn:
-            offer(0, min((rules.withdrawal_order[w], w) for w in active_withdrawals(node, rules)),
-                  mid)
-        elif node.groundings:
-            causes = [c for c in map(rules.grounding_cause, node.groundings) if c is not None]
-            if causes:
-                offer(0, min(causes), mid)
-        for premises in node.justifications:
-            for p in premises:
-                if p in region:
-                    if p not in is_in:
-                        dependents.setdefault(p, []).append(mid)
-                else:
-                    st = boundary.get(p)
-                    if st is not None and st.hops is not None and st.status != IN:
-                        offer(st.hops + 1, (0, st.cause or ""), mid)
+    for mid, key in roots.items():
+        if mid not in is_in:
+            offer(0, key, mid)
+    for p, slots in waiting.items():
+        if p not in region:
+            st = boundary.get(p)
+            if st is not None and st.hops is not None and st.status != IN:
+                for slot in slots:
+                    offer(st.hops + 1, (0, st.cause or ""), slot[0])
     while levels:
         hops = min(levels)
         for mid, key in levels.pop(hops).items():
             if mid in result:
                 continue
             result[mid] = Status(OUT, key[1] or None, hops)
-            for d in dependents.get(mid, ()):
-                if d not in result:
-                    offer(hops + 1, key, d)
-    for mid in out:
-        result.setdefault(mid, Status(OUT))  # unsupported from the start: no cause to name
+            for slot in waiting.get(mid, ()):
+                if slot[0] not in result:
+                    offer(hops + 1, key, slot[0])
+    for mid in region:
+        if mid not in result:
+            result[mid] = Status(OUT)  # unsupported from the start: no cause to name
     return result
