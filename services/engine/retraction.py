@@ -183,13 +183,14 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
     before = {m: region.status[m] for m in region.nodes if m in region.status}
     p = Preview(op, rev, before, after, region.kinds, region.executed, mutation)
     born = {m["id"]: m for m in mutation.mems}
+    node = {mid: n for n, mid in region.mid.items()}
     for mid, st in sorted(p.changed.items()):
-        change = status_change(mid, st, rev + 1, op.kind, op.id, at)
         if mid in born:  # created by this commit: its status goes in with it
             born[mid].update(status=st.status, cause=st.cause, hops=st.hops, born=st.status,
                              born_cause=st.cause, born_hops=st.hops)
         else:
-            mutation.changes.append(change)
+            mutation.changes.append(
+                status_change(mid, st, rev + 1, op.kind, op.id, at, node=node[mid]))
     return p
 
 

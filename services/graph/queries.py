@@ -57,7 +57,7 @@ def _inline(var: str, fields: tuple[str, ...]) -> str:
 
 # One atomic mutation, guarded by the revision it was computed at. Every list may be empty,
 # hence FOREACH for the optional parts; status changes of existing memories come last in an
-# UNWIND (grouped by what they set: store.grouped), each appended to the memory's own history
+# UNWIND by node id (grouped by what they set: store.grouped), each appended to the memory's own history
 # (a list of JSON strings: lists of maps cannot be properties, and a node per change doubled
 # the cost of large retractions).
 APPLY = _GUARD + f"""
@@ -78,8 +78,8 @@ FOREACH (o IN $outbox |
                    sent: false}}))
 WITH g
 UNWIND $changes AS c
-UNWIND c.ids AS id
-MATCH (m:Mem {{id: id}})
+UNWIND c.ids AS i
+MATCH (m) WHERE ID(m) = i
 SET m.status = c.status, m.cause = c.cause, m.hops = c.hops,
     m.history = coalesce(m.history, []) + [c.entry]
 """

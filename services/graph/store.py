@@ -41,7 +41,7 @@ class Mutation:
     retractions: list[dict] = field(default_factory=list)  # new: queries.RETRACTION_FIELDS
     retraction_updates: list[dict] = field(default_factory=list)  # {id, props}
     supersedes: list[dict] = field(default_factory=list)  # {new, old, by}
-    changes: list[dict] = field(default_factory=list)  # existing memories: status_change()
+    changes: list[dict] = field(default_factory=list)  # existing memories: status_change(node=)
     outbox: list[dict] = field(default_factory=list)  # {id, action, by, at, payload}
 
     def params(self, rev: int) -> dict[str, Any]:
@@ -49,7 +49,7 @@ class Mutation:
             "rev": rev, "sources": self.sources, "mems": self.mems,
             "updates": self.updates, "groundings": self.groundings,
             "retractions": self.retractions, "retraction_updates": self.retraction_updates,
-            "supersedes": self.supersedes, "changes": grouped(self.changes), "outbox": self.outbox,
+            "supersedes": self.supersedes, "changes": grouped(self.changes, "node"), "outbox": self.outbox,
         }
 
 
@@ -73,26 +73,29 @@ class Region:
         return {p: self.status[p] for p in ids - self.nodes.keys() if p in self.status}
 
 
-def status_change(mid: str, st: Status, rev: int, op: str, by: str | None, at: int | None) -> dict:
+def status_change(mid: str, st: Status, rev: int, op: str, by: str | None, at: int | None,
+                  node: int | None = None) -> dict:
     """One entry of ``Mutation.changes``: the new status and its line in the memory's history
-    (the JSON of ``[rev, status, cause, hops, op, by, at]``)."""
+    (the JSON of ``[rev, status, cause, hops, op, by, at]``); ``node`` is its FalkorDB id."""
     entry = (f"[{rev},{_json(st.status)},{_json(st.cause)},{_json(st.hops)},{_json(op)},"
              f"{_json(by)},{_json(at)}]")
-    return {"id": mid, "status": st.status, "cause": st.cause, "hops": st.hops, "entry": entry}
+    return {"id": mid, "node": node, "status": st.status, "cause": st.cause, "hops": st.hops,
+            "entry": entry}
 
 
-def grouped(changes: list[dict]) -> list[dict]:
-    """Status changes as {status, cause, hops, entry, ids}: the thousands of changes of one
-    retraction share a few values, and FalkorDB parses parameters as query text, so sending
-    each value once cut a 10k-memory commit's text from 1 MB to 160 kB."""
+def grouped(changes: list[dict], key: str = "id") -> list[dict]:
+    """Status changes as {status, cause, hops, entry, ids}, ``ids`` holding each change's
+    ``key`` (memory or node id): the thousands of changes of one retraction share a few
+    values, and FalkorDB parses parameters as query text, so sending each value once cut a
+    10k-memory commit's text from 1 MB to 160 kB."""
     groups: dict[tuple, dict] = {}
     for c in changes:
-        key = (c["status"], c["cause"], c["hops"], c["entry"])
-        group = groups.get(key)
+        value = (c["status"], c["cause"], c["hops"], c["entry"])
+        group = groups.get(value)
         if group is None:
-            group = groups[key] = {"status": c["status"], "cause": c["cause"], "hops": c["hops"],
-                                   "entry": c["entry"], "ids": []}
-        group["ids"].append(c["id"])
+            group = groups[value] = {"status": c["status"], "cause": c["cause"],
+                                     "hops": c["hops"], "entry": c["entry"], "ids": []}
+        group["ids"].append(c[key])
     return list(groups.values())
 
 
