@@ -95,12 +95,12 @@ class Preview:
         """Memories this operation takes OUT (or brings IN), by kind, with hop distances."""
         going = "IN" if isinstance(self.op, Reinstate) else "OUT"
         groups: dict[str, list[dict]] = {k: [] for k in BLAST_KINDS}
-        moved = [(st.hops or 0, mid, st) for mid, st in self.changed.items() if st.status == going
-                 and (mid not in self.before or self.before[mid].status != going)]
-        for _, mid, st in sorted(moved):
-            groups[_group(self.kinds.get(mid, "belief"), mid in self.executed)].append(
-                {"id": mid, "hops": st.hops}
-            )
+        before, kinds, executed = self.before, self.kinds, self.executed
+        moved = [(st.hops or 0, mid, st.hops) for mid, st in self.changed.items()
+                 if st.status == going and (mid not in before or before[mid].status != going)]
+        for _, mid, hops in sorted(moved):
+            groups[_group(kinds.get(mid, "belief"), mid in executed)].append(
+                {"id": mid, "hops": hops})
         return {"direction": going, "counts": {k: len(v) for k, v in groups.items()}, **groups}
 
     def result(self) -> dict:
@@ -111,10 +111,13 @@ class Preview:
         }
 
 
+_GROUPS = {"observation": "observations", "plan": "plans", "answer": "answers"}
+
+
 def _group(kind: str, executed: bool) -> str:
     if kind == "action":
         return "executed_actions" if executed else "pending_actions"
-    return {"observation": "observations", "plan": "plans", "answer": "answers"}.get(kind, "beliefs")
+    return _GROUPS.get(kind, "beliefs")
 
 
 def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:

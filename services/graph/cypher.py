@@ -55,7 +55,8 @@ def literal(value: Any) -> str:
     if t is float:
         return repr(value)
     if t is list or t is tuple:
-        return "[" + ",".join([_str(v) if type(v) is str else literal(v) for v in value]) + "]"
+        return "[" + ",".join([_str(v) if type(v) is str else str(v) if type(v) is int
+                               else literal(v) for v in value]) + "]"
     if t is dict:  # keys are our own identifiers, never user data
         return "{" + ",".join([
             k + ":" + (_str(v) if type(v) is str else str(v) if type(v) is int else literal(v))

@@ -77,10 +77,16 @@ def status_change(mid: str, st: Status, rev: int, op: str, by: str | None, at: i
                   node: int | None = None) -> dict:
     """One entry of ``Mutation.changes``: the new status and its line in the memory's history
     (the JSON of ``[rev, status, cause, hops, op, by, at]``); ``node`` is its FalkorDB id."""
-    entry = (f"[{rev},{_json(st.status)},{_json(st.cause)},{_json(st.hops)},{_json(op)},"
-             f"{_json(by)},{_json(at)}]")
     return {"id": mid, "node": node, "status": st.status, "cause": st.cause, "hops": st.hops,
-            "entry": entry}
+            "entry": _entry(rev, *st, op, by, at)}
+
+
+@functools.lru_cache(maxsize=1024)
+def _entry(rev: int, status: str, cause: str | None, hops: int | None, op: str, by: str | None,
+           at: int | None) -> str:
+    """A retraction's thousands of history lines repeat a few values: encode each line once."""
+    return (f"[{rev},{_json(status)},{_json(cause)},{_json(hops)},{_json(op)},{_json(by)},"
+            f"{_json(at)}]")
 
 
 def grouped(changes: list[dict], key: str = "id") -> list[dict]:
@@ -101,7 +107,6 @@ def grouped(changes: list[dict], key: str = "id") -> list[dict]:
 
 @functools.lru_cache(maxsize=4096)
 def _json(value: str | int | None) -> str:
-    """A retraction's thousands of history lines repeat a few values: encode each once."""
     return json.dumps(value)
 
 
@@ -280,21 +285,20 @@ class TenantGraph:
 
     @staticmethod
     def _add_facts(reg: Region, rows: list[list], depth: int) -> list[int]:
-        added = []
+        names, nodes, status, kinds, hops_of = reg.mid, reg.nodes, reg.status, reg.kinds, reg.hops
         for node, mid, kind, st, cause, hops, withdrawn, executed, grounded in rows:
-            reg.mid[node] = mid
-            reg.nodes[mid] = Node(id=mid, kind=kind)
-            reg.status[mid] = Status(st, cause, hops)
+            names[node] = mid
+            nodes[mid] = Node(mid, kind)
+            status[mid] = Status(st, cause, hops)
+            kinds[mid] = kind
+            hops_of[mid] = depth
             if withdrawn:
                 reg.withdrawn.add(mid)
-            reg.kinds[mid] = kind
-            reg.hops[mid] = depth
             if executed:
                 reg.executed.add(mid)
             if grounded:
                 reg.grounded.add(mid)
-            added.append(node)
-        return added
+        return [row[0] for row in rows]
 
     def upstream(self, target: str) -> set[str]:
         seen, frontier = {target}, [target]
