@@ -7,10 +7,10 @@ guarded by that revision, so a write that races a retraction is recomputed, neve
 from __future__ import annotations
 
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from services.graph.store import StalePreview, TenantGraph, grouped, linearised, status_change
+from services.graph.cypher import Prepared
+from services.graph.store import BatchInFlight, StalePreview, TenantGraph, grouped, linearised, status_change
 
 from . import collector
 from .belief import IN, Grounding, Node, Rules, Status, settle
@@ -77,34 +77,41 @@ class Plan:
     batch: dict | None  # None: every event was applied already
     statuses: list[Status]  # of each write's memory, afterwards
     ahead: Ahead | None = None
+    text: Prepared | None = None  # the batch's query text, when built ahead of sending
 
 
 def record_stream(graph: TenantGraph, batches: Iterable[list[Write]]) -> int:
     """Bulk load: each batch is planned while the one before it is written, so Python and the
     server work at the same time. A batch planned ahead is guarded by the revision the one in
-    flight will leave; if anything else wrote in between, both are redone plainly."""
+    flight will leave; if anything else wrote in between, both are redone plainly.
+
+    What a batch reads is read before the batch ahead of it is sent: FalkorDB makes a read
+    wait for a write in flight on the same graph, which left the server idle while Python
+    planned (at 100k memories the load ran at 0.7 of raw UNWIND writes).
+    """
     n = 0
-    with collector.paused(), ThreadPoolExecutor(1, thread_name_prefix="rescind-bulk") as pool:
-        inflight: tuple[Future, list[Write]] | None = None
-        ahead: Ahead | None = None
-        for writes in batches:
-            plan = _plan(graph, writes, ahead) if ahead is not None else None
-            if inflight is not None and not _landed(graph, *inflight):
-                plan = None  # planned on a batch that had to be redone
-            if plan is None:
-                plan = _plan(graph, writes)
-            if plan.batch is None:
-                inflight, ahead = None, None
-            else:
-                inflight = (pool.submit(graph.write_batch, plan.batch, plan.rev), writes)
-                ahead = plan.ahead
+    with collector.paused():
+        batches = iter(batches)
+        writes = next(batches, None)
+        plan = _plan(graph, writes, prepared=True) if writes is not None else None
+        while writes is not None:
             n += len(writes)
-        if inflight is not None:
-            _landed(graph, *inflight)
+            following = next(batches, None)
+            ahead = plan.ahead if plan.batch is not None else None
+            context = (_context(graph, following, ahead)
+                       if following is not None and ahead is not None else None)
+            inflight = graph.send_batch(plan.text, plan.rev) if plan.batch is not None else None
+            upcoming = (_plan(graph, following, ahead, context, prepared=True)
+                        if context is not None else None)
+            if inflight is not None and not _landed(graph, inflight, writes):
+                upcoming = None  # planned on a batch that had to be redone
+            if following is not None and upcoming is None:
+                upcoming = _plan(graph, following, prepared=True)
+            writes, plan = following, upcoming
     return n
 
 
-def _landed(graph: TenantGraph, write: Future, writes: list[Write]) -> bool:
+def _landed(graph: TenantGraph, write: BatchInFlight, writes: list[Write]) -> bool:
     """Wait for a write in flight; if it went stale, redo its batch plainly (False)."""
     try:
         write.result()
@@ -114,15 +121,33 @@ def _landed(graph: TenantGraph, write: Future, writes: list[Write]) -> bool:
         return False
 
 
-def _plan(graph: TenantGraph, writes: list[Write], ahead: Ahead | None = None) -> Plan | None:
-    """The batch to write and the revision it is planned against. With ``ahead``, on top of a
-    batch still in flight; None when that is not possible (it would need a region walk)."""
-    batch_ids = {w.mem_id for w in writes}
-    premise_ids = {p for w in writes for p in w.premises}
-    rev, seen, known, rules = graph.write_context(
+def _context(graph: TenantGraph, writes: list[Write], ahead: Ahead | None = None):
+    """What planning ``writes`` reads (see TenantGraph.write_context), less what ``ahead``
+    already knows."""
+    ids = {w.mem_id for w in writes} | {p for w in writes for p in w.premises}
+    return graph.write_context(
         [w.event_id for w in writes if w.source is None],
         [{"id": w.event_id, "mem": w.mem_id} for w in writes if w.source is not None],
-        (batch_ids | premise_ids) - (ahead.known.keys() if ahead else set()))
+        ids - (ahead.known.keys() if ahead else set()))
+
+
+def _plan(graph: TenantGraph, writes: list[Write], ahead: Ahead | None = None,
+          context: tuple | None = None, prepared: bool = False) -> Plan | None:
+    """The batch to write and the revision it is planned against. With ``ahead``, on top of a
+    batch still in flight; None when that is not possible (it would need a region walk).
+    ``context`` is what ``_context`` read for it, if read already; ``prepared`` also builds
+    the batch's query text."""
+    plan = _planned(graph, writes, ahead, context)
+    if prepared and plan is not None and plan.batch is not None:
+        plan.text = graph.prepare_batch(plan.batch, plan.rev)
+    return plan
+
+
+def _planned(graph: TenantGraph, writes: list[Write], ahead: Ahead | None,
+             context: tuple | None) -> Plan | None:
+    batch_ids = {w.mem_id for w in writes}
+    premise_ids = {p for w in writes for p in w.premises}
+    rev, seen, known, rules = context or _context(graph, writes, ahead)
     if ahead is not None:
         rev, rules = ahead.rev, ahead.rules
         seen |= {w.event_id for w in writes} & ahead.seen

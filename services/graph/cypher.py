@@ -140,12 +140,60 @@ def _stats(lines: list) -> dict[str, float]:
     return out
 
 
+def _refused(exc: redis.ResponseError, cypher: str) -> CypherError:
+    kind = ConstraintViolation if "unique constraint violation" in str(exc) else CypherError
+    return kind(f"{exc} (in: {cypher.strip()[:120]})")
+
+
 def query(conn: redis.Redis, key: str, cypher: str, params: dict | None = None,
           read_only: bool = False) -> Result:
     name, flags = command(cypher, read_only)
     try:
         reply = conn.execute_command(name, key, header(params) + cypher, *flags)
     except redis.ResponseError as exc:
-        kind = ConstraintViolation if "unique constraint violation" in str(exc) else CypherError
-        raise kind(f"{exc} (in: {cypher.strip()[:120]})") from exc
+        raise _refused(exc, cypher) from exc
     return parse(cypher, reply)
+
+
+@dataclass
+class InFlight:
+    """A query sent on a connection of its own whose reply has not been read yet."""
+
+    pool: redis.ConnectionPool
+    connection: Any
+    cypher: str
+
+    def result(self) -> Result:
+        try:
+            reply = self.connection.read_response()  # disconnects itself on a socket error
+        except redis.ResponseError as exc:
+            raise _refused(exc, self.cypher) from exc
+        finally:
+            self.pool.release(self.connection)
+        return parse(self.cypher, reply)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A write's full text (parameters header and query), built before it is to be sent."""
+
+    cypher: str
+    text: str
+
+
+def prepare(cypher: str, params: dict | None = None) -> Prepared:
+    return Prepared(cypher, header(params) + cypher)
+
+
+def send(conn: redis.Redis, key: str, prepared: Prepared) -> InFlight:
+    """Send a write and return at once: the server executes it while the caller works on.
+    (A thread would do the same, but it fought the caller for the GIL to send and to read.)"""
+    name, flags = command(prepared.cypher, read_only=False)
+    pool = conn.connection_pool
+    connection = pool.get_connection()
+    try:
+        connection.send_command(name, key, prepared.text, *flags)
+    except BaseException:
+        pool.release(connection)
+        raise
+    return InFlight(pool, connection, prepared.cypher)

@@ -18,7 +18,19 @@ import redis
 from services.engine.belief import Grounding, Node, Rules, Status, Window
 
 from . import queries as q
-from .cypher import ConstraintViolation, CypherError, Result, command, header, parse, query
+from .cypher import (
+    ConstraintViolation,
+    CypherError,
+    InFlight,
+    Prepared,
+    Result,
+    command,
+    header,
+    parse,
+    prepare,
+    query,
+    send,
+)
 from .keys import graph_key, lock_key
 
 _SCHEMA_LOCK = threading.Lock()
@@ -133,6 +145,23 @@ def linearised(graph: TenantGraph, attempt, free_tries: int = 3):
 
 def connect(url: str) -> redis.Redis:
     return redis.Redis.from_url(url, socket_timeout=120, health_check_interval=30)
+
+
+@dataclass
+class BatchInFlight:
+    key: str
+    rev: int
+    sent: InFlight
+
+    def result(self) -> Result:
+        try:
+            result = self.sent.result()
+        except ConstraintViolation as exc:  # planned against a view that missed a new node
+            raise StalePreview(f"write batch of {self.key} collided with an existing node; "
+                               "plan again") from exc
+        if result.properties_set == 0:
+            raise StalePreview(f"graph {self.key} moved past revision {self.rev} while writing")
+        return result
 
 
 class TenantGraph:
@@ -417,15 +446,18 @@ class TenantGraph:
     # -- the writes -------------------------------------------------------------------------
     def write_batch(self, batch: dict, rev: int) -> Result:
         """Justified writes (see queries.WRITE_BATCH), if the graph is still at ``rev``."""
+        return self.send_batch(self.prepare_batch(batch, rev), rev).result()
+
+    @staticmethod
+    def prepare_batch(batch: dict, rev: int) -> Prepared:
+        """The text of ``write_batch``: for 5,000 writes, building it costs a third as much as
+        the server takes to write them, so a bulk load builds it while the server works."""
+        return prepare(q.WRITE_BATCH, {"rev": rev, **batch})
+
+    def send_batch(self, prepared: Prepared, rev: int) -> BatchInFlight:
+        """A prepared batch sent without waiting: ``.result()`` waits (and raises StalePreview)."""
         self.ensure_schema()
-        try:
-            result = query(self.conn, self.key, q.WRITE_BATCH, {"rev": rev, **batch})
-        except ConstraintViolation as exc:  # planned against a view that missed a new node
-            raise StalePreview(f"write batch of {self.key} collided with an existing node; "
-                               "plan again") from exc
-        if result.properties_set == 0:
-            raise StalePreview(f"graph {self.key} moved past revision {rev} while writing")
-        return result
+        return BatchInFlight(self.key, rev, send(self.conn, self.key, prepared))
 
     def apply(self, mutation: Mutation, rev: int) -> Result:
         """Write ``mutation`` atomically if the graph is still at ``rev``; else StalePreview."""
