@@ -473,7 +473,8 @@ def bench_ingest(
     from services.bench.ingest import run as run_ingest
 
     command = "rescind bench ingest " + " ".join(sys.argv[3:])
-    with falkordb(url) as server_url, err.status("publishing, writing, measuring…"):
+    err.print("publishing, writing, measuring…")  # no spinner: its thread would take a core
+    with falkordb(url) as server_url:
         result = run_ingest(server_url, events, batch, out_dir, command.strip(), repeats)
     if as_json:
         print(json.dumps(result, indent=2))

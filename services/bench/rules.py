@@ -88,6 +88,7 @@ class Runner:
         self.result = Outcome(case)
         self._rotation = 0
         self._dirty = True  # nodes were created since the last node update
+        self._drawn = 0.0
 
     # -- the run ----------------------------------------------------------------------------
     def run(self) -> Outcome:
@@ -111,6 +112,10 @@ class Runner:
     def _advance(self, n: int) -> None:
         if self.progress is not None:
             self.progress.advance(self.task, n)
+            now = time.monotonic()
+            if now - self._drawn > 0.5:  # redrawn here, between timed steps, not by a thread
+                self.progress.refresh()
+                self._drawn = now
 
     # -- writes -----------------------------------------------------------------------------
     def write(self, writes: list[Write]) -> None:
@@ -336,7 +341,8 @@ def run(url: str, scenarios: list[str], data: Path, sizes: list[int], samples: i
     embed = Embedder()
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=False) as progress:
+    # No refresh thread: it took a core from the server in the middle of timed retractions.
+    with Progress(*columns, console=console, transient=False, auto_refresh=False) as progress:
 
         def play(case: Case, tenant: str, vectors, keep: bool = False) -> Outcome:
             if case.events is not None:
