@@ -132,8 +132,8 @@ def run(url: str, sizes: list[int], samples: int, batch: int, out: Path, command
     with Progress(console=console, transient=False, auto_refresh=False) as progress:
         for size in sizes:
             clusters = plain_clusters(size)
-            extra = [Cluster(f"big1k-{i}", 1_000) for i in range(3)] + \
-                    [Cluster(f"big10k-{i}", 10_000) for i in range(3)] if size == 100_000 else []
+            extra = [Cluster(f"big1k-{i}", 1_000) for i in range(5)] + \
+                    [Cluster(f"big10k-{i}", 10_000) for i in range(5)] if size == 100_000 else []
             graph = TenantGraph(db, f"bench-engine-{size}")
             graph.delete()
             total = size + sum(c.size for c in extra)

@@ -12,6 +12,8 @@ import json
 import time
 from dataclasses import dataclass, field
 
+import orjson
+
 from services.graph.store import Mutation, StalePreview, TenantGraph, linearised, status_change
 from services.telemetry import retraction_ms, tracer
 
@@ -203,9 +205,9 @@ def commit(graph: TenantGraph, p: Preview) -> dict:
         return p.repeated
     result = p.result()
     if isinstance(p.op, Reinstate):
-        p.mutation.retraction_updates[-1]["props"]["undo_result"] = json.dumps(result)
+        p.mutation.retraction_updates[-1]["props"]["undo_result"] = _dumps(result)
     else:
-        p.mutation.retractions[-1]["result"] = json.dumps(result)
+        p.mutation.retractions[-1]["result"] = _dumps(result)
     graph.apply(p.mutation, p.rev)
     return result
 
@@ -233,6 +235,10 @@ def run(graph: TenantGraph, op: Operation, at: int = 0) -> dict:
         result = linearised(graph, attempt)
     retraction_ms.record((time.perf_counter() - started) * 1000, {"op": op.kind})
     return result
+
+
+def _dumps(result: dict) -> str:
+    return orjson.dumps(result).decode()
 
 
 def _repeat(op: Operation, rev: int, result: dict) -> Preview:

@@ -310,7 +310,9 @@ class TenantGraph:
             reg.nodes[mid].withdrawn_by = list(ids or [])
         name = reg.mid
         for (node, _jid), premises in reg.premises.items():
-            reg.nodes[name[node]].justifications.append(tuple(sorted([name[p] for p in premises])))
+            named = [name[p] for p in premises]
+            reg.nodes[name[node]].justifications.append(
+                (named[0],) if len(named) == 1 else tuple(sorted(named)))
 
     @staticmethod
     def _add_facts(reg: Region, rows: list[list], depth: int) -> list[int]:
