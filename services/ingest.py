@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from middleware import events as ev
 from services.engine import retraction as ret
 from services.engine.gate import UnknownAction
-from services.engine.writes import UnknownPremise, Write, execute, record
+from services.engine.writes import Pipeline, UnknownPremise, Write, execute, record
 from services.graph.store import Mutation, TenantGraph, linearised
 from services.recalls import RecallError, approve
 from services.streams import MAX_ENTRY_BYTES
@@ -87,8 +87,10 @@ def to_write(e: ev.Event) -> Write:
                  run=e.run, rule=e.rule, extra=extra)
 
 
-def apply_writes(graph: TenantGraph, items: list[tuple[str, ev.Event]]) -> list[Pending]:
+def apply_writes(graph: TenantGraph, items: list[tuple[str, ev.Event]],
+                 pipeline: Pipeline | None = None) -> list[Pending]:
     """Apply one tenant's writes in order, in one batch; return those whose premises are missing.
+    With a ``pipeline`` the batch is only sent: ``pipeline.then`` says when it has landed.
 
     Rule for a premise that has not arrived: the write (and any write of the same batch that
     rests on it) is held back, unacknowledged, and tried again with later batches; after the
@@ -107,7 +109,7 @@ def apply_writes(graph: TenantGraph, items: list[tuple[str, ev.Event]]) -> list[
             with tracer.start_as_current_span("rescind.record", context=parent, links=links,
                                               attributes={"rescind.tenant": graph.tenant,
                                                           "rescind.writes": len(writes)}):
-                record(graph, [to_write(e) for _, e in writes])
+                (pipeline.record if pipeline else record)(graph, [to_write(e) for _, e in writes])
             break
         except UnknownPremise as exc:
             missing = set(exc.missing)

@@ -6,7 +6,9 @@ guarded by that revision, so a write that races a retraction is recomputed, neve
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from services.graph.cypher import Prepared
@@ -109,6 +111,86 @@ def record_stream(graph: TenantGraph, batches: Iterable[list[Write]]) -> int:
                 upcoming = _plan(graph, following, prepared=True)
             writes, plan = following, upcoming
     return n
+
+
+@dataclass
+class _Flight:
+    graph: TenantGraph
+    writes: list[Write]
+    ahead: Ahead | None
+    landing: Future | None = None  # -> True: landed as planned; False: redone or failed
+    done: bool = False
+    error: BaseException | None = None
+    callbacks: list[tuple[Callable[[], None], Callable[[BaseException], None]]] = field(
+        default_factory=list)
+
+
+class Pipeline:
+    """The writer worker's batches, each sent without waiting for the server: the worker takes
+    in, decodes and plans the next batch (on top of this one, as ``record_stream`` does) while
+    the server writes. A thread of its own waits for each reply, redoes a batch that went
+    stale, and then runs what was to follow it (the worker's acks), in order."""
+
+    def __init__(self) -> None:
+        self._lander = ThreadPoolExecutor(1, thread_name_prefix="rescind-landing")
+        self._lock = threading.Lock()
+        self._flight: _Flight | None = None
+
+    def record(self, graph: TenantGraph, writes: list[Write]) -> list[Status]:
+        """Like ``record``, but returns once the batch is sent (UnknownPremise as ``record``)."""
+        flight = self._flight
+        plan = None
+        if flight is not None and flight.graph is graph and flight.ahead is not None:
+            plan = _plan(graph, writes, flight.ahead, prepared=True)
+        if flight is not None and not flight.landing.result():
+            plan = None  # planned on a batch that was redone (or failed)
+        if plan is None:
+            plan = _plan(graph, writes, prepared=True)
+        if plan.batch is None:  # nothing new: what follows need not wait for a reply
+            self._flight = None
+            return plan.statuses
+        sent = graph.send_batch(plan.text, plan.rev)
+        new = _Flight(graph, writes, plan.ahead)
+        new.landing = self._lander.submit(self._land, new, sent)
+        self._flight = new
+        return plan.statuses
+
+    def then(self, landed: Callable[[], None], failed: Callable[[BaseException], None]) -> None:
+        """Run ``landed`` once the last batch sent is in the graph (at once if none is in
+        flight), or ``failed`` with the error if it could not be written."""
+        with self._lock:
+            flight = self._flight
+            if flight is not None and not flight.done:
+                flight.callbacks.append((landed, failed))
+                return
+        landed()
+
+    def land(self) -> None:
+        """Wait until the batch in flight, and what follows it, is done."""
+        flight = self._flight
+        if flight is not None:
+            flight.landing.result()
+
+    def close(self) -> None:
+        self.land()
+        self._lander.shutdown()
+
+    def _land(self, flight: _Flight, sent: BatchInFlight) -> bool:
+        ok = False
+        with collector.paused():
+            try:
+                ok = _landed(flight.graph, sent, flight.writes)
+            except BaseException as exc:  # the server went away mid-write, say: the caller retries
+                flight.error = exc
+        with self._lock:
+            flight.done = True
+            callbacks, flight.callbacks = flight.callbacks, []
+        for landed, failed in callbacks:
+            if flight.error is None:
+                landed()
+            else:
+                failed(flight.error)
+        return ok and flight.error is None
 
 
 def _landed(graph: TenantGraph, write: BatchInFlight, writes: list[Write]) -> bool:
@@ -227,5 +309,5 @@ def execute(graph: TenantGraph, action: str, at: int) -> None:
     linearised(graph, lambda: graph.write_batch(batch, graph.revision()))
 
 
-__all__ = ["IN", "MEMORY_KINDS", "UnknownPremise", "UnknownSource", "Write", "execute", "record",
-           "record_stream"]
+__all__ = ["IN", "MEMORY_KINDS", "Pipeline", "UnknownPremise", "UnknownSource", "Write", "execute",
+           "record", "record_stream"]
