@@ -6,7 +6,9 @@ guarded by that revision, so a write that races a retraction is recomputed, neve
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -16,6 +18,8 @@ from services.graph.store import BatchInFlight, StalePreview, TenantGraph, group
 
 from . import collector
 from .belief import IN, Grounding, Node, Rules, Status, settle
+
+log = logging.getLogger("rescind.writes")
 
 MEMORY_KINDS = ("observation", "belief", "plan", "answer", "action")
 
@@ -114,11 +118,13 @@ def record_stream(graph: TenantGraph, batches: Iterable[list[Write]]) -> int:
 
 
 @dataclass
-class _Flight:
+class _Batch:
     graph: TenantGraph
     writes: list[Write]
-    ahead: Ahead | None
-    landing: Future | None = None  # -> True: landed as planned; False: redone or failed
+    plan: Plan
+    queued_at: float = 0.0
+    replanned: bool = False  # its first plan rested on a batch that had to be redone
+    landing: Future | None = None  # once sent: True if landed as planned, else False
     done: bool = False
     error: BaseException | None = None
     callbacks: list[tuple[Callable[[], None], Callable[[BaseException], None]]] = field(
@@ -126,71 +132,109 @@ class _Flight:
 
 
 class Pipeline:
-    """The writer worker's batches, each sent without waiting for the server: the worker takes
-    in, decodes and plans the next batch (on top of this one, as ``record_stream`` does) while
-    the server writes. A thread of its own waits for each reply, redoes a batch that went
-    stale, and then runs what was to follow it (the worker's acks), in order."""
+    """The writer worker's batches, written while the next one is read and planned.
+
+    As in ``record_stream``: a batch is planned and kept; when the next one arrives, what that
+    one reads is read (FalkorDB makes a read wait for a write in flight, so first), then the
+    kept batch is sent, and the new one is planned on top of it while the server writes. A
+    batch with no successor is sent by ``flush`` (the worker calls it when idle). A thread of
+    its own waits for each reply, redoes a batch that went stale, and then runs what was to
+    follow it (the worker's acks), in order.
+    """
 
     def __init__(self) -> None:
         self._lander = ThreadPoolExecutor(1, thread_name_prefix="rescind-landing")
         self._lock = threading.Lock()
-        self._flight: _Flight | None = None
+        self._queued: _Batch | None = None  # planned, not sent
+        self._flight: _Batch | None = None  # sent, perhaps not landed
 
     def record(self, graph: TenantGraph, writes: list[Write]) -> list[Status]:
-        """Like ``record``, but returns once the batch is sent (UnknownPremise as ``record``)."""
-        flight = self._flight
+        """Plan ``writes`` and keep them; send the batch kept before (UnknownPremise as
+        ``record``). Returns the statuses the writes will have."""
+        kept, context = self._queued, None
+        on_top = kept is not None and kept.graph is graph and kept.plan.ahead is not None
+        if on_top and self._flight_ok():
+            context = _context(graph, writes, kept.plan.ahead)
+        self.send()
         plan = None
-        if flight is not None and flight.graph is graph and flight.ahead is not None:
-            plan = _plan(graph, writes, flight.ahead, prepared=True)
-        if flight is not None and not flight.landing.result():
-            plan = None  # planned on a batch that was redone (or failed)
+        if context is not None and not kept.replanned:
+            plan = _plan(graph, writes, kept.plan.ahead, context, prepared=True)
         if plan is None:
             plan = _plan(graph, writes, prepared=True)
-        if plan.batch is None:  # nothing new: what follows need not wait for a reply
-            self._flight = None
-            return plan.statuses
-        sent = graph.send_batch(plan.text, plan.rev)
-        new = _Flight(graph, writes, plan.ahead)
-        new.landing = self._lander.submit(self._land, new, sent)
-        self._flight = new
+        self._queued = _Batch(graph, writes, plan, queued_at=time.monotonic())
         return plan.statuses
 
-    def then(self, landed: Callable[[], None], failed: Callable[[BaseException], None]) -> None:
-        """Run ``landed`` once the last batch sent is in the graph (at once if none is in
-        flight), or ``failed`` with the error if it could not be written."""
-        with self._lock:
-            flight = self._flight
-            if flight is not None and not flight.done:
-                flight.callbacks.append((landed, failed))
+    def kept_for(self) -> float:
+        """How long the batch kept for sending has waited (0 if none)."""
+        kept = self._queued
+        return 0.0 if kept is None else time.monotonic() - kept.queued_at
+
+    def send(self) -> None:
+        """Send the kept batch, if any (planned again if the batch before it was redone)."""
+        batch, self._queued = self._queued, None
+        if batch is None:
+            return
+        if not self._flight_ok():
+            batch.replanned = True
+            try:
+                batch.plan = _plan(batch.graph, batch.writes, prepared=True)
+            except Exception as exc:  # noqa: BLE001 - reported to whoever waits on this batch
+                self._finish(batch, exc)
                 return
+        if batch.plan.batch is None:  # every event was applied already
+            self._finish(batch, None)
+            return
+        try:
+            sent = batch.graph.send_batch(batch.plan.text, batch.plan.rev)
+        except Exception as exc:  # noqa: BLE001 - the server is away: its events are retried
+            self._finish(batch, exc)
+            return
+        batch.landing = self._lander.submit(self._land, batch, sent)
+        self._flight = batch
+
+    def then(self, landed: Callable[[], None], failed: Callable[[BaseException], None]) -> None:
+        """Run ``landed`` once the last batch recorded is in the graph (at once if none is
+        waiting), or ``failed`` with the error if it could not be written."""
+        with self._lock:
+            for batch in (self._queued, self._flight):
+                if batch is not None and not batch.done:
+                    batch.callbacks.append((landed, failed))
+                    return
         landed()
 
-    def land(self) -> None:
-        """Wait until the batch in flight, and what follows it, is done."""
-        flight = self._flight
-        if flight is not None:
-            flight.landing.result()
+    def flush(self) -> None:
+        """Send what is kept and wait until it, and what follows it, is done."""
+        self.send()
+        self._flight_ok()
 
     def close(self) -> None:
-        self.land()
+        self.flush()
         self._lander.shutdown()
 
-    def _land(self, flight: _Flight, sent: BatchInFlight) -> bool:
-        ok = False
+    def _flight_ok(self) -> bool:
+        """Wait for the batch in flight; True if it landed as it was planned."""
+        flight = self._flight
+        return flight is None or flight.landing.result()
+
+    def _land(self, batch: _Batch, sent: BatchInFlight) -> bool:
+        ok, error = False, None
         with collector.paused():
             try:
-                ok = _landed(flight.graph, sent, flight.writes)
+                ok = _landed(batch.graph, sent, batch.writes)
             except BaseException as exc:  # the server went away mid-write, say: the caller retries
-                flight.error = exc
+                error = exc
+        self._finish(batch, error)
+        return ok and error is None
+
+    def _finish(self, batch: _Batch, error: BaseException | None) -> None:
         with self._lock:
-            flight.done = True
-            callbacks, flight.callbacks = flight.callbacks, []
+            batch.done, batch.error = True, error
+            callbacks, batch.callbacks = batch.callbacks, []
         for landed, failed in callbacks:
-            if flight.error is None:
-                landed()
-            else:
-                failed(flight.error)
-        return ok and flight.error is None
+            try:
+                landed() if error is None else failed(error)
+            except Exception:  # one follower failing must not keep the others from running
+                log.exception("what was to follow a write batch failed")
 
 
 def _landed(graph: TenantGraph, write: BatchInFlight, writes: list[Write]) -> bool:

@@ -58,14 +58,29 @@ def literal(value: Any) -> str:
         return "[" + ",".join([_str(v) if type(v) is str else str(v) if type(v) is int
                                else literal(v) for v in value]) + "]"
     if t is dict:  # keys are our own identifiers, never user data
-        return "{" + ",".join([
-            k + ":" + (_str(v) if type(v) is str else str(v) if type(v) is int else literal(v))
-            for k, v in value.items()]) + "}"
+        return _map(value)
     if isinstance(value, str):  # subclasses such as StrEnum
         return _str(str(value))
     if isinstance(value, (int, float)):
         return literal(value.real)
     raise TypeError(f"cannot send {t.__name__} as a query parameter")
+
+
+def _map(value: dict) -> str:
+    """A map literal. Batches send tens of thousands of small maps: strings and integers, most
+    of the values, are written inline rather than through ``literal``."""
+    parts = []
+    for k, v in value.items():
+        t = type(v)
+        if t is str:
+            if '"' in v or "\\" in v:
+                v = v.replace("\\", "\\\\").replace('"', '\\"')
+            parts.append(f'{k}:"{v}"')
+        elif t is int:
+            parts.append(f"{k}:{v}")
+        else:
+            parts.append(f"{k}:{literal(v)}")
+    return "{" + ",".join(parts) + "}"
 
 
 def header(params: dict[str, Any] | None) -> str:

@@ -111,9 +111,15 @@ class Workers:
             self.pipeline.then(functools.partial(self._landed, stream, tenant, sent),
                                functools.partial(self._not_landed, stream, sent))
         self._ack(stream, st.WRITER_GROUP, done)
+        if len(entries) < self.settings.batch:  # the stream was drained: nothing to wait for
+            self.pipeline.flush()
 
     def _landed(self, stream: str, tenant: str, items: list[tuple[str, ev.Event]]) -> None:
-        self._ack(stream, st.WRITER_GROUP, [k for k, _ in items])
+        try:
+            self._ack(stream, st.WRITER_GROUP, [k for k, _ in items])
+        except redis.RedisError as exc:  # written but not acknowledged: applying again is a no-op
+            self._not_landed(stream, items, exc)
+            return
         telemetry.events_applied.add(len(items), {"tenant": tenant})
 
     def _not_landed(self, stream: str, items: list[tuple[str, ev.Event]],
@@ -125,7 +131,7 @@ class Workers:
 
     def retry_held(self) -> None:
         """Try held writes again; past the patience they go to the dead-letter stream."""
-        self.pipeline.land()
+        self.pipeline.flush()
         with self._lost_lock:
             lost, self._lost = self._lost, []
         for h in lost:
@@ -166,7 +172,7 @@ class Workers:
 
     # -- retraction -----------------------------------------------------------------------
     def control(self, stream: str, entry_id: str, body: object) -> None:
-        self.pipeline.land()  # the writes read before this decision are in the graph
+        self.pipeline.flush()  # the writes read before this decision are in the graph
         try:
             event = decode(body)
             if isinstance(event, ev.CONTROL):
@@ -251,6 +257,8 @@ def _entries(msg: RedisStreamMessage, bodies: list) -> list[tuple[str, object]]:
     return list(zip(ids, bodies, strict=True))
 
 
+IDLE_FLUSH_S = 0.1  # a full batch kept this long had no successor after all
+
 _RAW = "rescind_raw"  # where the writer's parser keeps the entries as they came from Redis
 _PLACEHOLDER = {st.DATA.encode(): b'{"data": "0", "headers": {}}'}
 
@@ -324,15 +332,26 @@ async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.
             async with workers.lock:
                 await asyncio.to_thread(workers.retry_held)
 
+    async def flush_idle() -> None:
+        """A full batch is kept until the next one arrives (see Pipeline; a partial one, which
+        drained the stream, is sent at once); when none does soon, it is sent on its own."""
+        while not stop.is_set():
+            await asyncio.sleep(0.005)
+            if workers.pipeline.kept_for() > IDLE_FLUSH_S:
+                async with workers.lock:
+                    await asyncio.to_thread(_paused, workers.pipeline.flush)
+
     retrying = asyncio.create_task(retry_held()) if "writer" in roles else None
+    flushing = asyncio.create_task(flush_idle()) if "writer" in roles else None
     if ready is not None:
         ready.set()
     try:
         await stop.wait()
     finally:
         await broker.stop()  # stops the subscribers; a handler in flight completes first
-        if retrying is not None:
-            retrying.cancel()
+        for task in (retrying, flushing):
+            if task is not None:
+                task.cancel()
         async with workers.lock:
             await asyncio.to_thread(workers.pipeline.close)
         telemetry.lag.remove(workers.conn)
