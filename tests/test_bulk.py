@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+import redis
+
 from services.bench.generator import Cluster, agent_like
 from services.engine import retraction as ret
 from services.engine.writes import Write, record, record_stream
@@ -110,3 +113,59 @@ def test_a_concurrent_writer_makes_the_plan_ahead_stale_and_nothing_is_lost(grap
                       "RETURN count(e), count(DISTINCT m)")
     assert rows == [[1000, 1000]]
     assert redone  # the race really happened: at least one batch was redone
+
+
+def _observations(prefix: str, n: int) -> list[Write]:
+    return [Write(f"{prefix}{i}", f"{prefix}{i}", "observation", f"{prefix} fact {i}", i,
+                  source="s") for i in range(n)]
+
+
+def _count(g: TenantGraph, prefix: str) -> int:
+    return g.rows("MATCH (m:Mem) WHERE m.id STARTS WITH $p RETURN count(m)", {"p": prefix})[0][0]
+
+
+def test_the_pipeline_keeps_a_batch_until_the_next_and_follows_each_only_once_it_landed(graph):
+    """What the writer worker relies on: a planned batch is not sent until the next arrives
+    (or a flush); what follows a batch runs after its writes are in the graph, in order."""
+    from services.engine.writes import Pipeline
+
+    graph.apply(Mutation(op="source", sources=[{"id": "s", "kind": "p", "name": "s",
+                                                "domain": "s"}]), graph.revision())
+    seen: list[tuple[str, int]] = []
+    pipeline = Pipeline()
+    try:
+        pipeline.record(graph, _observations("a", 300))
+        pipeline.then(lambda: seen.append(("a", _count(graph, "a"))), seen.append)
+        assert _count(graph, "a") == 0  # kept: nothing follows it yet
+        pipeline.record(graph, _observations("b", 300))
+        pipeline.then(lambda: seen.append(("b", _count(graph, "b"))), seen.append)
+        assert _count(graph, "b") == 0
+        pipeline.flush()
+    finally:
+        pipeline.close()
+    assert seen == [("a", 300), ("b", 300)]
+    pipeline.then(lambda: seen.append(("nothing in flight", 0)), seen.append)
+    assert seen[-1] == ("nothing in flight", 0)
+
+
+def test_a_batch_the_server_cannot_take_is_reported_to_what_follows_it(tmp_path):
+    """The server goes away between planning and sending: the batch's follower is told why
+    (the worker then holds its events for retry), nothing is said to have landed, and a bulk
+    load raises instead of returning."""
+    from services.engine.writes import Pipeline
+    from services.server import EmbeddedFalkorDB, free_port
+
+    server = EmbeddedFalkorDB(port=free_port()).start()
+    g = TenantGraph(connect(server.url), "gone")
+    g.apply(Mutation(op="source", sources=[{"id": "s", "kind": "p", "name": "s",
+                                            "domain": "s"}]), g.revision())
+    landed, failed = [], []
+    pipeline = Pipeline()
+    pipeline.record(g, _observations("a", 50))
+    pipeline.then(lambda: landed.append(True), failed.append)
+    server.stop()
+    pipeline.close()
+    assert landed == [] and len(failed) == 1
+    assert isinstance(failed[0], redis.ConnectionError)
+    with pytest.raises(redis.ConnectionError):
+        record_stream(g, [_observations("b", 10)])
