@@ -336,7 +336,7 @@ async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.
         """A full batch is kept until the next one arrives (see Pipeline; a partial one, which
         drained the stream, is sent at once); when none does soon, it is sent on its own."""
         while not stop.is_set():
-            await asyncio.sleep(0.005)
+            await asyncio.sleep(IDLE_FLUSH_S / 5)
             if workers.pipeline.kept_for() > IDLE_FLUSH_S:
                 async with workers.lock:
                     await asyncio.to_thread(_paused, workers.pipeline.flush)
