@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import json
 import random
 import threading
@@ -22,14 +23,17 @@ from .cypher import (
     ConstraintViolation,
     CypherError,
     InFlight,
+    Plain,
     Prepared,
     Result,
+    client_for,
     command,
     header,
     parse,
     prepare,
     query,
     send,
+    send_reads,
 )
 from .keys import graph_key, lock_key
 
@@ -179,17 +183,22 @@ class TenantGraph:
         return query(self.conn, self.key, cypher, params, read_only).rows
 
     def many(self, *queries: tuple[str, dict | None]) -> list[list[list]]:
-        """Several read queries in one round trip (a pipeline, not a transaction)."""
+        """Several read queries, run in order: one round trip per run of plain or compact ones
+        (they are read on different connections; a pipeline, not a transaction)."""
         self.ensure_schema()
-        pipe = self.conn.pipeline(transaction=False)
-        for cypher, params in queries:
-            name, flags = command(cypher, read_only=True)
-            pipe.execute_command(name, self.key, header(params) + cypher, *flags)
-        try:
-            replies = pipe.execute()
-        except redis.ResponseError as exc:
-            raise CypherError(str(exc)) from exc
-        return [parse(cypher, r).rows for (cypher, _), r in zip(queries, replies, strict=True)]
+        rows = []
+        for _, run in itertools.groupby(queries, key=lambda qp: isinstance(qp[0], Plain)):
+            run = list(run)
+            pipe = client_for(self.conn, run[0][0]).pipeline(transaction=False)
+            for cypher, params in run:
+                name, flags = command(cypher, read_only=True)
+                pipe.execute_command(name, self.key, header(params) + cypher, *flags)
+            try:
+                replies = pipe.execute()
+            except redis.ResponseError as exc:
+                raise CypherError(str(exc)) from exc
+            rows += [parse(cypher, r).rows for (cypher, _), r in zip(run, replies, strict=True)]
+        return rows
 
     def ensure_schema(self) -> None:
         """Indexes, unique constraints and the revision, created once and waited for.
@@ -254,16 +263,32 @@ class TenantGraph:
 
         ``seed_facts`` are the seeds' rows when a previous query (a window) already read them.
         The walk addresses nodes by FalkorDB's internal id (memories are never deleted, so an
-        id stays the memory's): a seek by id costs half an index lookup by ``id``.
+        id stays the memory's): a seek by id costs half an index lookup by ``id``. Only the next
+        hop is on the walk's path; the justifications of each hop are read on a second
+        connection meanwhile, and taken in while the server looks for the hop after.
         """
         reg = Region()
+        self.ensure_schema()
         if seed_facts is None:
             seeds = list(dict.fromkeys(seeds))
             seed_facts = self.many((q.MEMORIES, {"ids": seeds}))[0] if seeds else []
-        frontier, depth = self._add_facts(reg, seed_facts, 0), 0
-        while frontier:
-            depth += 1
-            frontier = self._expand(reg, frontier, depth, downstream=True)
+        frontier, depth, unread = self._add_facts(reg, seed_facts, 0), 0, []
+        try:
+            while frontier:
+                depth += 1
+                unread.append(send_reads(self.conn, self.key, self._reasons_of(reg, frontier)))
+                hop = send_reads(self.conn, self.key, [(q.DOWNSTREAM_BY_NODE, {"ids": frontier})])
+                unread.append(hop)
+                if len(unread) > 2:
+                    self._take_reasons(reg, unread.pop(0))
+                rows = unread.pop().result().rows
+                frontier = self._add_facts(reg, [r for r in rows if r[0] not in reg.mid], depth)
+            while unread:
+                self._take_reasons(reg, unread.pop(0))
+        finally:
+            for sent in unread:  # after an error: read what is pending, freeing its connection
+                with contextlib.suppress(Exception):
+                    sent.results()
         self._finish(reg)
         return reg
 
@@ -271,28 +296,30 @@ class TenantGraph:
         """Facts, justifications and groundings of ``ids`` (no walk)."""
         reg = Region()
         [facts] = self.many((q.MEMORIES, {"ids": list(ids)}))
-        self._expand(reg, self._add_facts(reg, facts, 0), 0, downstream=False)
+        frontier = self._add_facts(reg, facts, 0)
+        if frontier:
+            self._take_reasons(reg, send_reads(self.conn, self.key,
+                                               self._reasons_of(reg, frontier)))
         self._finish(reg)
         return reg.nodes
 
-    def _expand(self, reg: Region, frontier: list[int], depth: int, downstream: bool) -> list[int]:
-        """Read the justifications and groundings of ``frontier``, and (optionally) the next hop."""
+    @staticmethod
+    def _reasons_of(reg: Region, frontier: list[int]) -> list[tuple[str, dict]]:
+        """The reads of ``frontier``'s justifications, and of its groundings where it has any."""
         grounded = [n for n in frontier if reg.mid[n] in reg.grounded]
         queries = [(q.PREMISES_BY_NODE, {"ids": frontier})]
         if grounded:
             queries.append((q.GROUNDINGS_BY_NODE, {"ids": grounded}))
-        if downstream:
-            queries.append((q.DOWNSTREAM_BY_NODE, {"ids": frontier}))
-        replies = self.many(*queries)
-        justs = replies.pop(0)
-        grounds = replies.pop(0) if grounded else []
+        return queries
+
+    @staticmethod
+    def _take_reasons(reg: Region, sent: InFlight) -> None:
+        justs, *grounds = (r.rows for r in sent.results())
+        premises = reg.premises
         for node, jid, premise in justs:
-            reg.premises.setdefault((node, jid), []).append(premise)
-        for node, source, at, via in grounds:
+            premises.setdefault((node, jid), []).append(premise)
+        for node, source, at, via in grounds[0] if grounds else ():
             reg.nodes[reg.mid[node]].groundings.append(Grounding(source, at, via))
-        if not downstream:
-            return []
-        return self._add_facts(reg, [r for r in replies[0] if r[0] not in reg.mid], depth)
 
     def _finish(self, reg: Region) -> None:
         """Name every premise, read the statuses of those outside the region (the fixed edge
