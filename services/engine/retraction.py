@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import time
 from dataclasses import dataclass, field
 
 import orjson
 
-from services.graph.store import Mutation, StalePreview, TenantGraph, linearised, status_change
+from services.graph.store import Mutation, StalePreview, TenantGraph, linearised, status_changes
 from services.telemetry import retraction_ms, tracer
 
 from . import collector
@@ -98,11 +99,19 @@ class Preview:
         going = "IN" if isinstance(self.op, Reinstate) else "OUT"
         groups: dict[str, list[dict]] = {k: [] for k in BLAST_KINDS}
         before, kinds, executed = self.before, self.kinds, self.executed
-        moved = [(st.hops or 0, mid, st.hops) for mid, st in self.changed.items()
-                 if st.status == going and (mid not in before or before[mid].status != going)]
-        for _, mid, hops in sorted(moved):
-            groups[_group(kinds.get(mid, "belief"), mid in executed)].append(
-                {"id": mid, "hops": hops})
+        by_hops: dict[int, list[tuple[str, int | None]]] = {}
+        for mid, st in self.changed.items():
+            if st.status == going and (mid not in before or before[mid].status != going):
+                by_hops.setdefault(st.hops or 0, []).append((mid, st.hops))
+        listed = {kind: groups[name] for kind, name in _GROUPS.items()}
+        beliefs, done, pending = (groups["beliefs"], groups["executed_actions"],
+                                  groups["pending_actions"])
+        for hops in sorted(by_hops):  # nearest first, then by id
+            for mid, h in sorted(by_hops[hops], key=_first):
+                kind = kinds.get(mid, "belief")
+                into = (done if mid in executed else pending) if kind == "action" else \
+                    listed.get(kind, beliefs)
+                into.append({"id": mid, "hops": h})
         return {"direction": going, "counts": {k: len(v) for k, v in groups.items()}, **groups}
 
     def result(self) -> dict:
@@ -114,12 +123,7 @@ class Preview:
 
 
 _GROUPS = {"observation": "observations", "plan": "plans", "answer": "answers"}
-
-
-def _group(kind: str, executed: bool) -> str:
-    if kind == "action":
-        return "executed_actions" if executed else "pending_actions"
-    return _GROUPS.get(kind, "beliefs")
+_first = operator.itemgetter(0)
 
 
 def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
@@ -189,13 +193,14 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
     p = Preview(op, rev, before, after, region.kinds, region.executed, mutation)
     born = {m["id"]: m for m in mutation.mems}
     node = {mid: n for n, mid in region.mid.items()}
-    for mid, st in sorted(p.changed.items()):
+    moved = []
+    for mid, st in p.changed.items():
         if mid in born:  # created by this commit: its status goes in with it
             born[mid].update(status=st.status, cause=st.cause, hops=st.hops, born=st.status,
                              born_cause=st.cause, born_hops=st.hops)
         else:
-            mutation.changes.append(
-                status_change(mid, st, rev + 1, op.kind, op.id, at, node=node[mid]))
+            moved.append((node[mid], st))
+    mutation.changes = status_changes(moved, rev + 1, op.kind, op.id, at)
     return p
 
 

@@ -57,7 +57,7 @@ class Mutation:
     retractions: list[dict] = field(default_factory=list)  # new: queries.RETRACTION_FIELDS
     retraction_updates: list[dict] = field(default_factory=list)  # {id, props}
     supersedes: list[dict] = field(default_factory=list)  # {new, old, by}
-    changes: list[dict] = field(default_factory=list)  # existing memories: status_change(node=)
+    changes: list[dict] = field(default_factory=list)  # existing memories: status_changes()
     outbox: list[dict] = field(default_factory=list)  # {id, action, by, at, payload}
 
     def params(self, rev: int) -> dict[str, Any]:
@@ -65,7 +65,7 @@ class Mutation:
             "rev": rev, "sources": self.sources, "mems": self.mems,
             "updates": self.updates, "groundings": self.groundings,
             "retractions": self.retractions, "retraction_updates": self.retraction_updates,
-            "supersedes": self.supersedes, "changes": grouped(self.changes, "node"), "outbox": self.outbox,
+            "supersedes": self.supersedes, "changes": self.changes, "outbox": self.outbox,
         }
 
 
@@ -89,12 +89,28 @@ class Region:
         return {p: self.status[p] for p in ids - self.nodes.keys() if p in self.status}
 
 
-def status_change(mid: str, st: Status, rev: int, op: str, by: str | None, at: int | None,
-                  node: int | None = None) -> dict:
-    """One entry of ``Mutation.changes``: the new status and its line in the memory's history
-    (the JSON of ``[rev, status, cause, hops, op, by, at]``); ``node`` is its FalkorDB id."""
-    return {"id": mid, "node": node, "status": st.status, "cause": st.cause, "hops": st.hops,
+def status_change(mid: str, st: Status, rev: int, op: str, by: str | None,
+                  at: int | None) -> dict:
+    """One memory's new status and its line in the memory's history (the JSON of
+    ``[rev, status, cause, hops, op, by, at]``); a write batch sends them ``grouped``."""
+    return {"id": mid, "status": st.status, "cause": st.cause, "hops": st.hops,
             "entry": _entry(rev, *st, op, by, at)}
+
+
+def status_changes(changed: Iterable[tuple[int, Status]], rev: int, op: str, by: str | None,
+                   at: int | None) -> list[dict]:
+    """One operation's status changes as ``Mutation.changes``: {status, cause, hops, entry,
+    ids}, ``ids`` the FalkorDB node ids of the memories that take that status. The thousands
+    of changes of one retraction share a few statuses, so each is encoded once, as is its
+    history line (see ``status_change``)."""
+    groups: dict[Status, dict] = {}
+    for node, st in changed:
+        group = groups.get(st)
+        if group is None:
+            group = groups[st] = {"status": st.status, "cause": st.cause, "hops": st.hops,
+                                  "entry": _entry(rev, *st, op, by, at), "ids": []}
+        group["ids"].append(node)
+    return list(groups.values())
 
 
 @functools.lru_cache(maxsize=1024)
