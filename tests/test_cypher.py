@@ -1,0 +1,60 @@
+"""The Cypher client against the real server: plain replies arrive decoded, reads sent ahead
+are read back in order, and a refused read leaves its connection clean for the next query."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.graph.cypher import CypherError, Plain, query, send_reads, text_client
+from services.graph.store import connect
+
+AWKWARD = ["it's \"quoted\" \\ back\\slash", "line one\nline two", "Счёт 供应商 مورد 🚀"]
+
+
+@pytest.fixture
+def conn(falkordb, tenant_name):
+    c = connect(falkordb)
+    key = f"rescind:{tenant_name}"
+    query(c, key, "UNWIND range(0, 2) AS i CREATE (:T {i: i, text: $texts[i]})",
+          {"texts": AWKWARD})
+    yield c, key
+    c.execute_command("GRAPH.DELETE", key)
+
+
+def test_plain_rows_come_back_as_python_values(conn):
+    c, key = conn
+    rows = query(c, key, Plain("MATCH (t:T) RETURN t.i, t.text, t.missing ORDER BY t.i"),
+                 read_only=True).rows
+    assert rows == [[i, text, None] for i, text in enumerate(AWKWARD)]
+    # The same rows read through the compact reply agree cell for cell.
+    compact = query(c, key, "MATCH (t:T) RETURN t.i, t.text, t.missing ORDER BY t.i",
+                    read_only=True).rows
+    assert compact == rows
+    # One decoding twin per client, reused.
+    assert text_client(c) is text_client(c)
+
+
+def test_reads_sent_ahead_come_back_in_order(conn):
+    c, key = conn
+    first = send_reads(c, key, [(Plain("MATCH (t:T) WHERE t.i = $i RETURN t.text"), {"i": 2}),
+                                (Plain("MATCH (t:T) RETURN count(t)"), None)])
+    second = send_reads(c, key, [(Plain("MATCH (t:T) WHERE t.i = 0 RETURN t.text"), None)])
+    assert second.result().rows == [[AWKWARD[0]]]
+    assert [r.rows for r in first.results()] == [[[AWKWARD[2]]], [[3]]]
+
+
+def test_a_refused_read_is_reported_and_its_connection_stays_usable(conn):
+    c, key = conn
+    sent = send_reads(c, key, [(Plain("MATCH (t:T) RETURN t.i +"), None),
+                               (Plain("RETURN 'second'"), None)])
+    with pytest.raises(CypherError, match="in: MATCH"):
+        sent.results()
+    # The second reply was read too: nothing is left on the connection for the next query.
+    assert not sent.connection.can_read()
+    assert query(c, key, Plain("MATCH (t:T) RETURN count(t)"), read_only=True).rows == [[3]]
+
+
+def test_plain_and_compact_reads_are_not_sent_together(conn):
+    c, key = conn
+    with pytest.raises(ValueError, match="different connections"):
+        send_reads(c, key, [(Plain("RETURN 1"), None), ("RETURN 2", None)])
