@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from services.graph.cypher import CypherError, Plain, query, send_reads, text_client
-from services.graph.store import connect
+from services.graph.store import Mutation, connect
 
 AWKWARD = ["it's \"quoted\" \\ back\\slash", "line one\nline two", "Счёт 供应商 مورد 🚀"]
 
@@ -58,3 +58,31 @@ def test_plain_and_compact_reads_are_not_sent_together(conn):
     c, key = conn
     with pytest.raises(ValueError, match="different connections"):
         send_reads(c, key, [(Plain("RETURN 1"), None), ("RETURN 2", None)])
+
+
+def test_a_walk_that_fails_midway_leaves_no_connection_checked_out(graph, monkeypatch):
+    """The region walk keeps reads in flight on connections of their own; when it stops on an
+    error, it reads what is pending and gives every connection back."""
+    from services.engine.writes import Write, record
+    from services.graph.store import TenantGraph
+
+    graph.apply(Mutation(op="source", sources=[
+        {"id": "s", "kind": "portal", "name": "s", "domain": "s"}]), graph.revision())
+    record(graph, [Write("e0", "o", "observation", "seen", 1, source="s"),
+                   Write("e1", "b", "belief", "thought", 2, premises=("o",)),
+                   Write("e2", "c", "belief", "concluded", 3, premises=("b",))])
+    assert set(graph.region(["o"]).nodes) == {"o", "b", "c"}
+
+    add_facts = TenantGraph._add_facts
+
+    def fail_on_the_second_hop(reg, rows, depth):
+        if depth == 2:
+            raise RuntimeError("stopped mid-walk")
+        return add_facts(reg, rows, depth)
+
+    monkeypatch.setattr(TenantGraph, "_add_facts", staticmethod(fail_on_the_second_hop))
+    with pytest.raises(RuntimeError, match="mid-walk"):
+        graph.region(["o"])
+    pool = text_client(graph.conn).connection_pool
+    assert not pool._in_use_connections
+    assert not any(c.can_read() for c in pool._available_connections)
