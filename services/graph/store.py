@@ -408,8 +408,9 @@ class TenantGraph:
         return self._rules(self.rows(q.ACTIVE_RETRACTIONS))
 
     def context(self, retraction_id: str, window: tuple[str, int | None, int | None] | None = None):
-        """In one round trip: the revision, a stored retraction, the active rules, and for a
-        window (source, start, end) whether the source exists and the facts of what it covers."""
+        """In two round trips, in this order: the revision, a stored retraction, the active
+        rules, and for a window (source, start, end) whether the source exists and the facts
+        of what it covers."""
         source, start, end = window or ("", None, None)
         rev, stored, active, src, seeds = self.many(
             (q.REVISION, None), (q.RETRACTION, {"id": retraction_id}), (q.ACTIVE_RETRACTIONS, None),
@@ -444,13 +445,13 @@ class TenantGraph:
 
     def write_context(self, justification_ids: list[str], groundings: list[dict],
                       ids: Iterable[str]) -> tuple[int, set[str], dict[str, Status], Rules]:
-        """In one round trip, what planning a write batch reads: the revision (first, so that
-        anything written after it makes the batch stale), which event ids were applied already
-        ({id, mem} for groundings), the statuses of ``ids``, and the active rules."""
-        rev, a, b, st, active = self.many(
-            (q.REVISION, None), (q.EXISTING_JUSTIFICATIONS, {"ids": justification_ids}),
-            (q.EXISTING_GROUNDINGS, {"rows": groundings}), (q.STATUSES, {"ids": list(ids)}),
-            (q.ACTIVE_RETRACTIONS, None))
+        """In two round trips, what planning a write batch reads: the revision (first, so that
+        anything written after it makes the batch stale), the active rules, which event ids
+        were applied already ({id, mem} for groundings), and the statuses of ``ids``."""
+        rev, active, a, b, st = self.many(
+            (q.REVISION, None), (q.ACTIVE_RETRACTIONS, None),
+            (q.EXISTING_JUSTIFICATIONS, {"ids": justification_ids}),
+            (q.EXISTING_GROUNDINGS, {"rows": groundings}), (q.STATUSES, {"ids": list(ids)}))
         return (rev[0][0], {r[0] for r in a} | {r[0] for r in b},
                 {mid: Status(s, cause, hops) for mid, s, cause, hops in st}, self._rules(active))
 
