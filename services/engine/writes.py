@@ -14,7 +14,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from services.graph.cypher import Prepared
-from services.graph.store import BatchInFlight, StalePreview, TenantGraph, grouped, linearised, status_change
+from services.graph.store import (
+    BatchInFlight,
+    StalePreview,
+    TenantGraph,
+    linearised,
+    status_changes,
+)
 
 from . import collector
 from .belief import IN, Grounding, Node, Rules, Status, settle
@@ -325,11 +331,11 @@ def _planned(graph: TenantGraph, writes: list[Write], ahead: Ahead | None,
                 new[mid].update(cause=st.cause, hops=st.hops, born_cause=st.cause,
                                 born_hops=st.hops)
         elif known.get(mid) != st:
-            changes.append(status_change(mid, st, rev + 1, "write", None, max_at))
+            changes.append((mid, st))
     updates = [{"id": m, "props": {"grounded": True}} for m in sorted(flagged)]
-    batch = {"new": list(new.values()), "updates": updates, "changes": grouped(changes),
-             "groundings": groundings, "justifications": justifications,
-             "at": max_at}
+    batch = {"new": list(new.values()), "updates": updates,
+             "changes": status_changes(changes, rev + 1, "write", None, max_at),
+             "groundings": groundings, "justifications": justifications, "at": max_at}
     final = {**known, **result}
     nxt = Ahead(rev + 1, {w.event_id for w in fresh}, {m: final[m] for m in result}, rules)
     return Plan(rev, batch, [final[w.mem_id] for w in writes], nxt)
