@@ -91,14 +91,12 @@ def literal(value: Any) -> str:
 
 def _map(value: dict) -> str:
     """A map literal. Batches send tens of thousands of small maps: strings and integers, most
-    of the values, are written inline rather than through ``literal``."""
+    of the values, skip the general dispatch of ``literal``."""
     parts = []
     for k, v in value.items():
         t = type(v)
         if t is str:
-            if '"' in v or "\\" in v:
-                v = v.replace("\\", "\\\\").replace('"', '\\"')
-            parts.append(f'{k}:"{v}"')
+            parts.append(k + ":" + _str(v))
         elif t is int:
             parts.append(f"{k}:{v}")
         else:
