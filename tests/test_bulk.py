@@ -169,3 +169,68 @@ def test_a_batch_the_server_cannot_take_is_reported_to_what_follows_it(tmp_path)
     assert isinstance(failed[0], redis.ConnectionError)
     with pytest.raises(redis.ConnectionError):
         record_stream(g, [_observations("b", 10)])
+
+
+def _observations(prefix: str, n: int) -> list[Write]:
+    return [Write(f"{prefix}{i}", f"{prefix}{i}", "observation", f"{prefix} says {i}", i,
+                  source="s") for i in range(n)]
+
+
+def _resting_on(prefix: str, under: str, n: int) -> list[Write]:
+    return [Write(f"{prefix}{i}", f"{prefix}{i}", "belief", f"{prefix} from {under}{i}", 10 + i,
+                  premises=(f"{under}{i}",)) for i in range(n)]
+
+
+def test_a_batch_that_could_not_be_sent_is_not_planned_upon(graph, monkeypatch):
+    """When sending the kept batch fails, the next one is planned on the graph as it is, not
+    on top of the batch that never went out: its writes are refused for their missing
+    premises, instead of landing with no premise edges (which a retraction could not reach)."""
+    from services.engine.writes import Pipeline, UnknownPremise
+
+    graph.apply(Mutation(op="source", sources=[
+        {"id": "s", "kind": "p", "name": "s", "domain": "s"}]), graph.revision())
+    pipeline, outcomes = Pipeline(), []
+    pipeline.record(graph, _observations("a", 3))
+    pipeline.then(lambda: outcomes.append("a landed"), lambda e: outcomes.append("a failed"))
+    pipeline.record(graph, _observations("b", 3))
+    pipeline.then(lambda: outcomes.append("b landed"), lambda e: outcomes.append("b failed"))
+    send_batch, calls = graph.send_batch, []
+
+    def away_once(prepared, rev):
+        calls.append(rev)
+        if len(calls) == 1:
+            raise redis.ConnectionError("the server went away while sending")
+        return send_batch(prepared, rev)
+
+    monkeypatch.setattr(graph, "send_batch", away_once)
+    with pytest.raises(UnknownPremise):  # b0..b2 were never written
+        pipeline.record(graph, _resting_on("c", "b", 3))
+    pipeline.close()
+    assert outcomes == ["a landed", "b failed"]
+    assert graph.rows("MATCH (m:Mem) WHERE m.id STARTS WITH 'b' OR m.id STARTS WITH 'c' "
+                      "RETURN count(m)") == [[0]]
+    # Resent, b lands, and c then rests on it with one premise edge each.
+    record(graph, _observations("b", 3))
+    record(graph, _resting_on("c", "b", 3))
+    assert graph.rows("MATCH (:Mem)-[:PREMISE_OF]->(:Justification)-[:JUSTIFIES]->(m:Mem) "
+                      "WHERE m.id STARTS WITH 'c' RETURN count(m)") == [[3]]
+
+
+def test_a_bulk_load_raises_the_error_of_the_batch_that_failed_first(graph, monkeypatch):
+    """A batch that cannot be sent makes the batches resting on it unplannable; the load
+    raises the first batch's error, not the consequence."""
+    graph.apply(Mutation(op="source", sources=[
+        {"id": "s", "kind": "p", "name": "s", "domain": "s"}]), graph.revision())
+    send_batch, calls = graph.send_batch, []
+
+    def refuse_first(prepared, rev):
+        calls.append(rev)
+        if len(calls) == 1:
+            raise RuntimeError("the first batch could not be sent")
+        return send_batch(prepared, rev)
+
+    monkeypatch.setattr(graph, "send_batch", refuse_first)
+    layers = [_observations("a", 3), _resting_on("b", "a", 3), _resting_on("c", "b", 3),
+              _resting_on("d", "c", 3)]
+    with pytest.raises(RuntimeError, match="first batch could not be sent"):
+        record_stream(graph, layers)

@@ -101,7 +101,13 @@ def record_stream(graph: TenantGraph, batches: Iterable[list[Write]]) -> int:
     with collector.paused():
         try:
             for writes in batches:
-                pipeline.record(graph, writes)
+                try:
+                    pipeline.record(graph, writes)
+                except Exception:
+                    pipeline.flush()  # a batch before may have failed first: that is the cause
+                    if errors:
+                        raise errors[0] from None
+                    raise
                 pipeline.then(lambda: None, errors.append)
                 n += len(writes)
         finally:
@@ -117,10 +123,8 @@ class _Batch:
     writes: list[Write]
     plan: Plan
     queued_at: float = 0.0
-    replanned: bool = False  # its first plan rested on a batch that had to be redone
     landing: Future | None = None  # once sent: True if landed as planned, else False
     done: bool = False
-    error: BaseException | None = None
     callbacks: list[tuple[Callable[[], None], Callable[[BaseException], None]]] = field(
         default_factory=list)
 
@@ -152,7 +156,7 @@ class Pipeline:
             context = _context(graph, writes, kept.plan.ahead)
         self.send()
         plan = None
-        if context is not None and not kept.replanned:
+        if context is not None and self._flight is kept:  # not if it could not be sent
             plan = _plan(graph, writes, kept.plan.ahead, context, prepared=True)
         if plan is None:
             plan = _plan(graph, writes, prepared=True)
@@ -170,7 +174,6 @@ class Pipeline:
         if batch is None:
             return
         if not self._flight_ok():
-            batch.replanned = True
             try:
                 batch.plan = _plan(batch.graph, batch.writes, prepared=True)
             except Exception as exc:  # noqa: BLE001 - reported to whoever waits on this batch
@@ -223,7 +226,7 @@ class Pipeline:
 
     def _finish(self, batch: _Batch, error: BaseException | None) -> None:
         with self._lock:
-            batch.done, batch.error = True, error
+            batch.done = True
             callbacks, batch.callbacks = batch.callbacks, []
         for landed, failed in callbacks:
             try:
