@@ -4,7 +4,6 @@ against the separate checker (services/bench/truth.py, which does not use the en
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -21,7 +20,6 @@ from services.bench.scenarios import (
 from services.bench.similarity import Embedder, RandomVectors
 from services.graph.store import TenantGraph, connect
 
-ROOT = Path(__file__).resolve().parents[1]
 DATA = retraction_data()
 
 
@@ -33,22 +31,23 @@ def play(falkordb: str, tenant: str, case, vectors) -> Runner:
 
 def agree_with_checker(runner: Runner, score_rule2: bool = True) -> dict[str, set[str]]:
     """Every rule's OUT set in the graph equals the checker's definition of that rule, and the
-    reported final metrics equal the checker's score of those sets."""
+    reported final metrics are the checker's score of that definition (not of what the runner
+    read from the graph, which would only repeat the runner's own arithmetic)."""
     facts, windows = runner.facts, runner.windows
     outs = runner.states()
     judged = truth.judge(facts, windows)
-    assert outs["r5"] == set(facts.kinds) - judged.after  # the engine is the well-founded rule
-    assert outs["r1"] == truth.seeds(facts, windows)
-    assert outs["r3"] == truth.one_hop(facts, windows)
-    assert outs["r4"] == truth.downstream(facts, windows)
+    defined = {"r1": truth.seeds(facts, windows), "r3": truth.one_hop(facts, windows),
+               "r4": truth.downstream(facts, windows),
+               "r5": set(facts.kinds) - judged.after}  # the engine is the well-founded rule
     if score_rule2:
         vectors = {m: runner.store.vector(m).tolist() for m in facts.kinds}
-        assert outs["r2"] == truth.similar(facts, windows, vectors, THRESHOLD)
+        defined["r2"] = truth.similar(facts, windows, vectors, THRESHOLD)
+    for r, out in defined.items():
+        assert outs[r] == out, r
     final = runner.result.steps[-1]["rules"]
-    for r in RULES:
-        expected = truth.score(facts, judged, outs[r])
+    for r, out in defined.items():
+        expected = truth.score(facts, judged, out)
         assert {k: final[r][k] for k in expected} == expected, r
-    assert final["r5"]["contamination_left"] == 0 and final["r5"]["collateral"] == 0
     return outs
 
 
