@@ -326,32 +326,39 @@ async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.
     await broker.start()
     telemetry.lag.add(workers.conn, [*st.streams(settings.partitions), st.GATE])
 
+    closing = asyncio.Event()  # set on the way out, also when ``stop`` never was
+
+    def running() -> bool:
+        return not (stop.is_set() or closing.is_set())
+
     async def retry_held() -> None:
-        while not stop.is_set():
+        while running():
             await asyncio.sleep(0.2)
-            async with workers.lock:
-                await asyncio.to_thread(workers.retry_held)
+            if running():
+                async with workers.lock:
+                    await asyncio.to_thread(workers.retry_held)
 
     async def flush_idle() -> None:
         """A full batch is kept until the next one arrives (see Pipeline; a partial one, which
         drained the stream, is sent at once); when none does soon, it is sent on its own."""
-        while not stop.is_set():
+        while running():
             await asyncio.sleep(IDLE_FLUSH_S / 5)
-            if workers.pipeline.kept_for() > IDLE_FLUSH_S:
+            if running() and workers.pipeline.kept_for() > IDLE_FLUSH_S:
                 async with workers.lock:
                     await asyncio.to_thread(_paused, workers.pipeline.flush)
 
-    retrying = asyncio.create_task(retry_held()) if "writer" in roles else None
-    flushing = asyncio.create_task(flush_idle()) if "writer" in roles else None
+    background = [asyncio.create_task(retry_held()), asyncio.create_task(flush_idle())] \
+        if "writer" in roles else []
     if ready is not None:
         ready.set()
     try:
         await stop.wait()
     finally:
         await broker.stop()  # stops the subscribers; a handler in flight completes first
-        for task in (retrying, flushing):
-            if task is not None:
-                task.cancel()
+        # Not cancelled: a cancel would free the lock while its thread still flushes or
+        # retries, racing the close below. Each ends after the step it is in.
+        closing.set()
+        await asyncio.gather(*background, return_exceptions=True)
         async with workers.lock:
             await asyncio.to_thread(workers.pipeline.close)
         telemetry.lag.remove(workers.conn)
