@@ -9,6 +9,7 @@ import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import redis
 import typer
@@ -437,6 +438,39 @@ def asyncapi(out_file: Path = typer.Option(Path("docs/asyncapi.json"), "--out"),
     _emit({"file": str(out_file)}, as_json, lambda d, c: c.print(f"wrote {d['file']}"))
 
 
+def _refuse(message: str) -> NoReturn:
+    err.print(message, soft_wrap=True)  # one line, however narrow the terminal
+    raise typer.Exit(2)
+
+
+def _bench_sizes(text: str, least: int, why: str) -> list[int]:
+    """``--sizes`` as whole numbers of at least ``least``; checked before any server starts."""
+    try:
+        sizes = [int(x) for x in text.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < least:
+        _refuse(f"--sizes takes comma-separated whole numbers of at least {least:,} ({why}), "
+                f"not {text!r}")
+    return sizes
+
+
+def _at_least(option: str, value: int, least: int) -> None:
+    if value < least:
+        _refuse(f"{option} must be at least {least:,}, not {value}")
+
+
+def _writable(out: Path) -> Path:
+    """The results folder, made before the run: a bad path fails now, not after the run."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _refuse(f"cannot write results to {out}: {exc.strerror or exc}")
+    if not os.access(out, os.W_OK):
+        _refuse(f"cannot write results to {out}: not writable")
+    return out
+
+
 @bench_app.command("engine")
 def bench_engine(
     url: str | None = UrlOpt,
@@ -449,10 +483,16 @@ def bench_engine(
     """Retraction latency vs graph size and region size, and bulk-load throughput."""
     from services.bench.engine import run as run_bench
 
+    _at_least("--samples", samples, 1)
+    _at_least("--batch", batch, 1)
+    # Two sets of ``samples`` sources of 100 memories each are retracted in every graph.
+    graph_sizes = _bench_sizes(sizes, 200 * samples, f"two sets of {samples} sources of 100 "
+                               "memories each are retracted in every graph")
+    _writable(out)
     command = "rescind bench engine " + " ".join(sys.argv[3:]) if len(sys.argv) > 3 else \
         "rescind bench engine"
     with falkordb(url) as server_url:  # progress on stderr with --json, so stdout stays JSON
-        run_bench(server_url, [int(x) for x in sizes.split(",")], samples, batch, out, command,
+        run_bench(server_url, graph_sizes, samples, batch, out, command,
                   err if as_json else out_console())
     if as_json:
         print((out / "engine.json").read_text())
@@ -472,6 +512,13 @@ def bench_ingest(
     """End-to-end writes/s through streams and workers, beside raw UNWIND; store latency."""
     from services.bench.ingest import run as run_ingest
 
+    if events < 2 or events % 2:
+        _refuse(f"--events must be an even number of at least 2 (each observation is followed "
+                f"by a belief resting on it), not {events}")
+    _at_least("--batch", batch, 1)
+    if repeats < 1 or repeats % 2 == 0:
+        _refuse(f"--repeats must be odd, so that the median is one of the runs, not {repeats}")
+    _writable(out_dir)
     command = "rescind bench ingest " + " ".join(sys.argv[3:])
     err.print("publishing, writing, measuring…")  # no spinner: its thread would take a core
     with falkordb(url) as server_url:
@@ -508,10 +555,15 @@ def bench_rules(
     if "real" in chosen and not (data / "covid_citation_graph_nodes.csv").is_file():
         err.print(f"no retraction data in {data} (covid_citation_graph_nodes.csv); pass --data")
         raise typer.Exit(2)
+    graph_sizes: list[int] = []
+    if "scale" in chosen:
+        _at_least("--samples", samples, 1)
+        graph_sizes = _bench_sizes(sizes, 100, "the graph is made of sources of 100 memories")
+    _writable(out_dir)
     command = " ".join(["rescind bench rules", *sys.argv[3:]])
     with falkordb(url) as server_url:  # table and progress on stderr with --json
-        run_rules(server_url, chosen, data, [int(x) for x in sizes.split(",")], samples,
-                  out_dir, command, err if as_json else out_console())
+        run_rules(server_url, chosen, data, graph_sizes, samples, out_dir, command,
+                  err if as_json else out_console())
     if as_json:
         print((out_dir / "rules.json").read_text())
     else:
