@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from services.graph.store import TenantGraph
 
 from .belief import Node
-from .fragility import weakest
+from .fragility import cone_domains, weakest
 
 
 @dataclass(frozen=True)
@@ -43,8 +43,7 @@ def weakest_of(graph: TenantGraph, target: str) -> tuple[int, tuple[str, ...], t
     if target not in nodes:
         raise UnknownAction(f"unknown memory {target!r}")
     rules = graph.rules()
-    domains = tuple(sorted({domain_of.get(g.source, g.source) for n in nodes.values()
-                            for g in n.groundings if rules.grounding_cause(g) is None}))
+    domains = tuple(cone_domains(nodes, domain_of, rules))
     frag, witness = weakest(target, nodes, domain_of, rules)
     return frag, witness, domains
 

@@ -218,7 +218,8 @@ def commit(graph: TenantGraph, p: Preview) -> dict:
 
 
 def commit_at(graph: TenantGraph, op: Operation, rev: int, at: int = 0) -> dict:
-    """Commit ``op`` as previewed at ``rev`` (the API's two-step form)."""
+    """Commit ``op`` as previewed at ``rev``: StalePreview if the graph moved since (the
+    two-step form; ``security.decide`` does the same with the operator's description)."""
     p = preview(graph, op, at)
     if p.repeated is None and p.rev != rev:
         raise StalePreview(f"stale preview: the graph is at revision {p.rev}, not {rev}")
