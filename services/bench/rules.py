@@ -344,7 +344,7 @@ def run(url: str, scenarios: list[str], data: Path, sizes: list[int], samples: i
     # No refresh thread: it took a core from the server in the middle of timed retractions.
     with Progress(*columns, console=console, transient=False, auto_refresh=False) as progress:
 
-        def play(case: Case, tenant: str, vectors, keep: bool = False) -> Outcome:
+        def play(case: Case, tenant: str, vectors) -> Outcome:
             if case.events is not None:
                 total = sum(len(e.writes) if isinstance(e, Batch) else 1 for e in case.events)
             else:  # streamed: ~4% of the generator's writes are second justifications
@@ -358,8 +358,7 @@ def run(url: str, scenarios: list[str], data: Path, sizes: list[int], samples: i
             outcome = Runner(graph, case, vectors, progress=progress, task=task).run()
             done = next(t.completed for t in progress.tasks if t.id == task)
             progress.update(task, total=done, completed=done)  # stops its clock
-            if not keep:
-                graph.delete()
+            graph.delete()
             return outcome
 
         for name in scenarios:
@@ -397,9 +396,8 @@ def run(url: str, scenarios: list[str], data: Path, sizes: list[int], samples: i
                                                              RandomVectors()))
             entry["seconds"] = round(time.perf_counter() - started, 1)
             results["scenarios"][name] = entry
-            write(results, out)
+            write(results, out)  # after each scenario: a later failure keeps the earlier ones
             console.print(console_table(results, only=name))
-    write(results, out)
     return results
 
 

@@ -5,15 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-RULES = ("r1", "r2", "r3", "r4", "r5")
+from .rules import RULES
+
 SHORT = {"r1": "1 source only", "r2": "2 similar text", "r3": "3 one hop",
          "r4": "4 all downstream", "r5": "5 Rescind"}
 COLOURS = {"r1": "#9e9e9e", "r2": "#e6a100", "r3": "#4f8fd6", "r4": "#c0392b", "r5": "#2e8b57"}
-
-
-def _commands(results: dict) -> str:
-    cmds = sorted({e["command"] for e in results.get("scenarios", {}).values()})
-    return "; ".join(f"`{c}`" for c in cmds)
 
 
 def _made_by(sc: dict) -> str:
@@ -191,7 +187,7 @@ def plots(results: dict, out: Path) -> None:
     import matplotlib.pyplot as plt
 
     sc = results.get("scenarios", {})
-    footer = "made by " + _commands(results).replace("`", "")
+    footer = "made by " + _made_by(results.get("scenarios", {})).replace("`", "")
 
     panels = []
     for name in ("demo", "precision"):
