@@ -252,9 +252,12 @@ class Workers:
             self.conn.xack(stream, group, *ids)
 
 
+def _entry_ids(msg: RedisStreamMessage) -> list[str]:
+    return [i.decode() if isinstance(i, bytes) else i for i in msg.raw_message["message_ids"]]
+
+
 def _entries(msg: RedisStreamMessage, bodies: list) -> list[tuple[str, object]]:
-    ids = [i.decode() if isinstance(i, bytes) else i for i in msg.raw_message["message_ids"]]
-    return list(zip(ids, bodies, strict=True))
+    return list(zip(_entry_ids(msg), bodies, strict=True))
 
 
 IDLE_FLUSH_S = 0.1  # a full batch kept this long had no successor after all
@@ -277,9 +280,8 @@ async def _keep_raw(message: dict, original) -> RedisStreamMessage:
 def _raw_entries(msg: RedisStreamMessage) -> list[tuple[str, object]]:
     """Entry ids with each event's own JSON text, read from the raw entry; what is not in our
     envelope is passed on as it is, for the decoder to say what is wrong with it."""
-    ids = [i.decode() if isinstance(i, bytes) else i for i in msg.raw_message["message_ids"]]
     out: list[tuple[str, object]] = []
-    for entry_id, raw in zip(ids, msg.raw_message[_RAW], strict=True):
+    for entry_id, raw in zip(_entry_ids(msg), msg.raw_message[_RAW], strict=True):
         envelope = raw.get(st.DATA.encode())
         if envelope is None:
             out.append((entry_id, {_text(k): _text(v) for k, v in raw.items()}))
