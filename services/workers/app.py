@@ -117,7 +117,7 @@ class Workers:
     def _landed(self, stream: str, tenant: str, items: list[tuple[str, ev.Event]]) -> None:
         try:
             self._ack(stream, st.WRITER_GROUP, [k for k, _ in items])
-        except redis.RedisError as exc:  # written but not acknowledged: applying again is a no-op
+        except Exception as exc:  # written but not acknowledged: applying again is a no-op
             self._not_landed(stream, items, exc)
             return
         telemetry.events_applied.add(len(items), {"tenant": tenant})
@@ -349,8 +349,9 @@ async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.
                 async with workers.lock:
                     await asyncio.to_thread(_paused, workers.pipeline.flush)
 
+    # The reaper redoes writes through the same pipeline and holds, so it needs both too.
     background = [asyncio.create_task(retry_held()), asyncio.create_task(flush_idle())] \
-        if "writer" in roles else []
+        if {"writer", "reaper"} & set(roles) else []
     if ready is not None:
         ready.set()
     try:
