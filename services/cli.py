@@ -560,6 +560,12 @@ def bench_rules(
         _at_least("--samples", samples, 1)
         graph_sizes = _bench_sizes(sizes, 100, "the graph is made of sources of 100 memories")
     _writable(out_dir)
+    earlier = out_dir / "rules.json"  # the new results are merged into it
+    if earlier.exists():
+        try:
+            json.loads(earlier.read_text())
+        except (OSError, ValueError):
+            _refuse(f"{earlier} is not a readable results file; move it or choose another --out")
     command = " ".join(["rescind bench rules", *sys.argv[3:]])
     with falkordb(url) as server_url:  # table and progress on stderr with --json
         run_rules(server_url, chosen, data, graph_sizes, samples, out_dir, command,

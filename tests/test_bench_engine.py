@@ -59,3 +59,13 @@ def test_a_results_folder_that_cannot_be_written_is_refused_before_the_run(tmp_p
     res = CliRunner().invoke(app, ["bench", "engine", "--url", "redis://127.0.0.1:1",
                                    "--out", str(blocker / "results")])
     assert res.exit_code == 2 and "cannot write results to" in res.output
+
+
+def test_a_rules_results_file_that_is_not_json_is_refused_not_overwritten(tmp_path):
+    from services.cli import app
+
+    (tmp_path / "rules.json").write_text("{ half a file")
+    res = CliRunner().invoke(app, ["bench", "rules", "--scenario", "scale", "--sizes", "1000",
+                                   "--url", "redis://127.0.0.1:1", "--out", str(tmp_path)])
+    assert res.exit_code == 2 and "not a readable results file" in res.output
+    assert (tmp_path / "rules.json").read_text() == "{ half a file"

@@ -485,7 +485,9 @@ def scale_case(memories: int, samples: int, batch: int = 5000, seed: int = 11) -
 
 
 def load_json(path: Path) -> dict:
+    """Earlier results the new ones are merged into; none yet is an empty start (the command
+    refuses a file that is not JSON before it runs, rather than write over it)."""
     try:
         return json.loads(path.read_text())
-    except (OSError, ValueError):
+    except FileNotFoundError:
         return {}
