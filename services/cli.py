@@ -261,14 +261,18 @@ def demo(
     as_json: bool = JsonOpt,
 ) -> None:
     """The reference agents' week through the real event path, told as a story."""
-    from agents.llm import GeminiUnavailable, RecordingMiss
+    from agents.llm import GeminiUnavailable, RecordingMiss, chat_model
     from services import demo as week
     from services.story import tell
 
+    try:  # a bad mode or an unreadable recording: refused before anything is touched
+        model = chat_model(mode, recording)
+    except (GeminiUnavailable, ValueError, OSError) as exc:
+        _refuse(f"{type(exc).__name__}: {exc}")
     try:
         with operator_server(url, data_dir) as server_url, out.status("the week is running…"):
-            summary = week.run(server_url, tenant, mode, recording)
-    except (RecordingMiss, GeminiUnavailable, ValueError, OSError) as exc:
+            summary = week.run(server_url, tenant, model=model)
+    except (RecordingMiss, GeminiUnavailable) as exc:  # the recording or Gemini ran out mid-week
         err.print(f"{type(exc).__name__}: {exc}")
         raise typer.Exit(2) from None
     _emit(summary, as_json, tell)
