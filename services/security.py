@@ -29,6 +29,10 @@ class StaleDecision(OperatorError):
     """A commit at a preview's revision after the graph moved on: preview again."""
 
 
+class IdInUse(OperatorError):
+    """The id given names a different operation already committed."""
+
+
 def parse_time(text: str | None, what: str) -> int | None:
     """ISO 8601 with a zone (``2026-11-16T08:00Z``) to epoch µs; None stays open."""
     if text is None:
@@ -105,6 +109,8 @@ def decide(graph: TenantGraph, op: ret.Retract | ret.Withdraw | ret.Correct, com
             if rev is not None:
                 raise
             result = ret.run(graph, op, at)
+    except ret.IdInUse as exc:
+        raise IdInUse(str(exc)) from None
     except ret.RetractionError as exc:
         raise OperatorError(str(exc)) from None
     except StalePreview as exc:

@@ -85,6 +85,12 @@ def test_a_stale_preview_is_refused_with_409_and_a_repeat_returns_the_first_resu
                                json={**COMPROMISE, "rev": 0, "id": "r-1"}).json()
     assert repeat["repeated"] is True and repeat["counts"] == first["counts"]
     assert story.graph.revision() == rev2
+    # The same id for another window is not a repeat: 409, and nothing changes.
+    other = story.client.post(f"{story.base}/retractions", headers=sec,
+                              json={**COMPROMISE, "start": "2026-11-02T00:00Z", "rev": rev2,
+                                    "id": "r-1"})
+    assert other.status_code == 409 and "already used" in other.json()["detail"]
+    assert story.graph.revision() == rev2
 
 
 def test_withdraw_and_correct_preview_then_commit(story):

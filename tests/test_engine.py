@@ -226,3 +226,18 @@ def test_a_correction_that_restates_the_memory_is_a_line_error(falkordb, tenant_
     with pytest.raises(ScenarioError) as exc:
         replay_text(text, falkordb, tenant_name)
     assert exc.value.errors == [(4, "the correction says the same as the memory it corrects")]
+
+
+
+def test_an_id_reused_for_another_operation_is_refused_and_changes_nothing(graph):
+    """Committing the same retraction again is a repeat; the same id for another source,
+    another window or a withdrawal is refused, and the graph stays at its revision."""
+    ids = seed_world(graph)
+    first = ret.run(graph, ret.Retract("r1", "portal", reason="hacked"))
+    rev, nodes = graph.revision(), count_nodes(graph)
+    for other in (ret.Retract("r1", "contract"), ret.Retract("r1", "portal", start=T0 + 1),
+                  ret.Withdraw("r1", ids["b2"], "mistake")):
+        with pytest.raises(ret.IdInUse, match="already used"):
+            ret.run(graph, other)
+    assert graph.revision() == rev and count_nodes(graph) == nodes
+    assert ret.run(graph, ret.Retract("r1", "portal", reason="hacked")) == first

@@ -271,15 +271,13 @@ def compromise_commit(conn: redis.Redis, graph: TenantGraph, body: models.Compro
     """Commit a previewed compromise at the revision the preview returned (409 when stale);
     a commit repeated with the same id returns the first result and changes nothing."""
     start, end = _time(body.start, "start"), _time(body.end, "end")
-    stored = graph.retraction(body.id) if body.id is not None else None
-    if stored is not None and (stored["kind"], stored["state"], stored.get("source")) != (
-            "retract", "committed", body.source):
-        raise Conflict(f"retraction id {body.id!r} is already used")
     try:
         d = security.compromise(graph, body.source, start, end, body.reason, by, commit=True,
                                 rid=body.id, rev=body.rev, conn=conn)
     except security.StaleDecision as exc:
         raise Conflict(f"{exc}; preview again") from None
+    except security.IdInUse as exc:
+        raise Conflict(str(exc)) from None
     except OperatorError as exc:
         raise Invalid(str(exc)) from None
     return {**d, "repeated": d.get("repeated", False),
@@ -320,6 +318,8 @@ def change_commit(conn: redis.Redis, graph: TenantGraph,
         d = security.decide(graph, _op(graph, body, by), commit=True, rev=body.rev, conn=conn)
     except security.StaleDecision as exc:
         raise Conflict(f"{exc}; preview again") from None
+    except security.IdInUse as exc:
+        raise Conflict(str(exc)) from None
     except OperatorError as exc:
         raise Invalid(str(exc)) from None
     return {**d, "graph": _blast_graph(graph, d, None)}

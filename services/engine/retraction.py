@@ -27,6 +27,10 @@ class RetractionError(ValueError):
     """A retraction that cannot be applied as asked (unknown target, already undone, ...)."""
 
 
+class IdInUse(RetractionError):
+    """The operation's id names a different operation already committed (or undone)."""
+
+
 @dataclass(frozen=True)
 class Retract:
     id: str
@@ -147,8 +151,8 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
             "state": "reinstated", "reinstated_by": op.by, "reinstated_at": at}})
     else:
         if stored is not None:
-            if stored["kind"] != op.kind or stored["state"] == "reinstated":
-                raise RetractionError(f"retraction id {op.id!r} is already used")
+            if stored["state"] == "reinstated" or not _same(stored, op):
+                raise IdInUse(f"retraction id {op.id!r} is already used")
             return _repeat(op, rev, json.loads(stored["result"]))
         props = {"id": op.id, "kind": op.kind, "state": "committed", "order": order,
                  "reason": op.reason, "by": op.by, "at": at}
@@ -202,6 +206,18 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
             moved.append((node[mid], st))
     mutation.changes = status_changes(moved, rev + 1, op.kind, op.id, at)
     return p
+
+
+def _same(stored: dict, op: Retract | Withdraw | Correct) -> bool:
+    """Whether a stored record is this operation again (a repeat), not another under its id."""
+    if stored["kind"] != op.kind:
+        return False
+    if isinstance(op, Retract):
+        return (stored.get("source"), stored.get("start"), stored.get("end")) == \
+            (op.source, op.start, op.end)
+    if isinstance(op, Correct):
+        return (stored.get("memory"), stored.get("text")) == (op.memory, op.text)
+    return stored.get("memory") == op.memory
 
 
 def commit(graph: TenantGraph, p: Preview) -> dict:
