@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from .events import normalise
+from rescind.contract.events import normalise
 
 
 @dataclass

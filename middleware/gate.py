@@ -11,8 +11,7 @@ import uuid
 from datetime import UTC, datetime
 
 import redis
-
-from .events import GateAnswered, GateAsked
+from rescind.contract.events import GateAnswered, GateAsked
 
 GATE_STREAM = "rescind:gate"  # repeated from the stream layout (middleware shares only contracts)
 

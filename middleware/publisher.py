@@ -20,8 +20,7 @@ from collections import deque
 from dataclasses import dataclass
 
 import redis
-
-from .events import Event
+from rescind.contract.events import Event
 
 
 @dataclass

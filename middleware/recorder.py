@@ -10,8 +10,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from opentelemetry import propagate
+from rescind.contract import events as ev
 
-from . import events as ev
 from .config import InterceptConfig, fill
 from .context import Contexts
 from .gate import GateClient, GateRefused

@@ -6,8 +6,7 @@ import itertools
 import os
 
 import pytest
-
-from services.server import EmbeddedFalkorDB
+from rescind.runtime.server import EmbeddedFalkorDB
 
 _counter = itertools.count()
 
@@ -30,7 +29,7 @@ def tenant_name() -> str:
 @pytest.fixture
 def graph(falkordb, tenant_name):
     """A fresh tenant graph on the session's server, removed afterwards."""
-    from services.graph.store import TenantGraph, connect
+    from rescind.graph.store import TenantGraph, connect
 
     g = TenantGraph(connect(falkordb), tenant_name)
     yield g

@@ -11,8 +11,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.store.memory import InMemoryStore
 from pydantic import ValidationError
-
-from agents import (
+from rescind.agents import (
     WEEK,
     GeminiModel,
     GeminiUnavailable,
@@ -25,8 +24,15 @@ from agents import (
     build_ap_agent,
     run_week,
 )
-from agents.llm import RECORDING, SIGNATURES, call_id, from_gemini_parts, request_key, to_gemini_contents
-from agents.week import forget_attacker_notes, record_week
+from rescind.agents.llm import (
+    RECORDING,
+    SIGNATURES,
+    call_id,
+    from_gemini_parts,
+    request_key,
+    to_gemini_contents,
+)
+from rescind.agents.week import forget_attacker_notes, record_week
 
 ATTACKER = "ZZ97 QKRB 0000 9034 5521 66"
 GENUINE = "ZZ12 NWSP 0000 4411 2087 01"
@@ -337,7 +343,7 @@ def test_gemini_message_conversion_round_trips_a_tool_call(monkeypatch):
 def test_a_gemini_that_cannot_be_used_stops_the_week():
     """A key is set but Gemini cannot be used (no package, say): the week stops with that
     error instead of reporting every step as failed."""
-    from agents.llm import GeminiUnavailable
+    from rescind.agents.llm import GeminiUnavailable
 
     class Unusable(PolicyModel):
         def _generate(self, *args, **kwargs):

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import redis
 from fastapi.testclient import TestClient
-
-from services import streams as st
-from services.api import ROLES, create_app
-from services.api import keys as api_keys
-from services.graph.store import TenantGraph, connect
-from services.replay import replay_text
-from services.settings import Settings
+from rescind.api import ROLES, create_app
+from rescind.api import keys as api_keys
+from rescind.contract import streams as st
+from rescind.graph.store import TenantGraph, connect
+from rescind.runtime.settings import Settings
+from rescind.scenario.replay import replay_text
 
 ROOT = Path(__file__).resolve().parents[1]
 ADMIN = "test-admin-token-not-for-production"

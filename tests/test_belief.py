@@ -1,7 +1,7 @@
 """The pure belief rule and fragility, on plain data (no server)."""
 
-from services.engine.belief import Grounding, Node, Rules, Status, Window, settle
-from services.engine.fragility import fragility
+from rescind.core.belief import Grounding, Node, Rules, Status, Window, settle
+from rescind.core.fragility import fragility
 
 
 def obs(mid: str, source: str, at: int = 10) -> Node:
@@ -78,7 +78,7 @@ def test_the_collector_pause_nests_and_restores_what_was_there():
     ends, and never enable a collector that was off before."""
     import gc
 
-    from services.engine import collector
+    from rescind.engine import collector
 
     assert gc.isenabled()
     with collector.paused():

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 
 def test_the_engine_benchmark_writes_each_size_with_its_raw_baseline(falkordb, tmp_path):
-    from services.cli import app
+    from rescind.cli.main import app
 
     res = CliRunner().invoke(app, ["bench", "engine", "--sizes", "1000,2000", "--samples", "3",
                                    "--batch", "500", "--url", falkordb, "--out", str(tmp_path)])
@@ -40,7 +40,7 @@ def test_the_engine_benchmark_writes_each_size_with_its_raw_baseline(falkordb, t
 ])
 def test_bad_benchmark_options_are_refused_in_one_line_before_anything_runs(args, tmp_path):
     """Checked before a server starts or a result is written: exit 2, one line, no files."""
-    from services.cli import app
+    from rescind.cli.main import app
 
     out = tmp_path / "results"
     res = CliRunner().invoke(app, ["bench", *args, "--url", "redis://127.0.0.1:1",
@@ -52,7 +52,7 @@ def test_bad_benchmark_options_are_refused_in_one_line_before_anything_runs(args
 
 
 def test_a_results_folder_that_cannot_be_written_is_refused_before_the_run(tmp_path):
-    from services.cli import app
+    from rescind.cli.main import app
 
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
@@ -62,7 +62,7 @@ def test_a_results_folder_that_cannot_be_written_is_refused_before_the_run(tmp_p
 
 
 def test_a_rules_results_file_that_is_not_json_is_refused_not_overwritten(tmp_path):
-    from services.cli import app
+    from rescind.cli.main import app
 
     (tmp_path / "rules.json").write_text("{ half a file")
     res = CliRunner().invoke(app, ["bench", "rules", "--scenario", "scale", "--sizes", "1000",

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import json
 
-from typer.testing import CliRunner
-
-from services.bench import truth
-from services.bench.rules import RULES, THRESHOLD, Runner
-from services.bench.scenarios import (
+from rescind.bench import truth
+from rescind.bench.rules import RULES, THRESHOLD, Runner
+from rescind.bench.scenarios import (
     Checkpoint,
     demo_case,
     precision_case,
@@ -17,8 +15,9 @@ from services.bench.scenarios import (
     retraction_data,
     scale_case,
 )
-from services.bench.similarity import Embedder, RandomVectors
-from services.graph.store import TenantGraph, connect
+from rescind.bench.similarity import Embedder, RandomVectors
+from rescind.graph.store import TenantGraph, connect
+from typer.testing import CliRunner
 
 DATA = retraction_data()
 
@@ -209,7 +208,7 @@ def test_scale_small_times_every_rule_and_agrees_with_the_checker(falkordb, tena
 def test_the_command_writes_json_markdown_and_plots_with_its_command(falkordb, tmp_path):
     """`rescind bench rules --scenario scale` writes rules.json, rules.md and PNGs that carry
     the command; an unknown scenario exits 2 with one line."""
-    from services.cli import app
+    from rescind.cli.main import app
 
     cli = CliRunner()
     bad = cli.invoke(app, ["bench", "rules", "--scenario", "nope", "--url", falkordb])

@@ -7,11 +7,10 @@ import threading
 
 import pytest
 import redis
-
-from services.bench.generator import Cluster, agent_like
-from services.engine import retraction as ret
-from services.engine.writes import Write, record, record_stream
-from services.graph.store import Mutation, TenantGraph, connect
+from rescind.bench.generator import Cluster, agent_like
+from rescind.engine import retraction as ret
+from rescind.engine.writes import Write, record, record_stream
+from rescind.graph.store import Mutation, TenantGraph, connect
 
 
 def _load(g: TenantGraph, mode: str, batch: int) -> None:
@@ -78,7 +77,7 @@ def test_a_revived_memory_and_a_duplicate_event_are_planned_on_the_graph(graph):
 def test_a_concurrent_writer_makes_the_plan_ahead_stale_and_nothing_is_lost(graph, monkeypatch):
     """Another writer between two batches: the batch planned ahead is refused by its revision
     guard and redone; every write lands exactly once."""
-    from services.engine import writes as w
+    from rescind.engine import writes as w
 
     redone = []
     plain = w.record
@@ -127,7 +126,7 @@ def _count(g: TenantGraph, prefix: str) -> int:
 def test_the_pipeline_keeps_a_batch_until_the_next_and_follows_each_only_once_it_landed(graph):
     """What the writer worker relies on: a planned batch is not sent until the next arrives
     (or a flush); what follows a batch runs after its writes are in the graph, in order."""
-    from services.engine.writes import Pipeline
+    from rescind.engine.writes import Pipeline
 
     graph.apply(Mutation(op="source", sources=[{"id": "s", "kind": "p", "name": "s",
                                                 "domain": "s"}]), graph.revision())
@@ -152,8 +151,8 @@ def test_a_batch_the_server_cannot_take_is_reported_to_what_follows_it(tmp_path)
     """The server goes away between planning and sending: the batch's follower is told why
     (the worker then holds its events for retry), nothing is said to have landed, and a bulk
     load raises instead of returning."""
-    from services.engine.writes import Pipeline
-    from services.server import EmbeddedFalkorDB, free_port
+    from rescind.engine.writes import Pipeline
+    from rescind.runtime.server import EmbeddedFalkorDB, free_port
 
     server = EmbeddedFalkorDB(port=free_port()).start()
     g = TenantGraph(connect(server.url), "gone")
@@ -185,7 +184,7 @@ def test_a_batch_that_could_not_be_sent_is_not_planned_upon(graph, monkeypatch):
     """When sending the kept batch fails, the next one is planned on the graph as it is, not
     on top of the batch that never went out: its writes are refused for their missing
     premises, instead of landing with no premise edges (which a retraction could not reach)."""
-    from services.engine.writes import Pipeline, UnknownPremise
+    from rescind.engine.writes import Pipeline, UnknownPremise
 
     graph.apply(Mutation(op="source", sources=[
         {"id": "s", "kind": "p", "name": "s", "domain": "s"}]), graph.revision())

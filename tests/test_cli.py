@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RESCIND = [sys.executable, "-m", "services.cli"]
+RESCIND = [sys.executable, "-m", "rescind.cli"]
 
 
 def rescind(*args, **kw):
@@ -65,7 +65,7 @@ def test_bad_tenant_name_is_a_clear_error(falkordb):
 
 def test_an_unreachable_server_is_a_clear_error():
     """A --url nobody answers on gives a one-line message and exit 2, not a traceback."""
-    from services.server import free_port
+    from rescind.runtime.server import free_port
 
     res = rescind("replay", "examples/vendor-portal.jsonl", "--url", f"redis://127.0.0.1:{free_port()}")
     assert res.returncode == 2 and "cannot reach FalkorDB" in res.stderr
@@ -88,8 +88,7 @@ def test_every_command_that_answers_takes_json():
     """Scripts can ask any command for JSON; only the long-running services (which print logs)
     are exempt. A new command without --json fails here."""
     import typer
-
-    from services.cli import app
+    from rescind.cli.main import app
 
     missing = [name for name, cmd in _commands(typer.main.get_command(app))
                if name not in SERVING

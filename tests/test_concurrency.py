@@ -9,10 +9,11 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 
-from services.engine import retraction as ret
-from services.engine.identity import memory_id, to_micros
-from services.engine.writes import Write, record
-from services.graph.store import Mutation, TenantGraph, connect
+from rescind.core.identity import memory_id, to_micros
+from rescind.engine import retraction as ret
+from rescind.engine.writes import Write, record
+from rescind.graph.store import Mutation, TenantGraph, connect
+
 from tests.reference import run as reference
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)

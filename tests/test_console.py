@@ -17,11 +17,11 @@ from pathlib import Path
 import httpx
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
+from rescind.contract import events as ev
+from rescind.graph.store import TenantGraph, connect
+from rescind.runtime.server import free_port
+from rescind.scenario.replay import replay_text
 
-from middleware import events as ev
-from services.graph.store import TenantGraph, connect
-from services.replay import replay_text
-from services.server import free_port
 from tests.test_api_support import ADMIN, story_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +45,7 @@ def server(tmp_path_factory):
     port, api_port = free_port(), free_port()
     env = {**os.environ, "RESCIND_ADMIN_TOKEN": ADMIN}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "services.cli", "up", "--port", str(port), "--api-port",
+        [sys.executable, "-m", "rescind.cli", "up", "--port", str(port), "--api-port",
          str(api_port), "--data-dir", str(tmp_path_factory.mktemp("up"))],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     base = f"http://127.0.0.1:{api_port}"

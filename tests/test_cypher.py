@@ -4,9 +4,8 @@ are read back in order, and a refused read leaves its connection clean for the n
 from __future__ import annotations
 
 import pytest
-
-from services.graph.cypher import CypherError, Plain, query, send_reads, text_client
-from services.graph.store import Mutation, connect
+from rescind.graph.cypher import CypherError, Plain, query, send_reads, text_client
+from rescind.graph.store import Mutation, connect
 
 AWKWARD = ["it's \"quoted\" \\ back\\slash", "line one\nline two", "Счёт 供应商 مورد 🚀"]
 
@@ -63,8 +62,8 @@ def test_plain_and_compact_reads_are_not_sent_together(conn):
 def test_a_walk_that_fails_midway_leaves_no_connection_checked_out(graph, monkeypatch):
     """The region walk keeps reads in flight on connections of their own; when it stops on an
     error, it reads what is pending and gives every connection back."""
-    from services.engine.writes import Write, record
-    from services.graph.store import TenantGraph
+    from rescind.engine.writes import Write, record
+    from rescind.graph.store import TenantGraph
 
     graph.apply(Mutation(op="source", sources=[
         {"id": "s", "kind": "portal", "name": "s", "domain": "s"}]), graph.revision())

@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from agents.llm import PolicyModel, ReplayModel
-from middleware import events as ev
-from services import demo, security
-from services.graph.store import TenantGraph, connect
+from rescind.agents.llm import PolicyModel, ReplayModel
+from rescind.contract import events as ev
+from rescind.demo import week as demo
+from rescind.graph.store import TenantGraph, connect
+from rescind.operator import decisions as security
 
 ROOT = Path(__file__).resolve().parents[1]
 ATTACKER = "ZZ97 QKRB 0000 9034 5521 66"
@@ -133,7 +133,7 @@ def test_make_demo_prints_the_story_and_json_from_the_command(falkordb, tmp_path
     """`rescind demo` tells the week readably; `--json` prints the machine summary; with no key
     both replay the committed recording."""
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    run = [sys.executable, "-m", "services.cli", "demo", "--url", falkordb, "--tenant", "demo-cli"]
+    run = [sys.executable, "-m", "rescind.cli", "demo", "--url", falkordb, "--tenant", "demo-cli"]
     res = subprocess.run([*run, "--json"], capture_output=True, text=True, cwd=ROOT, env=env,
                          timeout=300)
     assert res.returncode == 0, res.stderr
@@ -152,7 +152,7 @@ def test_a_recording_that_does_not_hold_a_request_fails_loudly(falkordb, tmp_pat
     """A stale recording: the demo stops with RecordingMiss and exit 2, never a guess."""
     stale = tmp_path / "stale.json"
     stale.write_text(json.dumps({"meta": {"made_with": "policy"}, "calls": {}}))
-    res = subprocess.run([sys.executable, "-m", "services.cli", "demo", "--url", falkordb,
+    res = subprocess.run([sys.executable, "-m", "rescind.cli", "demo", "--url", falkordb,
                           "--tenant", "demo-stale", "--recording", str(stale)],
                          capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert res.returncode == 2 and "RecordingMiss" in res.stderr
@@ -162,7 +162,7 @@ def test_a_missing_recording_is_a_clear_error_and_the_last_week_stays(falkordb, 
     """`rescind demo --recording` naming no file: exit 2 with the path, and the tenant the last
     demo left (its graph) is not wiped first."""
     before = statuses(falkordb, "demo-test")
-    res = subprocess.run([sys.executable, "-m", "services.cli", "demo", "--url", falkordb,
+    res = subprocess.run([sys.executable, "-m", "rescind.cli", "demo", "--url", falkordb,
                           "--tenant", "demo-test", "--recording", "/nonexistent/week.json"],
                          capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert res.returncode == 2 and "/nonexistent/week.json" in res.stderr

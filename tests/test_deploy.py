@@ -12,9 +12,8 @@ import kubernetes_validate
 import pytest
 import typer
 import yaml
-
-from services.cli import ROLES, app
-from services.settings import Settings
+from rescind.cli.main import ROLES, app
+from rescind.runtime.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 K8S = ROOT / "deploy" / "k8s"
@@ -54,7 +53,7 @@ def test_compose_runs_falkordb_with_a_volume_and_persistence():
 
 def test_the_committed_asyncapi_document_is_current():
     """docs/asyncapi.json is what FastStream generates from the event contracts today."""
-    from services.workers.spec import document
+    from rescind.workers.spec import document
 
     assert (ROOT / "docs" / "asyncapi.json").read_text() == document()
 
@@ -105,7 +104,7 @@ def test_every_command_deployed_is_a_real_rescind_command():
 
 
 def test_every_setting_deployed_is_a_setting_the_code_reads():
-    """RESCIND_* variables in compose and the ConfigMap are fields of services.settings (a typo
+    """RESCIND_* variables in compose and the ConfigMap are fields of rescind.runtime.settings (a typo
     would be silently ignored by pydantic-settings)."""
     fields = {f"RESCIND_{name.upper()}" for name in Settings.model_fields}
     env = dict(compose()["x-rescind"]["environment"])

@@ -3,14 +3,14 @@
 import json
 
 import pytest
+from rescind.contract.keys import BadTenantName, graph_key
+from rescind.core.identity import memory_id
+from rescind.engine import retraction as ret
+from rescind.engine.writes import UnknownPremise, Write, record
+from rescind.graph.store import Mutation, StalePreview, TenantGraph, connect
+from rescind.scenario.format import ScenarioError
+from rescind.scenario.replay import replay_text
 
-from services.engine import retraction as ret
-from services.engine.identity import memory_id
-from services.engine.writes import UnknownPremise, Write, record
-from services.graph.keys import BadTenantName, graph_key
-from services.graph.store import Mutation, StalePreview, TenantGraph, connect
-from services.replay import replay_text
-from services.scenario import ScenarioError
 from tests.texts import APPROVE_WITHOUT_DRAFT
 
 T0 = 1_000_000

@@ -14,14 +14,13 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langgraph.prebuilt import InjectedStore, create_react_agent
 from langgraph.store.memory import InMemoryStore
-
-from middleware import InterceptConfig, instrument
-from middleware import events as ev
-from middleware.config import ActionTool, SourceTool
-from services import streams as st
-from services.graph.store import TenantGraph, connect
-from services.replay_streams import wait_idle
-from services.workers.app import WorkerSettings, WorkerThread
+from rescind.contract import events as ev
+from rescind.contract import streams as st
+from rescind.graph.store import TenantGraph, connect
+from rescind.middleware import InterceptConfig, instrument
+from rescind.middleware.config import ActionTool, SourceTool
+from rescind.scenario.via_streams import wait_idle
+from rescind.workers.app import WorkerSettings, WorkerThread
 
 PORTAL = {"acme": "Acme bank account: IBAN GB33 BUKB 2020 1555 5555 55"}
 PAID: list[dict] = []
@@ -174,7 +173,7 @@ def test_after_a_retraction_the_agent_no_longer_reads_the_contaminated_note(resc
     settle(rescind_workers, wrapped)
     store = wrapped.store
     assert [i.value["text"] for i in store.search(("notes",))] == [note]
-    from middleware.publisher import Publisher
+    from rescind.middleware.publisher import Publisher
 
     pub = Publisher(rescind_workers)
     pub.publish(ev.SourceCompromised(event_id="r", tenant=tenant_name, at=ev.from_micros(0),

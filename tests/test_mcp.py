@@ -10,12 +10,12 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from rescind.api import keys as api_keys
+from rescind.api.auth import TokenStore
+from rescind.api.mcp import create_server
+from rescind.graph.store import TenantGraph, connect
+from rescind.scenario.replay import replay_text
 
-from services.api import keys as api_keys
-from services.api.auth import TokenStore
-from services.graph.store import TenantGraph, connect
-from services.mcp_server import create_server
-from services.replay import replay_text
 from tests.test_api_support import COMPROMISE, story_text
 
 TOOLS = {"list_sources", "explain", "fragility", "preview_retraction", "commit_retraction",
@@ -182,7 +182,7 @@ def test_rescind_api_mcp_serves_over_stdio(tenant):
     url, _, tokens = tenant
     params = StdioServerParameters(
         command=sys.executable, cwd=str(Path(__file__).resolve().parents[1]),
-        args=["-m", "services.cli", "api", "mcp", "--url", url, "--token", tokens["viewer"]])
+        args=["-m", "rescind.cli", "api", "mcp", "--url", url, "--token", tokens["viewer"]])
 
     async def main():
         async with Client(params) as client:

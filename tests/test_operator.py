@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 import redis
+from rescind.cli.main import app
+from rescind.contract import streams as st
+from rescind.graph.store import TenantGraph, connect
+from rescind.scenario.replay import replay_text
 from typer.testing import CliRunner
-
-from services import streams as st
-from services.cli import app
-from services.graph.store import TenantGraph, connect
-from services.replay import replay_text
 
 ROOT = Path(__file__).resolve().parents[1]
 WINDOW = ["--from", "2026-11-01T00:00Z", "--to", "2026-11-03T00:00Z"]
@@ -142,7 +141,7 @@ def test_bad_input_gets_one_clear_line_and_changes_nothing(story, args, message)
 def test_a_source_with_no_observations_cannot_be_compromised(story):
     """A declared source nothing was read from: the command says so and changes nothing."""
     g = TenantGraph(connect(story[0]), story[1])
-    from services.graph.store import Mutation
+    from rescind.graph.store import Mutation
 
     g.apply(Mutation(op="source", sources=[{"id": "portal:quiet", "kind": "portal",
                                             "name": "quiet", "domain": "quiet"}]), g.revision())
@@ -155,7 +154,7 @@ def test_a_stale_preview_revision_is_refused(story):
     """--commit --rev N after the graph moved: refused as stale, nothing applied."""
     code, d, _ = cli(story, "compromise", "portal:acme", *WINDOW, "--reason", "x")
     g = TenantGraph(connect(story[0]), story[1])
-    from services.graph.store import Mutation
+    from rescind.graph.store import Mutation
 
     g.apply(Mutation(op="source", sources=[{"id": "s-new", "kind": "k", "name": "n",
                                             "domain": "d"}]), g.revision())

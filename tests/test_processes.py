@@ -10,13 +10,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import redis
+from rescind.contract import events as ev
+from rescind.contract import streams as st
+from rescind.graph.store import TenantGraph, connect
+from rescind.middleware.publisher import Publisher
+from rescind.runtime.server import free_port
+from rescind.scenario.via_streams import wait_idle
 
-from middleware import events as ev
-from middleware.publisher import Publisher
-from services import streams as st
-from services.graph.store import TenantGraph, connect
-from services.replay_streams import wait_idle
-from services.server import free_port
 from tests.test_server import alive
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +40,7 @@ def test_up_runs_server_and_workers_and_ctrl_c_stops_everything(tmp_path):
     """Events published to `rescind up` land in the graph; SIGINT ends server and workers."""
     port = free_port()
     url = f"redis://127.0.0.1:{port}"
-    proc = subprocess.Popen([sys.executable, "-m", "services.cli", "up", "--port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "rescind.cli", "up", "--port", str(port),
                              "--api-port", str(free_port()), "--data-dir", str(tmp_path)],
                             cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
@@ -65,7 +65,7 @@ def test_up_runs_server_and_workers_and_ctrl_c_stops_everything(tmp_path):
 
 def test_a_worker_process_stops_on_sigterm(falkordb):
     """`rescind worker writer` finishes what it holds and exits 0 on SIGTERM."""
-    proc = subprocess.Popen([sys.executable, "-m", "services.cli", "worker", "writer", "--url",
+    proc = subprocess.Popen([sys.executable, "-m", "rescind.cli", "worker", "writer", "--url",
                              falkordb, "--id", "sigterm"], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     conn = redis.Redis.from_url(falkordb)
@@ -90,7 +90,7 @@ def test_up_on_a_port_in_use_is_a_clear_error(tmp_path):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        res = subprocess.run([sys.executable, "-m", "services.cli", "up", "--port",
+        res = subprocess.run([sys.executable, "-m", "rescind.cli", "up", "--port",
                               str(taken.getsockname()[1]), "--data-dir", str(tmp_path)],
                              cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "cannot start the embedded FalkorDB" in res.stderr
@@ -99,7 +99,7 @@ def test_up_on_a_port_in_use_is_a_clear_error(tmp_path):
 
 def test_a_worker_without_a_server_is_a_clear_error():
     """`rescind worker` pointed at nothing: a message and exit 2."""
-    res = subprocess.run([sys.executable, "-m", "services.cli", "worker", "writer", "--url",
+    res = subprocess.run([sys.executable, "-m", "rescind.cli", "worker", "writer", "--url",
                           f"redis://127.0.0.1:{free_port()}"], cwd=ROOT, capture_output=True,
                          text=True, timeout=60)
     assert res.returncode == 2 and "cannot reach FalkorDB" in res.stderr

@@ -1,6 +1,6 @@
 """Property tests: the engine on a real FalkorDB agrees with the naive reference.
 
-Every generated scenario is replayed by `services.replay.replay_text` into a fresh tenant and
+Every generated scenario is replayed by `rescind.scenario.replay.replay_text` into a fresh tenant and
 by `tests.reference.run`; statuses, held actions, recalls, gate answers and fragility must be
 equal. RESCIND_PROPERTY_EXAMPLES overrides the number of examples of each test (the defaults
 are the full budget: 1,000 graphs and 300 operation sequences).
@@ -45,7 +45,7 @@ def comparable(report: dict) -> dict:
 
 
 def check_against_reference(text: str, url: str, tenant: str) -> None:
-    from services.replay import replay_text
+    from rescind.scenario.replay import replay_text
 
     note(f"scenario ({tenant}):\n{text}")
     try:

@@ -11,21 +11,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import redis
-
-from middleware import events as ev
-from middleware.publisher import Publisher
-from services import streams as st
-from services.graph.store import TenantGraph, connect
-from services.replay_streams import wait_idle
-from services.server import EmbeddedFalkorDB, free_port
-from services.workers.app import WorkerSettings, WorkerThread
+from rescind.contract import events as ev
+from rescind.contract import streams as st
+from rescind.graph.store import TenantGraph, connect
+from rescind.middleware.publisher import Publisher
+from rescind.runtime.server import EmbeddedFalkorDB, free_port
+from rescind.scenario.via_streams import wait_idle
+from rescind.workers.app import WorkerSettings, WorkerThread
 
 ROOT = Path(__file__).resolve().parents[1]
 AT = datetime(2026, 11, 2, tzinfo=UTC)
 
 
 def worker(url: str, wid: str, *roles: str, extra: tuple[str, ...] = ()) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "services.cli", "worker", *roles, "--url", url,
+    return subprocess.Popen([sys.executable, "-m", "rescind.cli", "worker", *roles, "--url", url,
                              "--id", wid, *extra], cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
 

@@ -7,8 +7,7 @@ import sys
 import time
 
 import redis
-
-from services.server import EmbeddedFalkorDB
+from rescind.runtime.server import EmbeddedFalkorDB
 
 
 def alive(pid: int) -> bool:
@@ -58,7 +57,7 @@ def _cli_with_server(tmp_path, sig: int) -> tuple[int, int]:
     """Start `rescind replay` on a slow scenario, find its server, send ``sig``; return pids."""
     script = (
         "import sys, time\n"
-        "from services.cli import falkordb\n"
+        "from rescind.cli.main import falkordb\n"
         "with falkordb(None) as url:\n"
         "    print(url, flush=True)\n"
         "    time.sleep(60)\n"
@@ -90,7 +89,7 @@ def test_server_dies_with_a_killed_parent():
     """Even a SIGKILLed command leaves no orphan server behind."""
     script = (
         "import time\n"
-        "from services.server import EmbeddedFalkorDB\n"
+        "from rescind.runtime.server import EmbeddedFalkorDB\n"
         "s = EmbeddedFalkorDB().start()\n"
         "print(s.pid, flush=True)\n"
         "time.sleep(60)\n"

@@ -2,7 +2,7 @@
 
 import json
 
-from services.replay import replay_text
+from rescind.scenario.replay import replay_text
 
 T = "2026-11-0{}T09:00:00Z"
 
@@ -123,7 +123,7 @@ def test_a_correction_cites_the_reviewer_not_the_original(falkordb, tenant_name)
 
 def test_correction_graph_shape(falkordb, tenant_name):
     """The new memory is SAID by the reviewer source and SUPERSEDES the old one."""
-    from services.graph.store import TenantGraph, connect
+    from rescind.graph.store import TenantGraph, connect
 
     run(falkordb, tenant_name, src("portal"), obs("o", "portal", "account 123"),
         write("b", ["o"], "Acme account is 123"),

@@ -69,8 +69,8 @@ def test_the_workers_report_events_batches_lag_and_retraction_latency(
     """After an agent's writes and a retraction: events applied counted per tenant, batch sizes
     recorded, consumer lag observed per stream and group (0 once drained), and the retraction's
     latency recorded."""
-    from middleware import events as ev
-    from middleware.publisher import Publisher
+    from rescind.contract import events as ev
+    from rescind.middleware.publisher import Publisher
 
     wrapped = agent([call("read_vendor_portal", {"vendor": "acme"}, 1), AIMessage(content="ok")],
                     rescind_workers, tenant_name)
@@ -112,7 +112,7 @@ class _Collector(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def lone_server():
     """A server of its own: the session's has in-process writers that would take the entries."""
-    from services.server import EmbeddedFalkorDB
+    from rescind.runtime.server import EmbeddedFalkorDB
 
     with EmbeddedFalkorDB() as server:
         yield server.url
@@ -130,16 +130,15 @@ def test_a_worker_process_exports_spans_and_metrics_over_otlp(lone_server, tenan
     import time
 
     import redis
-
-    from middleware import events as ev
-    from middleware.publisher import Publisher
-    from services import streams as st
+    from rescind.contract import events as ev
+    from rescind.contract import streams as st
+    from rescind.middleware.publisher import Publisher
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     env = {**os.environ, "RESCIND_OTEL": "otlp", "RESCIND_METRIC_INTERVAL_MS": "300",
            "RESCIND_OTLP_ENDPOINT": f"http://127.0.0.1:{server.server_address[1]}"}
-    proc = subprocess.Popen([sys.executable, "-m", "services.cli", "worker", "writer", "--url",
+    proc = subprocess.Popen([sys.executable, "-m", "rescind.cli", "worker", "writer", "--url",
                              falkordb, "--id", f"otlp-{tenant_name}"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
@@ -149,7 +148,7 @@ def test_a_worker_process_exports_spans_and_metrics_over_otlp(lone_server, tenan
                                            source_kind="portal", text="x says 1"))
         pub.close()
         conn = redis.Redis.from_url(falkordb)
-        from services.replay_streams import wait_idle
+        from rescind.scenario.via_streams import wait_idle
 
         wait_idle(conn, st.stream(st.partition_of(tenant_name)), only=(st.WRITER_GROUP,))
         time.sleep(1.0)  # at least one metric export interval

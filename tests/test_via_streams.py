@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import redis
 from hypothesis import HealthCheck, given, note, settings
+from rescind.scenario.replay import replay_text
+from rescind.scenario.via_streams import replay_via_streams
+from rescind.workers.app import WorkerSettings, WorkerThread
 
-from services.replay import replay_text
-from services.replay_streams import replay_via_streams
-from services.workers.app import WorkerSettings, WorkerThread
 from tests.strategies import operation_sequences
 from tests.texts import APPROVE_WITHOUT_DRAFT
 
@@ -63,8 +63,8 @@ def test_random_scenarios_give_the_same_report_through_streams(stream_workers, t
 
 def test_a_dynamic_error_through_streams_names_its_line(stream_workers, tenant_name):
     """An approve the retraction worker refuses comes back as `line N: reason`, nothing kept."""
-    from services.graph.store import TenantGraph, connect
-    from services.scenario import ScenarioError
+    from rescind.graph.store import TenantGraph, connect
+    from rescind.scenario.format import ScenarioError
 
     text = APPROVE_WITHOUT_DRAFT
     with pytest.raises(ScenarioError, match="line 4: no drafted recall"):

@@ -10,14 +10,13 @@ from datetime import UTC, datetime
 
 import pytest
 import redis
-
-from middleware import events as ev
-from middleware.publisher import Publisher
-from services import streams as st
-from services.graph.store import TenantGraph, connect
-from services.replay_streams import wait_idle
-from services.server import EmbeddedFalkorDB, free_port
-from services.workers.app import WorkerSettings, WorkerThread
+from rescind.contract import events as ev
+from rescind.contract import streams as st
+from rescind.graph.store import TenantGraph, connect
+from rescind.middleware.publisher import Publisher
+from rescind.runtime.server import EmbeddedFalkorDB, free_port
+from rescind.scenario.via_streams import wait_idle
+from rescind.workers.app import WorkerSettings, WorkerThread
 
 AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 

@@ -11,14 +11,12 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
-
-from services.graph.store import connect
-from services.settings import Settings
-
-from . import routes
-from .auth import PERMISSIONS, TokenStore
-from .errors import ApiError, Unauthenticated
-from .state import Api, Guard
+from rescind.api import routes
+from rescind.api.auth import PERMISSIONS, TokenStore
+from rescind.api.errors import ApiError, Unauthenticated
+from rescind.api.state import Api, Guard
+from rescind.graph.store import connect
+from rescind.runtime.settings import Settings
 
 log = logging.getLogger("rescind.api")
 STATIC = Path(__file__).with_name("static")

@@ -10,9 +10,8 @@ import json
 from datetime import UTC, datetime
 
 import redis
-
-from . import keys
-from .auth import Principal
+from rescind.api import keys
+from rescind.api.auth import Principal
 
 MAX_ENTRIES = 100_000
 MAX_DETAIL = 2000

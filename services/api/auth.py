@@ -17,11 +17,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import redis
-
-from services.graph.keys import BadTenantName, check_tenant, graph_key
-
-from . import keys
-from .errors import Forbidden, Invalid, NotFound, Unauthenticated
+from rescind.api import keys
+from rescind.api.errors import Forbidden, Invalid, NotFound, Unauthenticated
+from rescind.contract.keys import BadTenantName, check_tenant, graph_key
 
 ROLES = ("agent", "security", "finance", "viewer")
 ADMIN = "admin"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from services.graph.keys import check_tenant
+from rescind.contract.keys import check_tenant
 
 _HEX = re.compile(r"[0-9a-f]{64}")
 

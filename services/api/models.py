@@ -5,10 +5,8 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
-
-from middleware import events as ev
-
-from .auth import ROLES
+from rescind.api.auth import ROLES
+from rescind.contract import events as ev
 
 MAX_EVENTS = 500  # events in one request
 MAX_PREMISES = 1000

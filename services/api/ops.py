@@ -13,19 +13,19 @@ from datetime import UTC, datetime
 
 import redis
 from pydantic import ValidationError
-
-from middleware import events as ev
-from services import recalls as rc
-from services import security, streams
-from services.engine import gate as gate_mod
-from services.engine import retraction as ret
-from services.engine.gate import UnknownAction
-from services.graph import queries as q
-from services.graph.store import TenantGraph
-from services.security import OperatorError
-
-from . import asof, models
-from .errors import Conflict, Invalid, NotFound
+from rescind.api import models
+from rescind.api.errors import Conflict, Invalid, NotFound
+from rescind.contract import events as ev
+from rescind.contract import streams
+from rescind.engine import gate as gate_mod
+from rescind.engine import retraction as ret
+from rescind.engine.gate import UnknownAction
+from rescind.graph import queries as q
+from rescind.graph.store import TenantGraph
+from rescind.operator import decisions as security
+from rescind.operator import history as asof
+from rescind.operator import recalls as rc
+from rescind.operator.decisions import OperatorError
 
 KINDS = ("observation", "belief", "plan", "action", "answer")
 

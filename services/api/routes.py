@@ -6,10 +6,9 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Path, Query
-
-from . import audit, ops
-from .auth import Principal
-from .models import (
+from rescind.api import audit, ops
+from rescind.api.auth import Principal
+from rescind.api.models import (
     MAX_REV,
     Compromise,
     CompromiseCommit,
@@ -22,7 +21,7 @@ from .models import (
     Withdrawal,
     WithdrawalCommit,
 )
-from .state import Api, Guard, get_api
+from rescind.api.state import Api, Guard, get_api
 
 router = APIRouter(prefix="/api/v1")
 

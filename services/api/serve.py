@@ -10,10 +10,8 @@ import time
 from collections.abc import Iterator
 
 import uvicorn
-
-from services.settings import Settings
-
-from .app import create_app
+from rescind.api.app import create_app
+from rescind.runtime.settings import Settings
 
 
 class ApiPortError(RuntimeError):

@@ -11,14 +11,12 @@ from typing import Any
 import redis
 from fastapi import Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-
-from services.graph.keys import BadTenantName, check_tenant
-from services.graph.store import TenantGraph
-from services.settings import Settings
-
-from . import audit
-from .auth import PERMISSIONS, Principal, TokenStore, authorize
-from .errors import ApiError, Forbidden, Invalid
+from rescind.api import audit
+from rescind.api.auth import PERMISSIONS, Principal, TokenStore, authorize
+from rescind.api.errors import ApiError, Forbidden, Invalid
+from rescind.contract.keys import BadTenantName, check_tenant
+from rescind.graph.store import TenantGraph
+from rescind.runtime.settings import Settings
 
 bearer = HTTPBearer(auto_error=False, description="An API token: Authorization: Bearer rsc_…")
 

@@ -12,7 +12,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from services.engine.writes import Write
+from rescind.engine.writes import Write
 
 # Shares of a cluster by kind; they add up to 1.
 MIX = {"observation": 0.2, "belief": 0.4, "plan": 0.25, "action": 0.15}

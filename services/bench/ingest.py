@@ -16,16 +16,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import redis
-
-from middleware import events as ev
-from middleware.publisher import Publisher
-from services import streams as st
-from services.graph import queries as q
-from services.graph.cypher import query
-from services.graph.store import TenantGraph, connect
-from services.workers.app import WorkerSettings, WorkerThread
-
-from .engine import RAW_UNWIND
+from rescind.bench.engine import RAW_UNWIND
+from rescind.contract import events as ev
+from rescind.contract import streams as st
+from rescind.graph import queries as q
+from rescind.graph.cypher import query
+from rescind.graph.store import TenantGraph, connect
+from rescind.middleware.publisher import Publisher
+from rescind.workers.app import WorkerSettings, WorkerThread
 
 AT = datetime(2026, 11, 2, tzinfo=UTC)
 
@@ -116,10 +114,9 @@ def raw(url: str, n: int, batch: int) -> dict:
 def store_latency(url: str, ops: int = 5_000) -> dict:
     """Median and p99 of get/put on the recording store, minus the bare store's, in µs."""
     from langgraph.store.memory import InMemoryStore
-
-    from middleware.config import InterceptConfig
-    from middleware.recorder import Recorder
-    from middleware.store import RecordingStore
+    from rescind.middleware.config import InterceptConfig
+    from rescind.middleware.recorder import Recorder
+    from rescind.middleware.store import RecordingStore
 
     bare = InMemoryStore()
     wrapped = RecordingStore(InMemoryStore(), Recorder(InterceptConfig(tenant="bench-store",

@@ -31,16 +31,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rescind.bench import rules_queries as rq
+from rescind.bench import truth
+from rescind.bench.scenarios import Batch, Case, Checkpoint
+from rescind.bench.similarity import VectorStore
+from rescind.engine import retraction as ret
+from rescind.engine.writes import Write, record
+from rescind.graph.store import Mutation, TenantGraph, connect
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-from services.engine import retraction as ret
-from services.engine.writes import Write, record
-from services.graph.store import Mutation, TenantGraph, connect
-
-from . import rules_queries as rq
-from . import truth
-from .scenarios import Batch, Case, Checkpoint
-from .similarity import VectorStore
 
 RULES = ("r1", "r2", "r3", "r4", "r5")
 TITLES = {
@@ -329,8 +327,8 @@ def summary(o: Outcome) -> dict:
 
 def run(url: str, scenarios: list[str], data: Path, sizes: list[int], samples: int,
         out: Path, command: str, console) -> dict:
-    from .scenarios import demo_case, load_json, precision_case, real_cases, scale_case
-    from .similarity import Embedder, RandomVectors
+    from rescind.bench.scenarios import demo_case, load_json, precision_case, real_cases, scale_case
+    from rescind.bench.similarity import Embedder, RandomVectors
 
     db = connect(url)
     results = load_json(out / "rules.json")
@@ -428,9 +426,8 @@ def rows(results: dict, only: str | None = None) -> list[tuple[str, str, dict | 
 
 
 def console_table(results: dict, only: str | None = None):
+    from rescind.bench.rules_report import SHORT
     from rich.table import Table
-
-    from .rules_report import SHORT
 
     t = Table(title="retraction rules: final state", title_justify="left")
     for col in ("scenario", "rule", "contam. left", "collateral", "recalled/missed",
@@ -467,7 +464,7 @@ def table_text(results: dict, only: str | None = None) -> str:
 def write(results: dict, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "rules.json").write_text(json.dumps(results, indent=1) + "\n")
-    from .rules_report import markdown, plots
+    from rescind.bench.rules_report import markdown, plots
 
     (out / "rules.md").write_text(markdown(results, table_text(results)))
     plots(results, out)

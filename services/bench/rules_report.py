@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .rules import RULES
+from rescind.bench.rules import RULES
 
 SHORT = {"r1": "1 source only", "r2": "2 similar text", "r3": "3 one hop",
          "r4": "4 all downstream", "r5": "5 Rescind"}

@@ -24,12 +24,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-from middleware.events import to_micros
-from services.engine.retraction import Retract
-from services.engine.writes import Write
-
-from . import rules_queries as rq
-from .generator import agent_like, plain_clusters
+from rescind.bench import rules_queries as rq
+from rescind.bench.generator import agent_like, plain_clusters
+from rescind.contract.events import to_micros
+from rescind.engine.retraction import Retract
+from rescind.engine.writes import Write
 
 
 @dataclass
@@ -93,9 +92,10 @@ def micros(day: date | datetime, hour: int = 0) -> int:
 def demo_case(url: str, tenant: str = "bench-rules-demo-week") -> Case:
     """Run the demo week (deterministic policy) and keep its graph as it stood at Thursday
     09:00, before security's retraction; the scenario is that graph plus that retraction."""
-    from agents.llm import PolicyModel
-    from services import demo, security
-    from services.graph.store import TenantGraph, connect
+    from rescind.agents.llm import PolicyModel
+    from rescind.demo import week as demo
+    from rescind.graph.store import TenantGraph, connect
+    from rescind.operator import decisions as security
 
     graph = TenantGraph(connect(url), tenant)
     seen: dict = {}

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from services.graph.store import TenantGraph
-
-from .belief import Node
-from .fragility import cone_domains, weakest
+from rescind.core.belief import Node
+from rescind.core.fragility import cone_domains, weakest
+from rescind.graph.store import TenantGraph
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,11 @@ import time
 from dataclasses import dataclass, field
 
 import orjson
-
-from services.graph.store import Mutation, StalePreview, TenantGraph, linearised, status_changes
-from services.telemetry import retraction_ms, tracer
-
-from . import collector
-from .belief import Grounding, Node, Rules, Status, Window, settle
-from .identity import memory_id
+from rescind.core.belief import Grounding, Node, Rules, Status, Window, settle
+from rescind.core.identity import memory_id
+from rescind.engine import collector
+from rescind.graph.store import Mutation, StalePreview, TenantGraph, linearised, status_changes
+from rescind.runtime.telemetry import retraction_ms, tracer
 
 
 class RetractionError(ValueError):

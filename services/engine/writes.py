@@ -13,17 +13,10 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from services.graph.cypher import Prepared
-from services.graph.store import (
-    BatchInFlight,
-    StalePreview,
-    TenantGraph,
-    linearised,
-    status_changes,
-)
-
-from . import collector
-from .belief import IN, Grounding, Node, Rules, Status, settle
+from rescind.core.belief import IN, Grounding, Node, Rules, Status, settle
+from rescind.engine import collector
+from rescind.graph.cypher import Prepared
+from rescind.graph.store import BatchInFlight, StalePreview, TenantGraph, linearised, status_changes
 
 log = logging.getLogger("rescind.writes")
 

@@ -7,7 +7,7 @@ FalkorDB 4.16 notes that shape these queries:
 - FOREACH cannot MATCH, so a write that must find existing nodes MERGEs on their indexed id.
 """
 
-from .cypher import Plain
+from rescind.graph.cypher import Plain
 
 # Schema: created on first use of a tenant's graph; the unique constraints need the indexes.
 INDEXES = {

@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis
-
-from services.engine.belief import Grounding, Node, Rules, Status, Window
-
-from . import queries as q
-from .cypher import (
+from rescind.contract.keys import graph_key, lock_key
+from rescind.core.belief import Grounding, Node, Rules, Status, Window
+from rescind.graph import queries as q
+from rescind.graph.cypher import (
     ConstraintViolation,
     CypherError,
     InFlight,
@@ -35,7 +34,6 @@ from .cypher import (
     send,
     send_reads,
 )
-from .keys import graph_key, lock_key
 
 _SCHEMA_LOCK = threading.Lock()
 

@@ -22,15 +22,14 @@ import redis
 from faststream import AckPolicy
 from faststream.redis import RedisBroker, RedisStreamMessage, StreamSub
 from faststream.redis.opentelemetry import RedisTelemetryMiddleware
-
-from middleware import events as ev
-from services import streams as st
-from services import telemetry
-from services.engine import collector
-from services.engine.gate import GateDecision, UnknownAction, check, check_premises
-from services.engine.writes import Pipeline
-from services.graph.store import TenantGraph, connect
-from services.ingest import Rejected, apply_control, apply_writes, decode
+from rescind.contract import events as ev
+from rescind.contract import streams as st
+from rescind.engine import collector
+from rescind.engine.gate import GateDecision, UnknownAction, check, check_premises
+from rescind.engine.writes import Pipeline
+from rescind.graph.store import TenantGraph, connect
+from rescind.runtime import telemetry
+from rescind.workers.ingest import Rejected, apply_control, apply_writes, decode
 
 log = logging.getLogger("rescind.workers")
 

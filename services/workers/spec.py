@@ -11,9 +11,8 @@ import json
 
 from faststream.redis import RedisBroker, StreamSub
 from faststream.specification import AsyncAPI
-
-from middleware import events as ev
-from services import streams as st
+from rescind.contract import events as ev
+from rescind.contract import streams as st
 
 WriteEvent = (ev.SourceDeclared | ev.ObservationRecorded | ev.MemoryWritten | ev.ActionProposed
               | ev.ActionExecuted)

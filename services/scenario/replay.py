@@ -6,16 +6,16 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from services.engine import gate as gate_mod
-from services.engine import retraction as ret
-from services.engine.gate import UnknownAction
-from services.engine.identity import action_id, memory_id, to_micros
-from services.engine.retraction import RetractionError
-from services.engine.writes import UnknownPremise, Write, execute, record
-from services.graph.keys import check_tenant
-from services.graph.store import Mutation, TenantGraph, connect
-from services.recalls import RecallError, approve, recall_list
-from services.scenario import (
+from rescind.contract.keys import check_tenant
+from rescind.core.identity import action_id, memory_id, to_micros
+from rescind.engine import gate as gate_mod
+from rescind.engine import retraction as ret
+from rescind.engine.gate import UnknownAction
+from rescind.engine.retraction import RetractionError
+from rescind.engine.writes import UnknownPremise, Write, execute, record
+from rescind.graph.store import Mutation, TenantGraph, connect
+from rescind.operator.recalls import RecallError, approve, recall_list
+from rescind.scenario.format import (
     ActLine,
     ApproveLine,
     CorrectLine,

@@ -17,14 +17,13 @@ import redis
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
-
-from services.api import ops
-from services.api.auth import Principal, TokenStore, authorize
-from services.api.errors import ApiError, Invalid
-from services.api.models import Compromise, CompromiseCommit
-from services.api.state import Api
-from services.graph.store import TenantGraph, connect
-from services.settings import Settings
+from rescind.api import ops
+from rescind.api.auth import Principal, TokenStore, authorize
+from rescind.api.errors import ApiError, Invalid
+from rescind.api.models import Compromise, CompromiseCommit
+from rescind.api.state import Api
+from rescind.graph.store import TenantGraph, connect
+from rescind.runtime.settings import Settings
 
 INSTRUCTIONS = """Rescind records why every memory of an organisation's agents exists (which
 observations and memories justified it). Ask what rests on a source, explain a memory down to

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.graph.store import Mutation, TenantGraph, linearised
+from rescind.graph.store import Mutation, TenantGraph, linearised
 
 
 class RecallError(ValueError):

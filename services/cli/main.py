@@ -13,10 +13,9 @@ from typing import NoReturn
 
 import redis
 import typer
+from rescind.contract.keys import BadTenantName
+from rescind.scenario.format import ScenarioError
 from rich.console import Console
-
-from services.graph.keys import BadTenantName
-from services.scenario import ScenarioError
 
 app = typer.Typer(help="Rescind: what your agents believed, planned and did because of a source.",
                   no_args_is_help=True, add_completion=False)
@@ -25,7 +24,7 @@ app.add_typer(bench_app, name="bench")
 recalls_app = typer.Typer(help="Drafted bank recalls of executed payments that went OUT (finance).",
                           no_args_is_help=True)
 app.add_typer(recalls_app, name="recalls")
-from services.api.commands import api_app  # noqa: E402 - FastAPI is imported only when run
+from rescind.cli.api import api_app  # noqa: E402 - FastAPI is imported only when run
 
 app.add_typer(api_app, name="api")
 out = Console()
@@ -41,7 +40,7 @@ def falkordb(url: str | None, data_dir: str | None = None) -> Iterator[str]:
     if url:
         yield url
         return
-    from services.server import EmbeddedFalkorDB
+    from rescind.runtime.server import EmbeddedFalkorDB
 
     def terminate(signum, frame):  # SIGTERM ends us like Ctrl-C, so the server is stopped too
         raise KeyboardInterrupt
@@ -64,9 +63,9 @@ JsonOpt = typer.Option(False, "--json", help="Print JSON for scripts")
 def operator_server(url: str | None, data_dir: Path) -> Iterator[str]:
     """``url``, the server that owns ``data_dir``, or an embedded server started on ``data_dir``
     for this command. Operator errors exit 2 with one line."""
-    from services.recalls import RecallError
-    from services.security import OperatorError
-    from services.server import DataDirInUse, EmbeddedFalkorDB, running_url
+    from rescind.operator.decisions import OperatorError
+    from rescind.operator.recalls import RecallError
+    from rescind.runtime.server import DataDirInUse, EmbeddedFalkorDB, running_url
 
     try:
         with contextlib.ExitStack() as stack:
@@ -87,7 +86,7 @@ def operator_server(url: str | None, data_dir: Path) -> Iterator[str]:
 @contextlib.contextmanager
 def operator_graph(url: str | None, data_dir: Path, tenant: str):
     """The tenant's graph on the server ``operator_server`` finds."""
-    from services.graph.store import TenantGraph, connect
+    from rescind.graph.store import TenantGraph, connect
 
     with operator_server(url, data_dir) as server_url:
         yield TenantGraph(connect(server_url), tenant)
@@ -134,7 +133,8 @@ def compromise(
     as_json: bool = JsonOpt,
 ) -> None:
     """Declare a source compromised over a window: preview the blast radius, or --commit."""
-    from services import security, views
+    from rescind.operator import decisions as security
+    from rescind.views import operator as views
 
     with operator_graph(url, data_dir, tenant) as graph:
         d = security.compromise(graph, source, security.parse_time(start, "--from"),
@@ -153,7 +153,8 @@ def reinstate(
     as_json: bool = JsonOpt,
 ) -> None:
     """Undo a retraction: what it took out comes back, unless something else keeps it out."""
-    from services import security, views
+    from rescind.operator import decisions as security
+    from rescind.views import operator as views
 
     with operator_graph(url, data_dir, tenant) as graph:
         d = security.reinstate(graph, retraction, by)
@@ -167,7 +168,8 @@ def explain(
     as_json: bool = JsonOpt,
 ) -> None:
     """The justification tree of a memory, down to its sources."""
-    from services import security, views
+    from rescind.operator import decisions as security
+    from rescind.views import operator as views
 
     with operator_graph(url, data_dir, tenant) as graph:
         d = security.explain(graph, memory)
@@ -181,7 +183,8 @@ def fragility(
     as_json: bool = JsonOpt,
 ) -> None:
     """How many trust domains an attacker must control to fake it, and which would do."""
-    from services import security, views
+    from rescind.operator import decisions as security
+    from rescind.views import operator as views
 
     with operator_graph(url, data_dir, tenant) as graph:
         d = security.fragility(graph, action)
@@ -194,7 +197,8 @@ def audit_order(
     as_json: bool = JsonOpt,
 ) -> None:
     """Sources ranked by the value of what rests on them alone: audit these first."""
-    from services import security, views
+    from rescind.operator import decisions as security
+    from rescind.views import operator as views
 
     with operator_graph(url, data_dir, tenant) as graph:
         d = security.audit_order(graph)
@@ -207,8 +211,8 @@ def recalls_list(
     as_json: bool = JsonOpt,
 ) -> None:
     """Executed payments that went OUT, largest first (payments without an amount last)."""
-    from services import views
-    from services.recalls import recall_list
+    from rescind.operator.recalls import recall_list
+    from rescind.views import operator as views
 
     with operator_graph(url, data_dir, tenant) as graph:
         rows = recall_list(graph)
@@ -222,8 +226,8 @@ def recalls_show(
     as_json: bool = JsonOpt,
 ) -> None:
     """The drafted bank recall of one payment, with its evidence chain."""
-    from services import security
-    from services.recalls import find
+    from rescind.operator import decisions as security
+    from rescind.operator.recalls import find
 
     with operator_graph(url, data_dir, tenant) as graph:
         row = find(graph, security.resolve(graph, action))
@@ -240,9 +244,9 @@ def recalls_approve(
     """Approve a drafted recall: it is written to the outbox for the bank; nothing else."""
     from datetime import UTC, datetime
 
-    from middleware.events import to_micros
-    from services import security
-    from services.recalls import approve
+    from rescind.contract.events import to_micros
+    from rescind.operator import decisions as security
+    from rescind.operator.recalls import approve
 
     with operator_graph(url, data_dir, tenant) as graph:
         row = approve(graph, security.resolve(graph, action), by, to_micros(datetime.now(UTC)))
@@ -261,9 +265,9 @@ def demo(
     as_json: bool = JsonOpt,
 ) -> None:
     """The reference agents' week through the real event path, told as a story."""
-    from agents.llm import GeminiUnavailable, RecordingMiss, chat_model
-    from services import demo as week
-    from services.story import tell
+    from rescind.agents.llm import GeminiUnavailable, RecordingMiss, chat_model
+    from rescind.demo import week as week
+    from rescind.demo.story import tell
 
     try:  # a bad mode or an unreadable recording: refused before anything is touched
         model = chat_model(mode, recording)
@@ -287,8 +291,8 @@ def record(
     as_json: bool = JsonOpt,
 ) -> None:
     """Remake the recording that `rescind demo` replays offline, by running the demo week."""
-    from agents.llm import GeminiModel, PolicyModel, RecordingModel, gemini_key
-    from services import demo as week
+    from rescind.agents.llm import GeminiModel, PolicyModel, RecordingModel, gemini_key
+    from rescind.demo import week as week
 
     if not policy and not gemini_key():
         err.print("recording Gemini needs GOOGLE_API_KEY or GEMINI_API_KEY; or pass --policy to "
@@ -315,9 +319,9 @@ def replay(
                                      help="Send every line through streams and workers"),
 ) -> None:
     """Apply a scenario to a fresh tenant and report what is IN, OUT, held and recalled."""
-    from services.replay import replay_text
-    from services.replay_streams import replay_via_streams
-    from services.report import render
+    from rescind.scenario.replay import replay_text
+    from rescind.scenario.via_streams import replay_via_streams
+    from rescind.views.replay import render
 
     try:
         text = file.read_text(encoding="utf-8")
@@ -379,9 +383,9 @@ def up(
 ) -> None:
     """The embedded FalkorDB, every worker and the HTTP API with its console, in one process;
     Ctrl-C stops all cleanly."""
-    from services.api.serve import ApiPortError, api_thread
-    from services.server import EmbeddedFalkorDB, ServerError
-    from services.settings import Settings
+    from rescind.api.serve import ApiPortError, api_thread
+    from rescind.runtime.server import EmbeddedFalkorDB, ServerError
+    from rescind.runtime.settings import Settings
 
     settings = Settings()
     api_port = settings.api_port if api_port is None else api_port
@@ -406,9 +410,9 @@ def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int,
            **tuning: int) -> None:
     import asyncio
 
-    from services import telemetry
-    from services.settings import Settings
-    from services.workers.app import WorkerSettings, serve
+    from rescind.runtime import telemetry
+    from rescind.runtime.settings import Settings
+    from rescind.workers.app import WorkerSettings, serve
 
     config = Settings()
     telemetry.configure(config.otel, config.otlp_endpoint, config.metric_interval_ms)
@@ -435,7 +439,7 @@ def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int,
 def asyncapi(out_file: Path = typer.Option(Path("docs/asyncapi.json"), "--out"),
              as_json: bool = JsonOpt) -> None:
     """Write the AsyncAPI document of the events (generated by FastStream)."""
-    from services.workers.spec import document
+    from rescind.workers.spec import document
 
     out_file.parent.mkdir(parents=True, exist_ok=True)
     out_file.write_text(document(), encoding="utf-8")
@@ -485,7 +489,7 @@ def bench_engine(
     as_json: bool = JsonOpt,
 ) -> None:
     """Retraction latency vs graph size and region size, and bulk-load throughput."""
-    from services.bench.engine import run as run_bench
+    from rescind.bench.engine import run as run_bench
 
     _at_least("--samples", samples, 1)
     _at_least("--batch", batch, 1)
@@ -514,7 +518,7 @@ def bench_ingest(
     as_json: bool = JsonOpt,
 ) -> None:
     """End-to-end writes/s through streams and workers, beside raw UNWIND; store latency."""
-    from services.bench.ingest import run as run_ingest
+    from rescind.bench.ingest import run as run_ingest
 
     if events < 2 or events % 2:
         _refuse(f"--events must be an even number of at least 2 (each observation is followed "
@@ -546,11 +550,11 @@ def bench_rules(
     as_json: bool = JsonOpt,
 ) -> None:
     """Five retraction rules on the demo week, a constructed case, real retractions and scale."""
-    from services.bench.rules import SCENARIOS
-    from services.bench.rules import run as run_rules
+    from rescind.bench.rules import SCENARIOS
+    from rescind.bench.rules import run as run_rules
 
     chosen = list(SCENARIOS) if scenario == "all" else [scenario]
-    from services.bench.scenarios import retraction_data
+    from rescind.bench.scenarios import retraction_data
 
     data = data or retraction_data()
     if scenario != "all" and scenario not in SCENARIOS:

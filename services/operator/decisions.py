@@ -12,13 +12,12 @@ import uuid
 from datetime import UTC, datetime
 
 import redis
-
-from middleware import events as ev
-from services import streams
-from services.engine import retraction as ret
-from services.engine.gate import UnknownAction, weakest_of
-from services.graph import queries as q
-from services.graph.store import StalePreview, TenantGraph
+from rescind.contract import events as ev
+from rescind.contract import streams
+from rescind.engine import retraction as ret
+from rescind.engine.gate import UnknownAction, weakest_of
+from rescind.graph import queries as q
+from rescind.graph.store import StalePreview, TenantGraph
 
 
 class OperatorError(ValueError):

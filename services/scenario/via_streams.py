@@ -16,17 +16,16 @@ from collections.abc import Callable
 from datetime import datetime
 
 import redis
-
-from middleware import events as ev
-from middleware.publisher import Publisher
-from services import scenario as sc
-from services import streams as st
-from services.engine import gate as gate_mod
-from services.engine.identity import action_id, memory_id
-from services.graph.keys import check_tenant
-from services.graph.store import TenantGraph, connect
-from services.replay import Replay, fresh_tenant
-from services.workers.app import WorkerSettings, WorkerThread
+from rescind.contract import events as ev
+from rescind.contract import streams as st
+from rescind.contract.keys import check_tenant
+from rescind.core.identity import action_id, memory_id
+from rescind.engine import gate as gate_mod
+from rescind.graph.store import TenantGraph, connect
+from rescind.middleware.publisher import Publisher
+from rescind.scenario import format as sc
+from rescind.scenario.replay import Replay, fresh_tenant
+from rescind.workers.app import WorkerSettings, WorkerThread
 
 
 class Quiescence(TimeoutError):

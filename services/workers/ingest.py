@@ -12,15 +12,14 @@ from dataclasses import dataclass, field
 
 from opentelemetry import propagate, trace
 from pydantic import ValidationError
-
-from middleware import events as ev
-from services.engine import retraction as ret
-from services.engine.gate import UnknownAction
-from services.engine.writes import Pipeline, UnknownPremise, Write, execute, record
-from services.graph.store import Mutation, TenantGraph, linearised
-from services.recalls import RecallError, approve
-from services.streams import MAX_ENTRY_BYTES
-from services.telemetry import tracer
+from rescind.contract import events as ev
+from rescind.contract.streams import MAX_ENTRY_BYTES
+from rescind.engine import retraction as ret
+from rescind.engine.gate import UnknownAction
+from rescind.engine.writes import Pipeline, UnknownPremise, Write, execute, record
+from rescind.graph.store import Mutation, TenantGraph, linearised
+from rescind.operator.recalls import RecallError, approve
+from rescind.runtime.telemetry import tracer
 
 
 class Rejected(ValueError):

@@ -20,8 +20,7 @@ import zlib
 from collections.abc import Iterable
 
 import redis
-
-from middleware import events as ev
+from rescind.contract import events as ev
 
 DATA = "__data__"
 WRITER_GROUP = "rescind-writer"

@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import json
 
-from services.graph import queries as q
-from services.graph.store import TenantGraph
-
-from .errors import NotFound
+from rescind.api.errors import NotFound
+from rescind.graph import queries as q
+from rescind.graph.store import TenantGraph
 
 _KEYS = ("rev", "status", "cause", "hops", "op", "by", "at")
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from rescind.views import operator as views
 from rich.console import Console
 from rich.rule import Rule
-
-from services import views
 
 SHOWN_TOOLS = {"read_vendor_portal": "vendor", "read_contract": "vendor",
                "read_invoice": "invoice", "check_fragility": "invoice",

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
-
-from services.engine.identity import normalise, to_micros
+from rescind.core.identity import normalise, to_micros
 
 Text = Annotated[str, Field(min_length=1, max_length=20_000)]
 Id = Annotated[str, Field(min_length=1, max_length=200)]

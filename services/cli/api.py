@@ -41,10 +41,9 @@ def serve(url: str | None = UrlOpt, data_dir: Path = DataDirOpt, host: str | Non
 
 
 def _serve(url: str | None, data_dir: Path, host: str | None, port: int | None) -> None:
-    from services.cli import err, operator_server, out
-    from services.settings import Settings
-
-    from .serve import ApiPortError, serve_forever
+    from rescind.api.serve import ApiPortError, serve_forever
+    from rescind.cli.main import err, operator_server, out
+    from rescind.runtime.settings import Settings
 
     settings = Settings()
     host, port = host or settings.api_host, port if port is not None else settings.api_port
@@ -65,11 +64,10 @@ def token_create(
     as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts"),
 ) -> None:
     """Make a token (the tenant is registered if new); the secret is printed once."""
-    from services.cli import err, operator_server, out
-    from services.graph.store import connect
-
-    from .auth import Principal, TokenStore
-    from .errors import ApiError
+    from rescind.api.auth import Principal, TokenStore
+    from rescind.api.errors import ApiError
+    from rescind.cli.main import err, operator_server, out
+    from rescind.graph.store import connect
 
     with operator_server(url, data_dir) as server_url:
         store = TokenStore(connect(server_url))
@@ -79,7 +77,7 @@ def token_create(
             err.print(exc.message)
             raise typer.Exit(2) from None
         if record["tenant"]:
-            from . import audit
+            from rescind.api import audit
 
             audit.record(store.conn, record["tenant"], Principal(None, "admin", "cli", "cli"),
                          "token.create", f"{role}:{who}", "ok", 200, {"id": record["id"]},
@@ -97,10 +95,9 @@ def token_list(tenant: str = TenantOpt, url: str | None = UrlOpt,
                data_dir: Path = DataDirOpt,
                as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts")) -> None:
     """The tenant's tokens: id, role, who, when (never the secrets)."""
-    from services.cli import operator_server, out
-    from services.graph.store import connect
-
-    from .auth import TokenStore
+    from rescind.api.auth import TokenStore
+    from rescind.cli.main import operator_server, out
+    from rescind.graph.store import connect
 
     with operator_server(url, data_dir) as server_url:
         tokens = TokenStore(connect(server_url)).tokens(tenant)
@@ -119,11 +116,10 @@ def token_revoke(token_id: str = typer.Argument(..., help="The token's id (16 he
                  data_dir: Path = DataDirOpt,
                  as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts")) -> None:
     """Revoke a token at once."""
-    from services.cli import err, operator_server, out
-    from services.graph.store import connect
-
-    from .auth import TokenStore
-    from .errors import ApiError
+    from rescind.api.auth import TokenStore
+    from rescind.api.errors import ApiError
+    from rescind.cli.main import err, operator_server, out
+    from rescind.graph.store import connect
 
     with operator_server(url, data_dir) as server_url:
         try:
@@ -142,12 +138,12 @@ def mcp(url: str | None = UrlOpt, data_dir: Path = DataDirOpt,
         token: str | None = typer.Option(None, "--token", envvar="RESCIND_TOKEN",
                                          help="The caller's API token (its tenant and role)")) -> None:
     """The MCP server over stdio, acting with the caller's token (and only what its role may)."""
-    from services.cli import err, operator_server
+    from rescind.cli.main import err, operator_server
 
     if not token:
         err.print("the MCP server needs the caller's token: --token or RESCIND_TOKEN")
         raise typer.Exit(2)
-    from services.mcp_server import create_server
+    from rescind.api.mcp import create_server
 
     with operator_server(url, data_dir) as server_url:
         create_server(server_url, token).run("stdio")

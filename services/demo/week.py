@@ -18,18 +18,17 @@ from typing import Any
 
 import redis
 from langchain_core.tools import StructuredTool
-
-from middleware import InterceptConfig, Recorder, instrument
-from middleware.config import ActionTool, SourceTool
-from middleware.gate import GateClient, GateRefused
-from services import security
-from services import streams as st
-from services.engine.gate import UnknownAction, weakest_of
-from services.graph import queries as q
-from services.graph.store import TenantGraph, connect
-from services.recalls import recall_list
-from services.replay_streams import wait_idle
-from services.workers.app import WorkerSettings, WorkerThread
+from rescind.contract import streams as st
+from rescind.engine.gate import UnknownAction, weakest_of
+from rescind.graph import queries as q
+from rescind.graph.store import TenantGraph, connect
+from rescind.middleware import InterceptConfig, Recorder, instrument
+from rescind.middleware.config import ActionTool, SourceTool
+from rescind.middleware.gate import GateClient, GateRefused
+from rescind.operator import decisions as security
+from rescind.operator.recalls import recall_list
+from rescind.scenario.via_streams import wait_idle
+from rescind.workers.app import WorkerSettings, WorkerThread
 
 COMPROMISED = "portal:northwind"
 ATTACK = ("2026-11-16T08:00:00Z", "2026-11-18T12:00:00Z")  # when the page showed the attacker's
@@ -108,9 +107,9 @@ def fragility_tool(graph: TenantGraph, settle: Callable[[], None]):
 def run(url: str, tenant: str = "demo", mode: str | None = None, recording: Path | None = None,
         model: Any = None, on_event: Callable[[str, Any], None] | None = None) -> dict:
     """Play the week wrapped by Rescind; a machine-readable summary of what happened."""
-    from agents.llm import chat_model
-    from agents.week import run_week
-    from agents.world import World
+    from rescind.agents.llm import chat_model
+    from rescind.agents.week import run_week
+    from rescind.agents.world import World
 
     emit = on_event or (lambda kind, data: None)
     # A refusal raised by our callback is part of the story; LangChain would log it as a warning.

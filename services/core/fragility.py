@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from itertools import combinations
 
-from .belief import Node, Rules, Window, settle
+from rescind.core.belief import Node, Rules, Window, settle
 
 
 def cone_domains(cone: Mapping[str, Node], domain_of: Mapping[str, str], rules: Rules) -> list[str]:
