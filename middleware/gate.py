@@ -11,13 +11,11 @@ import uuid
 from datetime import UTC, datetime
 
 import redis
+
+from rescind.contract.errors import GateRefused
 from rescind.contract.events import GateAnswered, GateAsked
 
 GATE_STREAM = "rescind:gate"  # repeated from the stream layout (middleware shares only contracts)
-
-
-class GateRefused(RuntimeError):
-    """The gate said no, or could not be asked: the action tool must not run."""
 
 
 class GateClient:

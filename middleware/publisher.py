@@ -20,6 +20,7 @@ from collections import deque
 from dataclasses import dataclass
 
 import redis
+
 from rescind.contract.events import Event
 
 

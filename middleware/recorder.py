@@ -10,7 +10,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from opentelemetry import propagate
+
 from rescind.contract import events as ev
+from rescind.contract.kinds import WRITTEN_KINDS
 
 from .config import InterceptConfig, fill
 from .context import Contexts
@@ -18,12 +20,10 @@ from .gate import GateClient, GateRefused
 from .publisher import Publisher
 from .status import StatusCache
 
-MEMORY_KINDS = ("belief", "plan", "answer")
-
 
 def memory_of(tenant: str, value: dict) -> tuple[str, str, str]:
     """(id, kind, text) of a store item: ``value["text"]`` if there is one, else its JSON."""
-    kind = value.get("kind") if value.get("kind") in MEMORY_KINDS else "belief"
+    kind = value.get("kind") if value.get("kind") in WRITTEN_KINDS else "belief"
     text = value.get("text") if isinstance(value.get("text"), str) and value.get("text") \
         else json.dumps(value, sort_keys=True, default=str)
     return ev.memory_id(tenant, kind, text), kind, text

@@ -6,6 +6,7 @@ import itertools
 import os
 
 import pytest
+
 from rescind.runtime.server import EmbeddedFalkorDB
 
 _counter = itertools.count()

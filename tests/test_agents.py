@@ -11,6 +11,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.store.memory import InMemoryStore
 from pydantic import ValidationError
+
 from rescind.agents import (
     WEEK,
     GeminiModel,

@@ -8,11 +8,11 @@ import json
 
 import pytest
 import redis
+from typer.testing import CliRunner
+
 from rescind.api import keys as api_keys
 from rescind.cli.main import app as cli
 from rescind.contract import streams as st
-from typer.testing import CliRunner
-
 from tests.test_api_support import ADMIN, COMPROMISE, forget, make_story
 
 AT = "2026-11-05T00:00:00Z"

@@ -9,11 +9,11 @@ import pytest
 import redis
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
+from schemathesis import GenerationMode
+
 from rescind.api import api_routes
 from rescind.api import keys as api_keys
 from rescind.graph.store import TenantGraph, connect
-from schemathesis import GenerationMode
-
 from tests.test_api_support import forget, make_story
 
 # Each operation gets this many generated requests (kept small: the suite's time budget).

@@ -10,10 +10,10 @@ from collections.abc import Callable
 
 import pytest
 import redis
+
 from rescind.api import PERMISSIONS, ROLES, api_routes, permission_of
 from rescind.api import keys as api_keys
 from rescind.contract import streams as st
-
 from tests.test_api_support import COMPROMISE, Story, forget, make_story
 
 _n = itertools.count()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import redis
 from fastapi.testclient import TestClient
+
 from rescind.api import ROLES, create_app
 from rescind.api import keys as api_keys
 from rescind.contract import streams as st

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from typer.testing import CliRunner
+
 from rescind.bench import truth
 from rescind.bench.rules import RULES, THRESHOLD, Runner
 from rescind.bench.scenarios import (
@@ -17,7 +19,6 @@ from rescind.bench.scenarios import (
 )
 from rescind.bench.similarity import Embedder, RandomVectors
 from rescind.graph.store import TenantGraph, connect
-from typer.testing import CliRunner
 
 DATA = retraction_data()
 

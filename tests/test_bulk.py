@@ -7,6 +7,7 @@ import threading
 
 import pytest
 import redis
+
 from rescind.bench.generator import Cluster, agent_like
 from rescind.engine import retraction as ret
 from rescind.engine.writes import Write, record, record_stream

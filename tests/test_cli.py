@@ -88,6 +88,7 @@ def test_every_command_that_answers_takes_json():
     """Scripts can ask any command for JSON; only the long-running services (which print logs)
     are exempt. A new command without --json fails here."""
     import typer
+
     from rescind.cli.main import app
 
     missing = [name for name, cmd in _commands(typer.main.get_command(app))

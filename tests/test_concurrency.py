@@ -9,11 +9,10 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 
-from rescind.core.identity import memory_id, to_micros
+from rescind.contract.events import memory_id, to_micros
 from rescind.engine import retraction as ret
 from rescind.engine.writes import Write, record
 from rescind.graph.store import Mutation, TenantGraph, connect
-
 from tests.reference import run as reference
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)

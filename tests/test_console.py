@@ -17,11 +17,11 @@ from pathlib import Path
 import httpx
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
+
 from rescind.contract import events as ev
 from rescind.graph.store import TenantGraph, connect
 from rescind.runtime.server import free_port
 from rescind.scenario.replay import replay_text
-
 from tests.test_api_support import ADMIN, story_text
 
 ROOT = Path(__file__).resolve().parents[1]

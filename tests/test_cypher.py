@@ -4,6 +4,7 @@ are read back in order, and a refused read leaves its connection clean for the n
 from __future__ import annotations
 
 import pytest
+
 from rescind.graph.cypher import CypherError, Plain, query, send_reads, text_client
 from rescind.graph.store import Mutation, connect
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from rescind.agents.llm import PolicyModel, ReplayModel
 from rescind.contract import events as ev
 from rescind.demo import week as demo

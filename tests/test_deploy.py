@@ -12,7 +12,9 @@ import kubernetes_validate
 import pytest
 import typer
 import yaml
-from rescind.cli.main import ROLES, app
+
+from rescind.cli.main import app
+from rescind.cli.run import ROLES
 from rescind.runtime.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,6 +14,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langgraph.prebuilt import InjectedStore, create_react_agent
 from langgraph.store.memory import InMemoryStore
+
 from rescind.contract import events as ev
 from rescind.contract import streams as st
 from rescind.graph.store import TenantGraph, connect

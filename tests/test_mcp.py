@@ -10,12 +10,12 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+
 from rescind.api import keys as api_keys
 from rescind.api.auth import TokenStore
 from rescind.api.mcp import create_server
 from rescind.graph.store import TenantGraph, connect
 from rescind.scenario.replay import replay_text
-
 from tests.test_api_support import COMPROMISE, story_text
 
 TOOLS = {"list_sources", "explain", "fragility", "preview_retraction", "commit_retraction",

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 import redis
+from typer.testing import CliRunner
+
 from rescind.cli.main import app
 from rescind.contract import streams as st
 from rescind.graph.store import TenantGraph, connect
 from rescind.scenario.replay import replay_text
-from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 WINDOW = ["--from", "2026-11-01T00:00Z", "--to", "2026-11-03T00:00Z"]

@@ -10,13 +10,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import redis
+
 from rescind.contract import events as ev
 from rescind.contract import streams as st
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
 from rescind.runtime.server import free_port
 from rescind.scenario.via_streams import wait_idle
-
 from tests.test_server import alive
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import redis
+
 from rescind.contract import events as ev
 from rescind.contract import streams as st
 from rescind.graph.store import TenantGraph, connect

@@ -7,6 +7,7 @@ import sys
 import time
 
 import redis
+
 from rescind.runtime.server import EmbeddedFalkorDB
 
 
@@ -57,7 +58,7 @@ def _cli_with_server(tmp_path, sig: int) -> tuple[int, int]:
     """Start `rescind replay` on a slow scenario, find its server, send ``sig``; return pids."""
     script = (
         "import sys, time\n"
-        "from rescind.cli.main import falkordb\n"
+        "from rescind.cli.common import falkordb\n"
         "with falkordb(None) as url:\n"
         "    print(url, flush=True)\n"
         "    time.sleep(60)\n"

@@ -130,6 +130,7 @@ def test_a_worker_process_exports_spans_and_metrics_over_otlp(lone_server, tenan
     import time
 
     import redis
+
     from rescind.contract import events as ev
     from rescind.contract import streams as st
     from rescind.middleware.publisher import Publisher

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import redis
 from hypothesis import HealthCheck, given, note, settings
+
 from rescind.scenario.replay import replay_text
 from rescind.scenario.via_streams import replay_via_streams
 from rescind.workers.app import WorkerSettings, WorkerThread
-
 from tests.strategies import operation_sequences
 from tests.texts import APPROVE_WITHOUT_DRAFT
 

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 import pytest
 import redis
+
 from rescind.contract import events as ev
 from rescind.contract import streams as st
 from rescind.graph.store import TenantGraph, connect

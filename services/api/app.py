@@ -11,10 +11,11 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
+
 from rescind.api import routes
 from rescind.api.auth import PERMISSIONS, TokenStore
-from rescind.api.errors import ApiError, Unauthenticated
 from rescind.api.state import Api, Guard
+from rescind.contract.errors import RescindError, Unauthenticated, http_status
 from rescind.graph.store import connect
 from rescind.runtime.settings import Settings
 
@@ -81,10 +82,10 @@ def _describe_permissions(api: list) -> None:
 
 
 def _errors(app: FastAPI) -> None:
-    @app.exception_handler(ApiError)
-    def api_error(request: Request, exc: ApiError) -> JSONResponse:
+    @app.exception_handler(RescindError)
+    def api_error(request: Request, exc: RescindError) -> JSONResponse:
         headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, Unauthenticated) else None
-        return JSONResponse({"detail": exc.message}, exc.status, headers=headers)
+        return JSONResponse({"detail": exc.message}, http_status(exc), headers=headers)
 
     @app.exception_handler(RequestValidationError)
     def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -10,6 +10,7 @@ import json
 from datetime import UTC, datetime
 
 import redis
+
 from rescind.api import keys
 from rescind.api.auth import Principal
 

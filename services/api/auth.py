@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import redis
+
 from rescind.api import keys
-from rescind.api.errors import Forbidden, Invalid, NotFound, Unauthenticated
-from rescind.contract.keys import BadTenantName, check_tenant, graph_key
+from rescind.contract.errors import Forbidden, Invalid, NotFound, Unauthenticated
+from rescind.contract.keys import check_tenant, graph_key
 
 ROLES = ("agent", "security", "finance", "viewer")
 ADMIN = "admin"
@@ -149,10 +150,7 @@ class TokenStore:
     # -- tenants ------------------------------------------------------------------------------
     @staticmethod
     def _tenant(name: str) -> str:
-        try:
-            return check_tenant(name)
-        except BadTenantName as exc:
-            raise Invalid(str(exc)) from None
+        return check_tenant(name)
 
     def add_tenant(self, name: str, by: str) -> bool:
         """Register a tenant; False when it was registered already."""

@@ -11,17 +11,19 @@ stream like the API's. It runs over stdio: ``rescind api mcp --token …`` (or
 import functools
 import sys
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import redis
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
+
 from rescind.api import ops
 from rescind.api.auth import Principal, TokenStore, authorize
-from rescind.api.errors import ApiError, Invalid
 from rescind.api.models import Compromise, CompromiseCommit
 from rescind.api.state import Api
+from rescind.contract.errors import Invalid, RescindError
+from rescind.contract.kinds import AnyKind
 from rescind.graph.store import TenantGraph, connect
 from rescind.runtime.settings import Settings
 
@@ -60,7 +62,7 @@ def create_server(url: str | None = None, token: str | None = None, *,
                 try:
                     me, graph = caller(permission)
                     return fn(me, graph, *args, **kwargs)
-                except ApiError as exc:
+                except RescindError as exc:
                     raise ToolError(exc.message) from None
                 except ValidationError as exc:
                     first = exc.errors()[0]
@@ -136,8 +138,8 @@ def create_server(url: str | None = None, token: str | None = None, *,
 
     @tool("read")
     def search_memories(me: Principal, graph: TenantGraph, query: str = "",
-                        kind: Literal["observation", "belief", "plan", "action", "answer"]
-                        | None = None, include_out: bool = False, limit: int = 20) -> list[dict]:
+                        kind: AnyKind | None = None, include_out: bool = False,
+                        limit: int = 20) -> list[dict]:
         """Memories whose text contains ``query`` (case-insensitive). Memories that are OUT
         (retracted, withdrawn, or resting on something that is) are left out unless
         ``include_out`` is true."""

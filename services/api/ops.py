@@ -1,7 +1,8 @@
 """What the API routes and the MCP tools do, once the caller is known to be allowed.
 
 Each function takes a tenant's graph (and the Redis connection where it publishes), calls the
-engine, security, recalls and gate modules, and turns their refusals into ``errors`` by type.
+engine, the operator's decisions, recalls and the gate; their refusals (``rescind.contract.errors``)
+pass through unchanged and are answered once, in ``rescind.api.app``.
 Committed decisions are published on the status stream so that agents' caches learn of them.
 """
 
@@ -13,21 +14,19 @@ from datetime import UTC, datetime
 
 import redis
 from pydantic import ValidationError
+
 from rescind.api import models
-from rescind.api.errors import Conflict, Invalid, NotFound
 from rescind.contract import events as ev
 from rescind.contract import streams
+from rescind.contract.errors import Invalid, NotFound
+from rescind.contract.kinds import KINDS
 from rescind.engine import gate as gate_mod
 from rescind.engine import retraction as ret
-from rescind.engine.gate import UnknownAction
 from rescind.graph import queries as q
 from rescind.graph.store import TenantGraph
-from rescind.operator import decisions as security
+from rescind.operator import decisions
 from rescind.operator import history as asof
 from rescind.operator import recalls as rc
-from rescind.operator.decisions import OperatorError
-
-KINDS = ("observation", "belief", "plan", "action", "answer")
 
 
 # -- small helpers ----------------------------------------------------------------------------
@@ -37,10 +36,7 @@ def iso(us: int | None) -> str | None:
 
 
 def _time(text: str | None, what: str) -> int | None:
-    try:
-        return security.parse_time(text, what)
-    except OperatorError as exc:
-        raise Invalid(str(exc)) from None
+    return decisions.parse_time(text, what)
 
 
 def _now() -> datetime:
@@ -49,10 +45,7 @@ def _now() -> datetime:
 
 def resolve(graph: TenantGraph, ref: str) -> str:
     """A memory id or name to its id; NotFound otherwise."""
-    try:
-        return security.resolve(graph, ref)
-    except OperatorError as exc:
-        raise NotFound(str(exc)) from None
+    return decisions.resolve(graph, ref)
 
 
 def public(f: dict) -> dict:
@@ -120,7 +113,7 @@ def overview(graph: TenantGraph, per_kind: int = 200) -> dict:
 def memory(graph: TenantGraph, ref: str) -> dict:
     mid = resolve(graph, ref)
     [facts] = graph.memories([mid])
-    return {"memory": public(facts), "tree": security.explain(graph, mid)}
+    return {"memory": public(facts), "tree": decisions.explain(graph, mid)}
 
 
 def history(graph: TenantGraph, ref: str) -> dict:
@@ -155,7 +148,7 @@ def memory_as_of(graph: TenantGraph, ref: str, at: str | None, rev: int | None) 
     """One memory's status at a point, and its justification tree with each status then."""
     at_us, rev = _point(at, rev)
     mid = resolve(graph, ref)
-    tree = security.explain(graph, mid)
+    tree = decisions.explain(graph, mid)
     nodes: list[dict] = []
 
     def walk(node: dict) -> None:
@@ -203,11 +196,7 @@ def retraction(graph: TenantGraph, rid: str) -> dict:
 
 
 def fragility(graph: TenantGraph, ref: str) -> dict:
-    mid = resolve(graph, ref)
-    try:
-        return security.fragility(graph, mid)
-    except OperatorError as exc:
-        raise NotFound(str(exc)) from None
+    return decisions.fragility(graph, resolve(graph, ref))
 
 
 def pending_payments(graph: TenantGraph, limit: int = 50) -> list[dict]:
@@ -222,7 +211,7 @@ def pending_payments(graph: TenantGraph, limit: int = 50) -> list[dict]:
 
 
 def audit_order(graph: TenantGraph) -> list[dict]:
-    return security.audit_order(graph)
+    return decisions.audit_order(graph)
 
 
 def recalls(graph: TenantGraph) -> list[dict]:
@@ -230,11 +219,7 @@ def recalls(graph: TenantGraph) -> list[dict]:
 
 
 def recall(graph: TenantGraph, ref: str) -> dict:
-    mid = resolve(graph, ref)
-    try:
-        return rc.find(graph, mid)
-    except rc.RecallError as exc:
-        raise NotFound(str(exc)) from None
+    return rc.find(graph, resolve(graph, ref))
 
 
 # -- deciding ---------------------------------------------------------------------------------
@@ -259,10 +244,7 @@ def _blast_graph(graph: TenantGraph, d: dict, source: str | None) -> dict:
 
 def compromise_preview(graph: TenantGraph, body: models.Compromise, by: str) -> dict:
     start, end = _time(body.start, "start"), _time(body.end, "end")
-    try:
-        d = security.compromise(graph, body.source, start, end, body.reason, by, rid=body.id)
-    except OperatorError as exc:
-        raise Invalid(str(exc)) from None
+    d = decisions.compromise(graph, body.source, start, end, body.reason, by, rid=body.id)
     return {**d, "graph": _blast_graph(graph, d, body.source)}
 
 
@@ -271,26 +253,14 @@ def compromise_commit(conn: redis.Redis, graph: TenantGraph, body: models.Compro
     """Commit a previewed compromise at the revision the preview returned (409 when stale);
     a commit repeated with the same id returns the first result and changes nothing."""
     start, end = _time(body.start, "start"), _time(body.end, "end")
-    try:
-        d = security.compromise(graph, body.source, start, end, body.reason, by, commit=True,
-                                rid=body.id, rev=body.rev, conn=conn)
-    except security.StaleDecision as exc:
-        raise Conflict(f"{exc}; preview again") from None
-    except security.IdInUse as exc:
-        raise Conflict(str(exc)) from None
-    except OperatorError as exc:
-        raise Invalid(str(exc)) from None
+    d = decisions.compromise(graph, body.source, start, end, body.reason, by, commit=True,
+                            rid=body.id, rev=body.rev, conn=conn)
     return {**d, "repeated": d.get("repeated", False),
             "graph": _blast_graph(graph, d, body.source)}
 
 
 def reinstate(conn: redis.Redis, graph: TenantGraph, rid: str, by: str) -> dict:
-    if graph.retraction(rid) is None:
-        raise NotFound(f"no retraction {rid!r} to reinstate")
-    try:
-        d = security.reinstate(graph, rid, by, conn=conn)
-    except OperatorError as exc:
-        raise Invalid(str(exc)) from None
+    d = decisions.reinstate(graph, rid, by, conn=conn)
     return {**d, "graph": _blast_graph(graph, d, None)}
 
 
@@ -305,45 +275,28 @@ def _op(graph: TenantGraph, body, by: str):
 def change_preview(graph: TenantGraph, body: models.Withdrawal | models.Correction,
                    by: str) -> dict:
     """Preview a withdrawal or a correction: its blast radius and the revision to commit at."""
-    try:
-        d = security.decide(graph, _op(graph, body, by))
-    except OperatorError as exc:
-        raise Invalid(str(exc)) from None
+    d = decisions.decide(graph, _op(graph, body, by))
     return {**d, "graph": _blast_graph(graph, d, None)}
 
 
 def change_commit(conn: redis.Redis, graph: TenantGraph,
                   body: models.WithdrawalCommit | models.CorrectionCommit, by: str) -> dict:
-    try:
-        d = security.decide(graph, _op(graph, body, by), commit=True, rev=body.rev, conn=conn)
-    except security.StaleDecision as exc:
-        raise Conflict(f"{exc}; preview again") from None
-    except security.IdInUse as exc:
-        raise Conflict(str(exc)) from None
-    except OperatorError as exc:
-        raise Invalid(str(exc)) from None
+    d = decisions.decide(graph, _op(graph, body, by), commit=True, rev=body.rev, conn=conn)
     return {**d, "graph": _blast_graph(graph, d, None)}
 
 
 def gate(graph: TenantGraph, body: models.GateAsk, threshold: float, min_domains: int) -> dict:
-    try:
-        if body.premises:
-            d = gate_mod.check_premises(graph, body.action, body.premises, body.amount,
-                                        threshold, min_domains)
-        else:
-            d = gate_mod.check(graph, resolve(graph, body.action), threshold, min_domains)
-    except UnknownAction as exc:
-        raise NotFound(str(exc)) from None
+    if body.premises:
+        d = gate_mod.check_premises(graph, body.action, body.premises, body.amount,
+                                    threshold, min_domains)
+    else:
+        d = gate_mod.check(graph, resolve(graph, body.action), threshold, min_domains)
     return {"action": d.action, "allowed": d.allowed, "reason": d.reason,
             "fragility": d.fragility, "domains": list(d.domains)}
 
 
 def approve(graph: TenantGraph, ref: str, by: str) -> dict:
-    mid = resolve(graph, ref)
-    try:
-        return rc.approve(graph, mid, by, ev.to_micros(_now()))
-    except rc.RecallError as exc:
-        raise Conflict(str(exc)) from None
+    return rc.approve(graph, resolve(graph, ref), by, ev.to_micros(_now()))
 
 
 def ingest(conn: redis.Redis, tenant: str, batch: models.EventBatch,

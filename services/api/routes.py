@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query
+
 from rescind.api import audit, ops
 from rescind.api.auth import Principal
 from rescind.api.models import (
@@ -22,6 +23,7 @@ from rescind.api.models import (
     WithdrawalCommit,
 )
 from rescind.api.state import Api, Guard, get_api
+from rescind.contract.kinds import AnyKind, StatusName
 
 router = APIRouter(prefix="/api/v1")
 
@@ -29,8 +31,8 @@ _ID = r"^[^\x00-\x1f\x7f]{1,200}$"
 Tenant = Annotated[str, Path(pattern=r"^[a-z0-9_-]{1,64}$", description="Tenant name")]
 Ref = Annotated[str, Path(pattern=_ID, description="A memory id, or the name its writer gave it")]
 Rid = Annotated[str, Path(pattern=_ID, description="A retraction, withdrawal or correction id")]
-Kind = Literal["observation", "belief", "plan", "action", "answer"]
-Status = Literal["IN", "OUT"]
+Kind = AnyKind
+Status = StatusName
 Skip = Annotated[int, Query(ge=0, le=10**9)]
 Limit = Annotated[int, Query(ge=1, le=1000, description="Page size (capped by the server's limit)")]
 At = Annotated[str | None, Query(max_length=64, description="ISO 8601 time with zone")]

@@ -10,11 +10,13 @@ import time
 from collections.abc import Iterator
 
 import uvicorn
+
 from rescind.api.app import create_app
+from rescind.contract.errors import Unavailable
 from rescind.runtime.settings import Settings
 
 
-class ApiPortError(RuntimeError):
+class ApiPortError(Unavailable):
     """The API's port could not be bound (taken, or not ours to take)."""
 
 
@@ -25,8 +27,8 @@ def bind(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise ApiPortError(f"cannot listen on {host}:{port}: {exc.strerror}; choose another "
-                           "with --api-port (or RESCIND_API_PORT)") from None
+        raise ApiPortError(f"cannot start the API: cannot listen on {host}:{port}: {exc.strerror}; "
+                           "choose another with --api-port (or RESCIND_API_PORT)") from None
     sock.listen(128)
     sock.set_inheritable(True)
     return sock

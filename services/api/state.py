@@ -11,10 +11,11 @@ from typing import Any
 import redis
 from fastapi import Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
 from rescind.api import audit
 from rescind.api.auth import PERMISSIONS, Principal, TokenStore, authorize
-from rescind.api.errors import ApiError, Forbidden, Invalid
-from rescind.contract.keys import BadTenantName, check_tenant
+from rescind.contract.errors import Forbidden, RescindError, http_status
+from rescind.contract.keys import check_tenant
 from rescind.graph.store import TenantGraph
 from rescind.runtime.settings import Settings
 
@@ -34,10 +35,7 @@ class Api:
         with self._lock:
             g = self._graphs.get(tenant)
             if g is None:
-                try:
-                    g = self._graphs[tenant] = TenantGraph(self.conn, check_tenant(tenant))
-                except BadTenantName as exc:
-                    raise Invalid(str(exc)) from None
+                g = self._graphs[tenant] = TenantGraph(self.conn, check_tenant(tenant))
             return g
 
     def audited(self, me: Principal, tenant: str, action: str, target: str | None,
@@ -46,8 +44,8 @@ class Api:
         """Run a mutation and log who asked what, on what, and how it ended."""
         try:
             result = run()
-        except ApiError as exc:
-            audit.record(self.conn, tenant, me, action, target, "refused", exc.status, exc.message,
+        except RescindError as exc:
+            audit.record(self.conn, tenant, me, action, target, "refused", http_status(exc), exc.message,
                          via)
             raise
         except Exception as exc:

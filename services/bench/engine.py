@@ -16,12 +16,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rich.progress import Progress
+
 from rescind.bench.generator import Cluster, agent_like, plain_clusters
 from rescind.engine import retraction as ret
 from rescind.engine.writes import Write, record, record_stream
 from rescind.graph.cypher import query
 from rescind.graph.store import Mutation, TenantGraph, connect
-from rich.progress import Progress
 
 RAW_UNWIND = """
 UNWIND $rows AS r

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import redis
+
 from rescind.bench.engine import RAW_UNWIND
 from rescind.contract import events as ev
 from rescind.contract import streams as st
@@ -114,6 +115,7 @@ def raw(url: str, n: int, batch: int) -> dict:
 def store_latency(url: str, ops: int = 5_000) -> dict:
     """Median and p99 of get/put on the recording store, minus the bare store's, in µs."""
     from langgraph.store.memory import InMemoryStore
+
     from rescind.middleware.config import InterceptConfig
     from rescind.middleware.recorder import Recorder
     from rescind.middleware.store import RecordingStore

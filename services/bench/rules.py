@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
 from rescind.bench import rules_queries as rq
 from rescind.bench import truth
 from rescind.bench.scenarios import Batch, Case, Checkpoint
@@ -38,7 +40,6 @@ from rescind.bench.similarity import VectorStore
 from rescind.engine import retraction as ret
 from rescind.engine.writes import Write, record
 from rescind.graph.store import Mutation, TenantGraph, connect
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 RULES = ("r1", "r2", "r3", "r4", "r5")
 TITLES = {
@@ -426,8 +427,9 @@ def rows(results: dict, only: str | None = None) -> list[tuple[str, str, dict | 
 
 
 def console_table(results: dict, only: str | None = None):
-    from rescind.bench.rules_report import SHORT
     from rich.table import Table
+
+    from rescind.bench.rules_report import SHORT
 
     t = Table(title="retraction rules: final state", title_justify="left")
     for col in ("scenario", "rule", "contam. left", "collateral", "recalled/missed",

@@ -10,17 +10,14 @@ from pathlib import Path
 
 import typer
 
+from rescind.cli.common import DataDirOpt, TenantOpt, UrlOpt, operator_server, out, refuse
+
 api_app = typer.Typer(help="The HTTP API and browser console (served when no command is given), "
                       "API tokens, the MCP server.", invoke_without_command=True)
 token_app = typer.Typer(help="API tokens: each bound to one tenant and one role.",
                         no_args_is_help=True)
 api_app.add_typer(token_app, name="token")
 
-UrlOpt = typer.Option(None, "--url", help="A running FalkorDB server (redis://host:port)",
-                      envvar="RESCIND_URL")
-DataDirOpt = typer.Option(Path(".rescind/data"), "--data-dir", envvar="RESCIND_DATA_DIR",
-                          help="Without --url: the embedded server's data")
-TenantOpt = typer.Option("demo", "--tenant", envvar="RESCIND_TENANT", help="Tenant name")
 HostOpt = typer.Option(None, "--host", help="Listen address (default RESCIND_API_HOST or 127.0.0.1)")
 PortOpt = typer.Option(None, "--port", help="Port (default RESCIND_API_PORT or 8765)")
 
@@ -41,19 +38,14 @@ def serve(url: str | None = UrlOpt, data_dir: Path = DataDirOpt, host: str | Non
 
 
 def _serve(url: str | None, data_dir: Path, host: str | None, port: int | None) -> None:
-    from rescind.api.serve import ApiPortError, serve_forever
-    from rescind.cli.main import err, operator_server, out
+    from rescind.api.serve import serve_forever
     from rescind.runtime.settings import Settings
 
     settings = Settings()
     host, port = host or settings.api_host, port if port is not None else settings.api_port
     with operator_server(url, data_dir) as server_url:
         out.print(f"API and console on http://{host}:{port}/console/ (FalkorDB {server_url})")
-        try:
-            serve_forever(server_url, host, port, settings)
-        except ApiPortError as exc:
-            err.print(str(exc))
-            raise typer.Exit(2) from None
+        serve_forever(server_url, host, port, settings)
 
 
 @token_app.command("create")
@@ -65,17 +57,11 @@ def token_create(
 ) -> None:
     """Make a token (the tenant is registered if new); the secret is printed once."""
     from rescind.api.auth import Principal, TokenStore
-    from rescind.api.errors import ApiError
-    from rescind.cli.main import err, operator_server, out
     from rescind.graph.store import connect
 
     with operator_server(url, data_dir) as server_url:
         store = TokenStore(connect(server_url))
-        try:
-            token, record = store.create(tenant, role, who, by="cli", register=True)
-        except ApiError as exc:
-            err.print(exc.message)
-            raise typer.Exit(2) from None
+        token, record = store.create(tenant, role, who, by="cli", register=True)
         if record["tenant"]:
             from rescind.api import audit
 
@@ -96,7 +82,6 @@ def token_list(tenant: str = TenantOpt, url: str | None = UrlOpt,
                as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts")) -> None:
     """The tenant's tokens: id, role, who, when (never the secrets)."""
     from rescind.api.auth import TokenStore
-    from rescind.cli.main import operator_server, out
     from rescind.graph.store import connect
 
     with operator_server(url, data_dir) as server_url:
@@ -117,16 +102,10 @@ def token_revoke(token_id: str = typer.Argument(..., help="The token's id (16 he
                  as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts")) -> None:
     """Revoke a token at once."""
     from rescind.api.auth import TokenStore
-    from rescind.api.errors import ApiError
-    from rescind.cli.main import err, operator_server, out
     from rescind.graph.store import connect
 
     with operator_server(url, data_dir) as server_url:
-        try:
-            TokenStore(connect(server_url)).revoke(tenant, token_id)
-        except ApiError as exc:
-            err.print(exc.message)
-            raise typer.Exit(2) from None
+        TokenStore(connect(server_url)).revoke(tenant, token_id)
     if as_json:
         print(json.dumps({"revoked": token_id}))
     else:
@@ -138,11 +117,8 @@ def mcp(url: str | None = UrlOpt, data_dir: Path = DataDirOpt,
         token: str | None = typer.Option(None, "--token", envvar="RESCIND_TOKEN",
                                          help="The caller's API token (its tenant and role)")) -> None:
     """The MCP server over stdio, acting with the caller's token (and only what its role may)."""
-    from rescind.cli.main import err, operator_server
-
     if not token:
-        err.print("the MCP server needs the caller's token: --token or RESCIND_TOKEN")
-        raise typer.Exit(2)
+        refuse("the MCP server needs the caller's token: --token or RESCIND_TOKEN")
     from rescind.api.mcp import create_server
 
     with operator_server(url, data_dir) as server_url:

@@ -10,11 +10,15 @@
       Unauthenticated         no token, or one that is unknown or revoked
       Forbidden               the token's tenant or role may not do this
       Unavailable             a server or worker Rescind needs cannot be reached or started
-      GateRefused             the payment gate said no, or could not be asked: the action must not run
+      GateRefused             the payment gate said no, or could not be asked: do not run
+        (subclasses where a caller acts on the difference: UnknownPremise, UnknownAction,
+        ScenarioError, ServerError, ApiPortError, ...)
 
 The engine and operator layers raise these; each surface translates them once (HTTP status in
 ``rescind.api.app``, tool error in ``rescind.api.mcp``, exit code 2 and the message in
-``rescind.cli``) and never renames them on the way.
+``rescind.cli.main``) and never renames them on the way. Anything else that escapes (a
+``CypherError`` from FalkorDB, a bug) is not a refusal: the API answers 500 and the CLI shows
+the traceback.
 """
 
 from __future__ import annotations

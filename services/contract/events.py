@@ -14,6 +14,8 @@ from typing import Annotated, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter
 
+from rescind.contract.kinds import WrittenKind
+
 SCHEMA = 1
 MAX_TEXT = 20_000
 
@@ -92,7 +94,7 @@ class MemoryWritten(Event):
     """An agent wrote a memory; ``premises`` were in its context when it did."""
 
     type: Literal["memory_written"] = "memory_written"
-    kind: Literal["belief", "plan", "answer"]
+    kind: WrittenKind
     text: Text
     premises: Premises
     agent: Id

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import re
 
+from rescind.contract.errors import BadTenantName
+
 TENANT_RE = re.compile(r"[a-z0-9_-]{1,64}")
-
-
-class BadTenantName(ValueError):
-    """A tenant name that could reach a key must match [a-z0-9_-]{1,64}."""
 
 
 def check_tenant(name: str) -> str:

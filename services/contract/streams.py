@@ -20,6 +20,7 @@ import zlib
 from collections.abc import Iterable
 
 import redis
+
 from rescind.contract import events as ev
 
 DATA = "__data__"

@@ -13,8 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-IN = "IN"
-OUT = "OUT"
+from rescind.contract.kinds import IN, OUT
 
 
 @dataclass(frozen=True)

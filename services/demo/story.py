@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from rescind.views import operator as views
 from rich.console import Console
 from rich.rule import Rule
+
+from rescind.views import operator as views
 
 SHOWN_TOOLS = {"read_vendor_portal": "vendor", "read_contract": "vendor",
                "read_invoice": "invoice", "check_fragility": "invoice",

@@ -18,6 +18,7 @@ from typing import Any
 
 import redis
 from langchain_core.tools import StructuredTool
+
 from rescind.contract import streams as st
 from rescind.engine.gate import UnknownAction, weakest_of
 from rescind.graph import queries as q

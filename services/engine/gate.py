@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rescind.contract.errors import NotFound
 from rescind.core.belief import Node
 from rescind.core.fragility import cone_domains, weakest
 from rescind.graph.store import TenantGraph
@@ -18,7 +19,7 @@ class GateDecision:
     domains: tuple[str, ...] = ()
 
 
-class UnknownAction(LookupError):
+class UnknownAction(NotFound):
     """The gate was asked about an action the graph does not hold."""
 
 

@@ -14,19 +14,13 @@ import time
 from dataclasses import dataclass, field
 
 import orjson
+
+from rescind.contract.errors import IdInUse, Invalid, NotFound
+from rescind.contract.events import memory_id
 from rescind.core.belief import Grounding, Node, Rules, Status, Window, settle
-from rescind.core.identity import memory_id
 from rescind.engine import collector
-from rescind.graph.store import Mutation, StalePreview, TenantGraph, linearised, status_changes
+from rescind.graph.store import Mutation, TenantGraph, linearised, status_changes
 from rescind.runtime.telemetry import retraction_ms, tracer
-
-
-class RetractionError(ValueError):
-    """A retraction that cannot be applied as asked (unknown target, already undone, ...)."""
-
-
-class IdInUse(RetractionError):
-    """The operation's id names a different operation already committed (or undone)."""
 
 
 @dataclass(frozen=True)
@@ -140,7 +134,7 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
 
     if isinstance(op, Reinstate):
         if stored is None:
-            raise RetractionError(f"no retraction {op.retraction!r} to reinstate")
+            raise NotFound(f"no retraction {op.retraction!r} to reinstate")
         if stored["state"] == "reinstated":
             return _repeat(op, rev, json.loads(stored["undo_result"]))
         seeds = _seeds(graph, stored)
@@ -156,16 +150,16 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
                  "reason": op.reason, "by": op.by, "at": at}
         if isinstance(op, Retract):
             if not source_known:
-                raise RetractionError(f"unknown source {op.source!r}")
+                raise Invalid(f"unknown source {op.source!r}")
             if op.start is not None and op.end is not None and op.start > op.end:
-                raise RetractionError("the window ends before it starts")
+                raise Invalid("the window ends before it starts")
             props.update(source=op.source, start=op.start, end=op.end)
             rules.windows.append(Window(op.id, op.source, op.start, op.end, order))
             seeds, seed_facts = [], window_facts
         else:
             old = graph.nodes([op.memory]).get(op.memory)
             if old is None:
-                raise RetractionError(f"unknown memory {op.memory!r}")
+                raise NotFound(f"unknown memory {op.memory!r}")
             rules.withdrawal_order[op.id] = order
             props["memory"] = op.memory
             seeds = [op.memory]
@@ -174,7 +168,7 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
             if isinstance(op, Correct):
                 new_id = memory_id(graph.tenant, old.kind, op.text)
                 if new_id == op.memory:
-                    raise RetractionError("the correction says the same as the memory it corrects")
+                    raise Invalid("the correction says the same as the memory it corrects")
                 props.update(new_memory=new_id, text=op.text)
                 rules.corrections[op.id] = order
                 extra = _correction_parts(graph, op, old, new_id, at, rev, mutation)
@@ -229,15 +223,6 @@ def commit(graph: TenantGraph, p: Preview) -> dict:
         p.mutation.retractions[-1]["result"] = _dumps(result)
     graph.apply(p.mutation, p.rev)
     return result
-
-
-def commit_at(graph: TenantGraph, op: Operation, rev: int, at: int = 0) -> dict:
-    """Commit ``op`` as previewed at ``rev``: StalePreview if the graph moved since (the
-    two-step form; ``security.decide`` does the same with the operator's description)."""
-    p = preview(graph, op, at)
-    if p.repeated is None and p.rev != rev:
-        raise StalePreview(f"stale preview: the graph is at revision {p.rev}, not {rev}")
-    return commit(graph, p)
 
 
 def run(graph: TenantGraph, op: Operation, at: int = 0) -> dict:

@@ -13,26 +13,21 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from rescind.contract.errors import NotFound, StalePreview
 from rescind.core.belief import IN, Grounding, Node, Rules, Status, settle
 from rescind.engine import collector
 from rescind.graph.cypher import Prepared
-from rescind.graph.store import BatchInFlight, StalePreview, TenantGraph, linearised, status_changes
+from rescind.graph.store import BatchInFlight, TenantGraph, linearised, status_changes
 
 log = logging.getLogger("rescind.writes")
 
-MEMORY_KINDS = ("observation", "belief", "plan", "answer", "action")
 
-
-class UnknownPremise(LookupError):
+class UnknownPremise(NotFound):
     """A write names a premise that is not in the graph (yet)."""
 
     def __init__(self, missing: list[str]) -> None:
         self.missing = missing
         super().__init__(f"unknown premise(s): {', '.join(missing)}")
-
-
-class UnknownSource(LookupError):
-    """An observation names a source that was never declared."""
 
 
 @dataclass
@@ -344,5 +339,5 @@ def execute(graph: TenantGraph, action: str, at: int) -> None:
     linearised(graph, lambda: graph.write_batch(batch, graph.revision()))
 
 
-__all__ = ["IN", "MEMORY_KINDS", "Pipeline", "UnknownPremise", "UnknownSource", "Write", "execute",
+__all__ = ["IN", "Pipeline", "UnknownPremise", "Write", "execute",
            "record", "record_stream"]

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis
+
+from rescind.contract.errors import StalePreview
 from rescind.contract.keys import graph_key, lock_key
 from rescind.core.belief import Grounding, Node, Rules, Status, Window
 from rescind.graph import queries as q
@@ -36,10 +38,6 @@ from rescind.graph.cypher import (
 )
 
 _SCHEMA_LOCK = threading.Lock()
-
-
-class StalePreview(RuntimeError):
-    """The graph changed since the preview was computed: preview again, then commit."""
 
 
 @dataclass

@@ -1,9 +1,9 @@
 """What people do by hand: security declares a source compromised (a preview first), anyone
 asks why a memory stands or fell, and which sources deserve an audit first.
 
-Each function checks its input before touching the graph and raises OperatorError with a
-sentence a person can act on; nothing is written when it does. Committed decisions also go to
-the status stream, so that wrapped agents stop reading what went OUT.
+Each function checks its input before touching the graph and raises an error of
+``rescind.contract.errors`` with a sentence a person can act on; nothing is written when it
+does. Committed decisions also go to the status stream, so that wrapped agents stop reading what went OUT.
 """
 
 from __future__ import annotations
@@ -12,24 +12,14 @@ import uuid
 from datetime import UTC, datetime
 
 import redis
+
 from rescind.contract import events as ev
 from rescind.contract import streams
+from rescind.contract.errors import Invalid, NotFound, StalePreview
 from rescind.engine import retraction as ret
-from rescind.engine.gate import UnknownAction, weakest_of
+from rescind.engine.gate import weakest_of
 from rescind.graph import queries as q
-from rescind.graph.store import StalePreview, TenantGraph
-
-
-class OperatorError(ValueError):
-    """A request that cannot be carried out as given; nothing was changed."""
-
-
-class StaleDecision(OperatorError):
-    """A commit at a preview's revision after the graph moved on: preview again."""
-
-
-class IdInUse(OperatorError):
-    """The id given names a different operation already committed."""
+from rescind.graph.store import TenantGraph
 
 
 def parse_time(text: str | None, what: str) -> int | None:
@@ -39,10 +29,10 @@ def parse_time(text: str | None, what: str) -> int | None:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise OperatorError(f"{what} {text!r} is not an ISO 8601 time "
+        raise Invalid(f"{what} {text!r} is not an ISO 8601 time "
                             "(e.g. 2026-11-16T08:00Z)") from None
     if moment.tzinfo is None:
-        raise OperatorError(f"{what} {text!r} has no zone; add Z or +HH:MM")
+        raise Invalid(f"{what} {text!r} has no zone; add Z or +HH:MM")
     return ev.to_micros(moment)
 
 
@@ -60,7 +50,7 @@ def resolve(graph: TenantGraph, ref: str) -> str:
     rows = graph.rows(q.MEMORY_NAMED, {"name": ref})
     if len(rows) == 1:
         return rows[0][0]
-    raise OperatorError(f"no memory or action {ref!r} in tenant {graph.tenant}")
+    raise NotFound(f"no memory or action {ref!r} in tenant {graph.tenant}")
 
 
 # -- compromise and reinstate -----------------------------------------------------------------
@@ -71,16 +61,16 @@ def compromise(graph: TenantGraph, source: str, start: int | None, end: int | No
     """Preview (default) or commit the retraction of ``source`` over [start, end]; ``now`` is
     when the decision is taken (default: the wall clock)."""
     if not reason.strip():
-        raise OperatorError("say why the source is compromised (--reason)")
+        raise Invalid("say why the source is compromised (--reason)")
     if start is not None and end is not None and start > end:
-        raise OperatorError(f"the window ends ({when(end)}) before it starts ({when(start)})")
+        raise Invalid(f"the window ends ({when(end)}) before it starts ({when(start)})")
     if graph.source(source) is None:
         known = [r[0] for r in graph.rows(q.SOURCES)][:20]
-        raise OperatorError(f"unknown source {source!r}; known: {', '.join(known) or 'none'}")
+        raise Invalid(f"unknown source {source!r}; known: {', '.join(known) or 'none'}")
     if not graph.window_seeds(source, None, None):
-        raise OperatorError(f"source {source!r} has no observations: nothing rests on it")
+        raise Invalid(f"source {source!r} has no observations: nothing rests on it")
     if not graph.window_seeds(source, start, end):
-        raise OperatorError(f"no observation of {source!r} between {when(start)} and {when(end)}")
+        raise Invalid(f"no observation of {source!r} between {when(start)} and {when(end)}")
     op = ret.Retract(rid or f"cmp-{uuid.uuid4().hex[:10]}", source, start, end, reason, by)
     return decide(graph, op, commit, rev, conn, now)
 
@@ -88,7 +78,7 @@ def compromise(graph: TenantGraph, source: str, start: int | None, end: int | No
 def decide(graph: TenantGraph, op: ret.Retract | ret.Withdraw | ret.Correct, commit: bool = False,
            rev: int | None = None, conn: redis.Redis | None = None,
            now: datetime | None = None) -> dict:
-    """Preview ``op``, or commit it: at ``rev`` when given (StaleDecision if the graph moved),
+    """Preview ``op``, or commit it: at ``rev`` when given (StalePreview if the graph moved),
     else on the graph as it is. A repeated commit returns the first result and announces
     nothing; a new one is announced to the agents on the status stream."""
     now = now or datetime.now(UTC)
@@ -108,12 +98,9 @@ def decide(graph: TenantGraph, op: ret.Retract | ret.Withdraw | ret.Correct, com
             if rev is not None:
                 raise
             result = ret.run(graph, op, at)
-    except ret.IdInUse as exc:
-        raise IdInUse(str(exc)) from None
-    except ret.RetractionError as exc:
-        raise OperatorError(str(exc)) from None
-    except StalePreview as exc:
-        raise StaleDecision(f"{exc}: the graph changed since that preview") from None
+    except StalePreview as exc:  # the same error, told what to do next
+        raise StalePreview(f"{exc}: the graph changed since that preview; preview again") \
+            from None
     _announce(graph, conn, result, now)
     return {"committed": True, **describe(graph, result, kept)}
 
@@ -123,10 +110,7 @@ def reinstate(graph: TenantGraph, rid: str, by: str, conn: redis.Redis | None = 
     """Undo a retraction, withdrawal or correction by its id: everything it took out comes back
     unless something else still keeps it out."""
     now = now or datetime.now(UTC)
-    try:
-        result = ret.run(graph, ret.Reinstate(rid, by), ev.to_micros(now))
-    except ret.RetractionError as exc:
-        raise OperatorError(str(exc)) from None
+    result = ret.run(graph, ret.Reinstate(rid, by), ev.to_micros(now))
     _announce(graph, conn, result, now)
     return describe(graph, result)
 
@@ -198,10 +182,7 @@ def explain(graph: TenantGraph, ref: str, depth: int = 12) -> dict:
 def fragility(graph: TenantGraph, ref: str) -> dict:
     """How many trust domains an attacker must control to fake this, and which would do."""
     target = resolve(graph, ref)
-    try:
-        frag, witness, domains = weakest_of(graph, target)
-    except UnknownAction as exc:
-        raise OperatorError(str(exc)) from None
+    frag, witness, domains = weakest_of(graph, target)
     [facts] = graph.memories([target])
     return {"id": target, "name": (facts.get("names") or [None])[0], "text": facts.get("text"),
             "status": facts.get("status"), "amount": facts.get("amount"), "fragility": frag,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 
-from rescind.api.errors import NotFound
+from rescind.contract.errors import NotFound
 from rescind.graph import queries as q
 from rescind.graph.store import TenantGraph
 

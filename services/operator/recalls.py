@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
+from rescind.contract.errors import Conflict, NotFound
 from rescind.graph.store import Mutation, TenantGraph, linearised
-
-
-class RecallError(ValueError):
-    """Approving a recall that is not drafted (absent, or approved already)."""
 
 
 def recall_list(graph: TenantGraph, names: dict[str, str] | None = None) -> list[dict]:
@@ -29,11 +26,11 @@ def recall_list(graph: TenantGraph, names: dict[str, str] | None = None) -> list
 
 
 def find(graph: TenantGraph, action: str) -> dict:
-    """One entry of the recall list; RecallError when the payment is not on it."""
+    """One entry of the recall list; NotFound when the payment is not on it."""
     for r in recall_list(graph):
         if r["action"] == action:
             return r
-    raise RecallError(f"no recall for {action!r}: only executed payments that went OUT have one")
+    raise NotFound(f"no recall for {action!r}: only executed payments that went OUT have one")
 
 
 def draft(graph: TenantGraph, action: dict) -> str:
@@ -76,9 +73,9 @@ def approve(graph: TenantGraph, action: str, by: str, at: int) -> dict:
         rev = graph.revision()
         found = [r for r in recall_list(graph) if r["action"] == action]
         if not found:
-            raise RecallError(f"no drafted recall for action {action!r}")
+            raise Conflict(f"no drafted recall for action {action!r}")
         if found[0]["state"] == "approved":
-            raise RecallError(f"the recall of {action!r} is approved already")
+            raise Conflict(f"the recall of {action!r} is approved already")
         mutation = Mutation(op="approve", at=at, updates=[{"id": action, "props": {
             "recall_state": "approved", "approved_by": by, "approved_at": at}}])
         mutation.outbox.append({"id": f"recall:{action}", "action": action, "by": by, "at": at,

@@ -20,8 +20,10 @@ from pathlib import Path
 
 import redis
 
+from rescind.contract.errors import Unavailable
 
-class ServerError(RuntimeError):
+
+class ServerError(Unavailable):
     """The embedded FalkorDB server could not be started or did not answer."""
 
 
@@ -96,8 +98,8 @@ class EmbeddedFalkorDB:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise DataDirInUse(f"{self.data_dir} is served by {running_url(self.data_dir)}") \
-                from None
+            raise DataDirInUse(f"cannot start the embedded FalkorDB: {self.data_dir} is served by "
+                               f"{running_url(self.data_dir)}") from None
         self._lock = fd
 
     def start(self, timeout: float = 20.0) -> EmbeddedFalkorDB:
@@ -123,7 +125,8 @@ class EmbeddedFalkorDB:
             while True:
                 if self.process.poll() is not None:
                     err = self.process.stderr.read().decode(errors="replace") if self.process.stderr else ""
-                    raise ServerError(f"FalkorDB server exited at start: {err.strip()[-500:]}")
+                    raise ServerError("cannot start the embedded FalkorDB: it exited at start: "
+                                      f"{err.strip()[-500:]}")
                 try:
                     if client.ping():
                         # Loading the AOF answers LOADING until done; a graph query proves readiness.
@@ -136,7 +139,8 @@ class EmbeddedFalkorDB:
                     pass
                 if time.monotonic() > deadline:
                     self.stop()
-                    raise ServerError(f"FalkorDB server did not answer on port {self.port} in {timeout}s")
+                    raise ServerError("cannot start the embedded FalkorDB: it did not answer on "
+                                      f"port {self.port} in {timeout}s")
                 time.sleep(0.02)
         finally:
             client.close()

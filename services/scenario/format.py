@@ -11,7 +11,10 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
-from rescind.core.identity import normalise, to_micros
+
+from rescind.contract.errors import Invalid
+from rescind.contract.events import normalise, to_micros
+from rescind.contract.kinds import WrittenKind
 
 Text = Annotated[str, Field(min_length=1, max_length=20_000)]
 Id = Annotated[str, Field(min_length=1, max_length=200)]
@@ -40,7 +43,7 @@ class ObserveLine(_Line):
 class WriteLine(_Line):
     op: Literal["write"]
     id: Id
-    kind: Literal["belief", "plan", "answer"]
+    kind: WrittenKind
     agent: Id
     text: Text
     premises: list[Id] = Field(min_length=1, max_length=1000)
@@ -123,7 +126,7 @@ OPS = ("source", "observe", "write", "act", "execute", "retract", "withdraw", "c
        "reinstate", "gate", "approve")
 
 
-class ScenarioError(ValueError):
+class ScenarioError(Invalid):
     """A scenario that cannot be applied; ``errors`` holds (line number, reason) pairs."""
 
     def __init__(self, errors: list[tuple[int, str]]) -> None:

@@ -6,15 +6,14 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from rescind.contract.errors import RescindError
+from rescind.contract.events import action_id, memory_id, to_micros
 from rescind.contract.keys import check_tenant
-from rescind.core.identity import action_id, memory_id, to_micros
 from rescind.engine import gate as gate_mod
 from rescind.engine import retraction as ret
-from rescind.engine.gate import UnknownAction
-from rescind.engine.retraction import RetractionError
 from rescind.engine.writes import UnknownPremise, Write, execute, record
 from rescind.graph.store import Mutation, TenantGraph, connect
-from rescind.operator.recalls import RecallError, approve, recall_list
+from rescind.operator.recalls import approve, recall_list
 from rescind.scenario.format import (
     ActLine,
     ApproveLine,
@@ -53,7 +52,7 @@ class Replay:
         """Apply one line; an error the engine finds while applying names the line."""
         try:
             self._apply(step)
-        except (RetractionError, RecallError, UnknownAction, UnknownPremise) as exc:
+        except RescindError as exc:  # the same refusal, with the line it came from
             raise ScenarioError([(step.line, str(exc))]) from exc
 
     def _apply(self, step: Step) -> None:

@@ -16,10 +16,12 @@ from collections.abc import Callable
 from datetime import datetime
 
 import redis
+
 from rescind.contract import events as ev
 from rescind.contract import streams as st
+from rescind.contract.errors import Unavailable
+from rescind.contract.events import action_id, memory_id
 from rescind.contract.keys import check_tenant
-from rescind.core.identity import action_id, memory_id
 from rescind.engine import gate as gate_mod
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
@@ -28,7 +30,7 @@ from rescind.scenario.replay import Replay, fresh_tenant
 from rescind.workers.app import WorkerSettings, WorkerThread
 
 
-class Quiescence(TimeoutError):
+class Quiescence(Unavailable):
     """The workers did not finish the tenant's events in time."""
 
 

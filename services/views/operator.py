@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from rescind.engine.retraction import BLAST_KINDS
 from rich.console import Console
 from rich.table import Table
 from rich.tree import Tree
+
+from rescind.engine.retraction import BLAST_KINDS
 
 LABELS = {"observations": "Observations", "beliefs": "Beliefs", "plans": "Plans",
           "answers": "Answers", "executed_actions": "Executed actions",

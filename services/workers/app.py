@@ -22,14 +22,16 @@ import redis
 from faststream import AckPolicy
 from faststream.redis import RedisBroker, RedisStreamMessage, StreamSub
 from faststream.redis.opentelemetry import RedisTelemetryMiddleware
+
 from rescind.contract import events as ev
 from rescind.contract import streams as st
+from rescind.contract.errors import Invalid
 from rescind.engine import collector
 from rescind.engine.gate import GateDecision, UnknownAction, check, check_premises
 from rescind.engine.writes import Pipeline
 from rescind.graph.store import TenantGraph, connect
 from rescind.runtime import telemetry
-from rescind.workers.ingest import Rejected, apply_control, apply_writes, decode
+from rescind.workers.ingest import apply_control, apply_writes, decode, refused
 
 log = logging.getLogger("rescind.workers")
 
@@ -84,7 +86,7 @@ class Workers:
         for entry_id, body in entries:
             try:
                 event = decode(body)
-            except Rejected as exc:
+            except Invalid as exc:
                 st.dead_letter(self.conn, stream, entry_id, body, str(exc), st.WRITER_GROUP)
                 done.append(entry_id)
                 continue
@@ -178,11 +180,11 @@ class Workers:
                 result = apply_control(self.graph(event.tenant), event)
                 if result:
                     self._emit_status(event, result)
-        except Rejected as exc:
+        except Exception as exc:
+            if not refused(exc):  # left pending: the reaper retries, then dead-letters
+                log.exception("control entry %s failed; left pending", entry_id)
+                return
             st.dead_letter(self.conn, stream, entry_id, body, str(exc), st.RETRACTION_GROUP)
-        except Exception:  # left pending: the reaper retries, then dead-letters
-            log.exception("control entry %s failed; left pending", entry_id)
-            return
         self._ack(stream, st.RETRACTION_GROUP, [entry_id])
 
     def _emit_status(self, cause: ev.Event, result: dict) -> None:
@@ -194,8 +196,8 @@ class Workers:
         try:
             asked = decode(body)
             if not isinstance(asked, ev.GateAsked):
-                raise Rejected(f"the gate stream carries GateAsked, not {type(asked).__name__}")
-        except Rejected as exc:
+                raise Invalid(f"the gate stream carries GateAsked, not {type(asked).__name__}")
+        except Invalid as exc:
             st.dead_letter(self.conn, st.GATE, entry_id, body, str(exc), st.GATE_GROUP)
             self._ack(st.GATE, st.GATE_GROUP, [entry_id])
             return

@@ -12,25 +12,29 @@ from dataclasses import dataclass, field
 
 from opentelemetry import propagate, trace
 from pydantic import ValidationError
+
 from rescind.contract import events as ev
+from rescind.contract.errors import Invalid, RescindError, StalePreview
 from rescind.contract.streams import MAX_ENTRY_BYTES
 from rescind.engine import retraction as ret
-from rescind.engine.gate import UnknownAction
 from rescind.engine.writes import Pipeline, UnknownPremise, Write, execute, record
 from rescind.graph.store import Mutation, TenantGraph, linearised
-from rescind.operator.recalls import RecallError, approve
+from rescind.operator.recalls import approve
 from rescind.runtime.telemetry import tracer
 
 
-class Rejected(ValueError):
-    """An entry that can never be applied: it goes to the dead-letter stream with this reason."""
+def refused(exc: BaseException) -> bool:
+    """Whether ``exc`` means the entry can never be applied, and so goes to the dead-letter
+    stream with its message as the reason: a malformed entry, or a decision the engine refuses.
+    A StalePreview (a concurrent write) is not: it is retried, like any failure of the server."""
+    return isinstance(exc, RescindError) and not isinstance(exc, StalePreview)
 
 
 _CANONICAL = '{"schema":1,'  # how the middleware's publisher writes every event
 
 
 def decode(body: object) -> ev.Event:
-    """A stream body as a typed event, or Rejected with a reason a person can act on."""
+    """A stream body as a typed event, or Invalid with a reason a person can act on."""
     if isinstance(body, bytes | str) and len(body) <= MAX_ENTRY_BYTES:
         text = body.decode(errors="replace") if isinstance(body, bytes) else body
         if text.startswith(_CANONICAL):  # the common case: one pass of pydantic-core's parser
@@ -41,15 +45,15 @@ def decode(body: object) -> ev.Event:
         try:
             body = json.loads(body)
         except (ValueError, UnicodeDecodeError):
-            raise Rejected("malformed: the entry is not JSON") from None
+            raise Invalid("malformed: the entry is not JSON") from None
     else:
         size = len(json.dumps(body, default=str))
     if size > MAX_ENTRY_BYTES:
-        raise Rejected(f"oversized: {size} bytes, the limit is {MAX_ENTRY_BYTES}")
+        raise Invalid(f"oversized: {size} bytes, the limit is {MAX_ENTRY_BYTES}")
     if not isinstance(body, dict):
-        raise Rejected("malformed: an event is a JSON object")
+        raise Invalid("malformed: an event is a JSON object")
     if body.get("schema") != ev.SCHEMA:
-        raise Rejected(f"unknown schema version {body.get('schema')!r}; this worker reads "
+        raise Invalid(f"unknown schema version {body.get('schema')!r}; this worker reads "
                        f"{ev.SCHEMA}")
     try:
         return ev.EVENT.validate_python(body)
@@ -57,7 +61,7 @@ def decode(body: object) -> ev.Event:
         first = exc.errors()[0]
         loc = first["loc"][1:] if len(first["loc"]) > 1 else first["loc"]  # drop the type tag
         where = ".".join(str(x) for x in loc)
-        raise Rejected(f"invalid event: {where}: {first['msg']}") from None
+        raise Invalid(f"invalid event: {where}: {first['msg']}") from None
 
 
 @dataclass
@@ -164,24 +168,20 @@ def _ensure_sources(graph: TenantGraph, declared: list[ev.SourceDeclared],
 
 
 def apply_control(graph: TenantGraph, e: ev.Event) -> dict | None:
-    """Run one security or finance decision; Rejected when the engine refuses it."""
+    """Run one security or finance decision; a ``refused`` error when the engine refuses it."""
     at = ev.to_micros(e.at)
-    try:
-        if isinstance(e, ev.SourceCompromised):
-            op = ret.Retract(e.retraction, e.source,
-                             ev.to_micros(e.start) if e.start else None,
-                             ev.to_micros(e.end) if e.end else None, e.reason, e.by)
-            return ret.run(graph, op, at)
-        if isinstance(e, ev.MemoryWithdrawn):
-            return ret.run(graph, ret.Withdraw(e.retraction, e.memory, e.reason, e.by), at)
-        if isinstance(e, ev.MemoryCorrected):
-            return ret.run(graph, ret.Correct(e.retraction, e.memory, e.text, e.by,
-                                              reason="correction", name=e.name), at)
-        if isinstance(e, ev.RetractionReinstated):
-            return ret.run(graph, ret.Reinstate(e.retraction, e.by), at)
-        if isinstance(e, ev.RecallApproved):
-            approve(graph, ev.action_id(e.tenant, e.action), e.by, at)
-            return None
-    except (ret.RetractionError, RecallError, UnknownAction) as exc:
-        raise Rejected(str(exc)) from exc
+    if isinstance(e, ev.SourceCompromised):
+        op = ret.Retract(e.retraction, e.source,
+                         ev.to_micros(e.start) if e.start else None,
+                         ev.to_micros(e.end) if e.end else None, e.reason, e.by)
+        return ret.run(graph, op, at)
+    if isinstance(e, ev.MemoryWithdrawn):
+        return ret.run(graph, ret.Withdraw(e.retraction, e.memory, e.reason, e.by), at)
+    if isinstance(e, ev.MemoryCorrected):
+        return ret.run(graph, ret.Correct(e.retraction, e.memory, e.text, e.by,
+                                          reason="correction", name=e.name), at)
+    if isinstance(e, ev.RetractionReinstated):
+        return ret.run(graph, ret.Reinstate(e.retraction, e.by), at)
+    if isinstance(e, ev.RecallApproved):
+        approve(graph, ev.action_id(e.tenant, e.action), e.by, at)
     return None

@@ -11,6 +11,7 @@ import json
 
 from faststream.redis import RedisBroker, StreamSub
 from faststream.specification import AsyncAPI
+
 from rescind.contract import events as ev
 from rescind.contract import streams as st
 

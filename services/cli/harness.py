@@ -1,0 +1,217 @@
+"""The harness commands: the demo week, its recording, and the benchmarks. They import
+``rescind.demo`` and ``rescind.bench`` inside each command; nothing else in the product does."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from rescind.cli.common import (
+    DataDirOpt,
+    JsonOpt,
+    TenantOpt,
+    UrlOpt,
+    emit,
+    err,
+    falkordb,
+    operator_server,
+    out,
+    refuse,
+)
+
+bench_app = typer.Typer(help="Benchmarks; results go to docs/bench/ with the command that made them.")
+
+
+
+def demo(
+    mode: str | None = typer.Option(None, help="gemini | replay | policy (default: gemini when "
+                                    "GOOGLE_API_KEY or GEMINI_API_KEY is set, else replay)"),
+    recording: Path | None = typer.Option(None, help="Recording to replay (default: the committed "
+                                          "agents/recordings/week.json)"),
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """The reference agents' week through the real event path, told as a story."""
+    from rescind.agents.llm import GeminiUnavailable, RecordingMiss, chat_model
+    from rescind.demo import week as week
+    from rescind.demo.story import tell
+
+    try:  # a bad mode or an unreadable recording: refused before anything is touched
+        model = chat_model(mode, recording)
+    except (GeminiUnavailable, ValueError, OSError) as exc:
+        refuse(f"{type(exc).__name__}: {exc}")
+    try:
+        with operator_server(url, data_dir) as server_url, out.status("the week is running…"):
+            summary = week.run(server_url, tenant, model=model)
+    except (RecordingMiss, GeminiUnavailable) as exc:  # the recording or Gemini ran out mid-week
+        err.print(f"{type(exc).__name__}: {exc}")
+        raise typer.Exit(2) from None
+    emit(summary, as_json, tell)
+
+
+def record(
+    policy: bool = typer.Option(False, "--policy", help="Record the deterministic policy "
+                                "(no key needed); default: Gemini, which needs a key"),
+    out_file: Path = typer.Option(Path("agents/recordings/week.json"), "--out"),
+    url: str | None = UrlOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Remake the recording that `rescind demo` replays offline, by running the demo week."""
+    from rescind.agents.llm import GeminiModel, PolicyModel, RecordingModel, gemini_key
+    from rescind.demo import week as week
+
+    if not policy and not gemini_key():
+        err.print("recording Gemini needs GOOGLE_API_KEY or GEMINI_API_KEY; or pass --policy to "
+                  "record the deterministic policy")
+        raise typer.Exit(2)
+    inner = PolicyModel() if policy else GeminiModel()
+    model = RecordingModel(inner, out_file, fresh=True,
+                           note="made by `rescind record`: the demo week, wrapped by Rescind")
+    with falkordb(url) as server_url, err.status("recording the week…"):
+        week.run(server_url, "record", model=model)
+    done = {"file": str(out_file), "calls": len(json.loads(out_file.read_text())["calls"]),
+            "made_with": model.made_with}
+    emit(done, as_json, lambda d, c: c.print(f"wrote {d['file']} ({d['calls']} calls, made with "
+                                              f"{d['made_with']})"))
+
+
+def _bench_sizes(text: str, least: int, why: str) -> list[int]:
+    """``--sizes`` as whole numbers of at least ``least``; checked before any server starts."""
+    try:
+        sizes = [int(x) for x in text.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < least:
+        refuse(f"--sizes takes comma-separated whole numbers of at least {least:,} ({why}), "
+                f"not {text!r}")
+    return sizes
+
+
+def _at_least(option: str, value: int, least: int) -> None:
+    if value < least:
+        refuse(f"{option} must be at least {least:,}, not {value}")
+
+
+def _writable(out: Path) -> Path:
+    """The results folder, made before the run: a bad path fails now, not after the run."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        refuse(f"cannot write results to {out}: {exc.strerror or exc}")
+    if not os.access(out, os.W_OK):
+        refuse(f"cannot write results to {out}: not writable")
+    return out
+
+
+@bench_app.command("engine")
+def bench_engine(
+    url: str | None = UrlOpt,
+    sizes: str = typer.Option("10000,100000,1000000", help="Graph sizes in memories"),
+    samples: int = typer.Option(31, help="Retractions timed per graph size"),
+    batch: int = typer.Option(5000, help="Writes per batched load query"),
+    out: Path = typer.Option(Path("docs/bench"), help="Where results are written"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Retraction latency vs graph size and region size, and bulk-load throughput."""
+    from rescind.bench.engine import run as run_bench
+
+    _at_least("--samples", samples, 1)
+    _at_least("--batch", batch, 1)
+    # Two sets of ``samples`` sources of 100 memories each are retracted in every graph.
+    graph_sizes = _bench_sizes(sizes, 200 * samples, f"two sets of {samples} sources of 100 "
+                               "memories each are retracted in every graph")
+    _writable(out)
+    command = "rescind bench engine " + " ".join(sys.argv[3:]) if len(sys.argv) > 3 else \
+        "rescind bench engine"
+    with falkordb(url) as server_url:  # progress on stderr with --json, so stdout stays JSON
+        run_bench(server_url, graph_sizes, samples, batch, out, command,
+                  err if as_json else out_console())
+    if as_json:
+        print((out / "engine.json").read_text())
+    else:
+        out_console().print(f"results written to {out}/engine.json and {out}/engine.md")
+
+
+@bench_app.command("ingest")
+def bench_ingest(
+    url: str | None = UrlOpt,
+    events: int = typer.Option(20_000, help="Events published"),
+    batch: int = typer.Option(500, help="Writer batch size"),
+    repeats: int = typer.Option(3, help="Alternating end-to-end and raw runs; medians reported"),
+    out_dir: Path = typer.Option(Path("docs/bench"), "--out", help="Where results are written"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """End-to-end writes/s through streams and workers, beside raw UNWIND; store latency."""
+    from rescind.bench.ingest import run as run_ingest
+
+    if events < 2 or events % 2:
+        refuse(f"--events must be an even number of at least 2 (each observation is followed "
+                f"by a belief resting on it), not {events}")
+    _at_least("--batch", batch, 1)
+    if repeats < 1 or repeats % 2 == 0:
+        refuse(f"--repeats must be odd, so that the median is one of the runs, not {repeats}")
+    _writable(out_dir)
+    command = "rescind bench ingest " + " ".join(sys.argv[3:])
+    err.print("publishing, writing, measuring…")  # no spinner: its thread would take a core
+    with falkordb(url) as server_url:
+        result = run_ingest(server_url, events, batch, out_dir, command.strip(), repeats)
+    if as_json:
+        print(json.dumps(result, indent=2))
+    else:
+        out.print((out_dir / "ingest.md").read_text(), markup=False)
+
+
+@bench_app.command("rules")
+def bench_rules(
+    url: str | None = UrlOpt,
+    scenario: str = typer.Option("all", help="demo | precision | real | scale | all"),
+    data: Path | None = typer.Option(None, help="The retraction data, read in place (default: "
+                                     "$RESCIND_RETRACTIONS_DATA, else ../shared/data/retractions "
+                                     "beside the repository)"),
+    sizes: str = typer.Option("100000,1000000", help="Scale scenario: graph sizes in memories"),
+    samples: int = typer.Option(15, help="Scale scenario: retractions timed per size"),
+    out_dir: Path = typer.Option(Path("docs/bench"), "--out", help="Where results are written"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Five retraction rules on the demo week, a constructed case, real retractions and scale."""
+    from rescind.bench.rules import SCENARIOS
+    from rescind.bench.rules import run as run_rules
+
+    chosen = list(SCENARIOS) if scenario == "all" else [scenario]
+    from rescind.bench.scenarios import retraction_data
+
+    data = data or retraction_data()
+    if scenario != "all" and scenario not in SCENARIOS:
+        err.print(f"unknown scenario {scenario!r}; choose from {', '.join(SCENARIOS)} or all")
+        raise typer.Exit(2)
+    if "real" in chosen and not (data / "covid_citation_graph_nodes.csv").is_file():
+        err.print(f"no retraction data in {data} (covid_citation_graph_nodes.csv); pass --data")
+        raise typer.Exit(2)
+    graph_sizes: list[int] = []
+    if "scale" in chosen:
+        _at_least("--samples", samples, 1)
+        graph_sizes = _bench_sizes(sizes, 100, "the graph is made of sources of 100 memories")
+    _writable(out_dir)
+    earlier = out_dir / "rules.json"  # the new results are merged into it
+    if earlier.exists():
+        try:
+            json.loads(earlier.read_text())
+        except (OSError, ValueError):
+            refuse(f"{earlier} is not a readable results file; move it or choose another --out")
+    command = " ".join(["rescind bench rules", *sys.argv[3:]])
+    with falkordb(url) as server_url:  # table and progress on stderr with --json
+        run_rules(server_url, chosen, data, graph_sizes, samples, out_dir, command,
+                  err if as_json else out_console())
+    if as_json:
+        print((out_dir / "rules.json").read_text())
+    else:
+        out_console().print(f"results written to {out_dir}/rules.json, rules.md and rules_*.png")
+
+
+def out_console() -> Console:
+    return out

@@ -1,0 +1,145 @@
+"""What security and finance do from a terminal: compromise, reinstate, explain, fragility,
+audit order, recalls."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import typer
+
+from rescind.cli.common import DataDirOpt, JsonOpt, TenantOpt, UrlOpt, emit, operator_graph, out
+
+recalls_app = typer.Typer(help="Drafted bank recalls of executed payments that went OUT (finance).",
+                          no_args_is_help=True)
+
+
+
+def compromise(
+    source: str = typer.Argument(..., help="The source, e.g. portal:northwind"),
+    start: str | None = typer.Option(None, "--from", help="Window start, ISO 8601 with zone"),
+    end: str | None = typer.Option(None, "--to", help="Window end (included), ISO 8601"),
+    reason: str = typer.Option(..., help="Why the source is compromised"),
+    commit: bool = typer.Option(False, "--commit", help="Apply it (default: preview only)"),
+    rev: int | None = typer.Option(None, help="With --commit: refuse if the graph moved past "
+                                   "this preview revision"),
+    rid: str | None = typer.Option(None, "--id", help="Retraction id (default: generated)"),
+    by: str = typer.Option("security", help="Who decides"),
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Declare a source compromised over a window: preview the blast radius, or --commit."""
+    from rescind.operator import decisions
+    from rescind.views import operator as views
+
+    with operator_graph(url, data_dir, tenant) as graph:
+        d = decisions.compromise(graph, source, decisions.parse_time(start, "--from"),
+                                decisions.parse_time(end, "--to"), reason, by, commit, rid, rev)
+    title = f"{'Committed' if d['committed'] else 'Preview'}: {source} compromised"
+    emit(d, as_json, lambda d, c: views.blast_radius(d, c, title))
+    if not as_json and not d["committed"]:
+        out.print(f"\nnothing changed; apply with --commit --rev {d['rev']}")
+
+
+def reinstate(
+    retraction: str = typer.Argument(..., help="The id of a retraction, withdrawal or correction"),
+    by: str = typer.Option("security", help="Who decides"),
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Undo a retraction: what it took out comes back, unless something else keeps it out."""
+    from rescind.operator import decisions
+    from rescind.views import operator as views
+
+    with operator_graph(url, data_dir, tenant) as graph:
+        d = decisions.reinstate(graph, retraction, by)
+    emit(d, as_json, lambda d, c: views.blast_radius(d, c, f"Reinstated {retraction}"))
+
+
+def explain(
+    memory: str = typer.Argument(..., help="A memory id, or a name (an action's name)"),
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """The justification tree of a memory, down to its sources."""
+    from rescind.operator import decisions
+    from rescind.views import operator as views
+
+    with operator_graph(url, data_dir, tenant) as graph:
+        d = decisions.explain(graph, memory)
+    emit(d, as_json, views.justification_tree)
+
+
+def fragility(
+    action: str = typer.Argument(..., help="An action (or any memory): id or name"),
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """How many trust domains an attacker must control to fake it, and which would do."""
+    from rescind.operator import decisions
+    from rescind.views import operator as views
+
+    with operator_graph(url, data_dir, tenant) as graph:
+        d = decisions.fragility(graph, action)
+    emit(d, as_json, views.fragility)
+
+
+def audit_order(
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Sources ranked by the value of what rests on them alone: audit these first."""
+    from rescind.operator import decisions
+    from rescind.views import operator as views
+
+    with operator_graph(url, data_dir, tenant) as graph:
+        d = decisions.audit_order(graph)
+    emit(d, as_json, views.audit_order)
+
+
+@recalls_app.command("list")
+def recalls_list(
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Executed payments that went OUT, largest first (payments without an amount last)."""
+    from rescind.operator.recalls import recall_list
+    from rescind.views import operator as views
+
+    with operator_graph(url, data_dir, tenant) as graph:
+        rows = recall_list(graph)
+    emit(rows, as_json, views.recalls)
+
+
+@recalls_app.command("show")
+def recalls_show(
+    action: str = typer.Argument(..., help="The payment: id or name"),
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """The drafted bank recall of one payment, with its evidence chain."""
+    from rescind.operator import decisions
+    from rescind.operator.recalls import find
+
+    with operator_graph(url, data_dir, tenant) as graph:
+        row = find(graph, decisions.resolve(graph, action))
+    emit(row, as_json, lambda r, c: c.print(f"[{r['state']}]\n{r['draft']}", markup=False))
+
+
+@recalls_app.command("approve")
+def recalls_approve(
+    action: str = typer.Argument(..., help="The payment: id or name"),
+    by: str = typer.Option(..., help="Who in finance approves"),
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Approve a drafted recall: it is written to the outbox for the bank; nothing else."""
+    from rescind.contract.events import to_micros
+    from rescind.operator import decisions
+    from rescind.operator.recalls import approve
+
+    with operator_graph(url, data_dir, tenant) as graph:
+        row = approve(graph, decisions.resolve(graph, action), by, to_micros(datetime.now(UTC)))
+    emit(row, as_json, lambda r, c: c.print(
+        f"approved by {by}: recall of {r['amount']:,.2f} to {r['payee']} is in the outbox"
+        if r["amount"] is not None else f"approved by {by}: the recall is in the outbox"))

@@ -1,0 +1,127 @@
+"""Running Rescind: the workers, `up` (server, workers and API in one process), replay, and
+the AsyncAPI document."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+from pathlib import Path
+
+import redis
+import typer
+
+from rescind.cli.common import JsonOpt, UrlOpt, emit, falkordb, line_progress, out, refuse
+from rescind.contract.errors import Unavailable
+
+
+def replay(
+    file: Path = typer.Argument(..., help="A scenario file (JSONL, see SCENARIO-FORMAT)"),
+    url: str | None = UrlOpt,
+    tenant: str | None = typer.Option(None, help="Tenant name; default: a fresh one"),
+    as_json: bool = typer.Option(False, "--json", help="Print the JSON report"),
+    via_streams: bool = typer.Option(False, "--via-streams",
+                                     help="Send every line through streams and workers"),
+) -> None:
+    """Apply a scenario to a fresh tenant and report what is IN, OUT, held and recalled."""
+    from rescind.scenario.replay import replay_text
+    from rescind.scenario.via_streams import replay_via_streams
+    from rescind.views.replay import render
+
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        refuse(f"cannot read {file}: {exc.strerror}")
+    with falkordb(url) as server_url, line_progress("replaying") as advance:
+        run = replay_via_streams if via_streams else replay_text
+        report = run(text, server_url, tenant, on_progress=advance)
+    if as_json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        render(report, out, title=file.name)
+
+
+ROLES = ("writer", "retraction", "reaper", "gate")
+
+
+def worker(
+    roles: list[str] = typer.Argument(..., help="writer, retraction, reaper and/or gate"),
+    url: str | None = UrlOpt,
+    worker_id: str = typer.Option(None, "--id", help="Consumer name suffix; default: host name and "
+                                  "pid (containers all run as pid 1)"),
+    partitions: int = typer.Option(4, help="Event stream partitions"),
+    batch: int = typer.Option(500, help="Writer batch size"),
+    reaper_idle_ms: int = typer.Option(30_000, help="Claim entries pending this long"),
+) -> None:
+    """Run workers against a FalkorDB server until SIGTERM or Ctrl-C."""
+    unknown = [r for r in roles if r not in ROLES]
+    if unknown or not url:
+        refuse(f"unknown role(s) {unknown}; choose from {ROLES}" if unknown else
+               "a worker needs --url (or RESCIND_URL): the server `rescind up` started")
+    import socket
+
+    _serve(url, tuple(roles), worker_id or f"{socket.gethostname()}-{os.getpid()}", partitions,
+           batch=batch, reaper_idle_ms=reaper_idle_ms)
+
+
+def up(
+    data_dir: Path | None = typer.Option(Path(".rescind/data"), help="AOF persistence here"),
+    port: int | None = typer.Option(None, help="Port for the embedded server"),
+    partitions: int = typer.Option(4, help="Event stream partitions"),
+    api_port: int | None = typer.Option(None, help="HTTP API and console port (default "
+                                        "RESCIND_API_PORT or 8765; 0: no API)"),
+) -> None:
+    """The embedded FalkorDB, every worker and the HTTP API with its console, in one process;
+    Ctrl-C stops all cleanly."""
+    from rescind.api.serve import api_thread
+    from rescind.runtime.server import EmbeddedFalkorDB
+    from rescind.runtime.settings import Settings
+
+    settings = Settings()
+    api_port = settings.api_port if api_port is None else api_port
+    with EmbeddedFalkorDB(data_dir=data_dir, port=port) as server, contextlib.ExitStack() as api:
+        out.print(f"FalkorDB on {server.url} (data in {data_dir}); workers: {', '.join(ROLES)}")
+        if api_port:
+            base = api.enter_context(api_thread(server.url, settings.api_host, api_port,
+                                                settings))
+            out.print(f"API on {base}/api/v1, console on {base}/console/")
+        _serve(server.url, ROLES, f"up-{os.getpid()}", partitions)
+
+
+def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int,
+           **tuning: int) -> None:
+    import asyncio
+
+    from rescind.runtime import telemetry
+    from rescind.runtime.settings import Settings
+    from rescind.workers.app import WorkerSettings, serve
+
+    config = Settings()
+    telemetry.configure(config.otel, config.otlp_endpoint, config.metric_interval_ms)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        settings = WorkerSettings(url=url, worker_id=worker_id, partitions=partitions,
+                                  gate_threshold=config.gate_threshold,
+                                  gate_min_domains=config.gate_min_domains, **tuning)
+        await serve(settings, roles, stop)
+
+    try:
+        asyncio.run(main())
+    except redis.ConnectionError as exc:  # a foreign error, told in Rescind's terms once
+        raise Unavailable(f"cannot reach FalkorDB at {url}: {exc}") from exc
+    out.print("workers stopped")
+
+
+def asyncapi(out_file: Path = typer.Option(Path("docs/asyncapi.json"), "--out"),
+             as_json: bool = JsonOpt) -> None:
+    """Write the AsyncAPI document of the events (generated by FastStream)."""
+    from rescind.workers.spec import document
+
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+    out_file.write_text(document(), encoding="utf-8")
+    emit({"file": str(out_file)}, as_json, lambda d, c: c.print(f"wrote {d['file']}"))
