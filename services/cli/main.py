@@ -311,7 +311,7 @@ def record(
 
 @app.command()
 def replay(
-    file: Path = typer.Argument(..., help="A scenario file (JSONL, see SCENARIO-FORMAT)"),
+    file: Path = typer.Argument(..., help="A scenario file (JSONL, see docs/scenario-format.md)"),
     url: str | None = UrlOpt,
     tenant: str | None = typer.Option(None, help="Tenant name; default: a fresh one"),
     as_json: bool = typer.Option(False, "--json", help="Print the JSON report"),
