@@ -1,4 +1,4 @@
-"""A naive, independent reference for scenario files (docs/scenario-rules.md).
+"""A naive, independent reference for scenario files (docs/scenario-format.md).
 
 Plain Python data, no graph, no incrementality: status is the least fixpoint recomputed from
 scratch by naive iteration; fragility is brute force over subsets of trust domains. It assumes

@@ -1,4 +1,4 @@
-"""Hypothesis strategies that generate valid scenario files (docs/scenario-rules.md) as text.
+"""Hypothesis strategies that generate valid scenario files (docs/scenario-format.md) as text.
 
 `scenario_graphs()` is mostly structure (sources, observations, writes, actions) followed by one
 retraction and a few gates; `operation_sequences()` is such a graph followed by 5-15 operations
@@ -201,7 +201,7 @@ class _Builder:
             by = self.draw(st.sampled_from(self.sources))
         cid = self.new_id("c")
         # A correction that says the same as the memory it corrects is a validation error
-        # (docs/scenario-rules.md), so valid scenarios never contain one.
+        # (docs/scenario-format.md), so valid scenarios never contain one.
         texts = [t for t in TEXTS[kind] if norm(t) != self.ref.key[memory][1]]
         op = {"op": "correct", "id": cid, "memory": memory,
               "text": self.draw(_variant(self.draw(st.sampled_from(texts)))), "by": by}

@@ -17,7 +17,7 @@ from rescind.contract.errors import Unavailable
 
 
 def replay(
-    file: Path = typer.Argument(..., help="A scenario file (JSONL, see SCENARIO-FORMAT)"),
+    file: Path = typer.Argument(..., help="A scenario file (JSONL, see docs/scenario-format.md)"),
     url: str | None = UrlOpt,
     tenant: str | None = typer.Option(None, help="Tenant name; default: a fresh one"),
     as_json: bool = typer.Option(False, "--json", help="Print the JSON report"),

@@ -1,6 +1,6 @@
 """The stream layout: partitioned event streams, consumer groups, envelopes, dead letters.
 
-Layout (documented in the README):
+Layout (documented in docs/architecture.md):
 - ``rescind:events:{p}`` for p in 0..N-1 carries every event of the tenants hashed to p
   (crc32(tenant) mod N), in publish order. One stream per partition keeps the subscribers
   static while tenants come and go; N bounds the parallelism of each consumer group.

@@ -1,7 +1,7 @@
-"""Scenario files (SCENARIO-FORMAT.md): one typed model per op, and all-or-nothing validation.
+"""Scenario files (docs/scenario-format.md): one typed model per op, and all-or-nothing validation.
 
 Validation runs over the whole file before anything is applied; every bad line is reported
-as ``line N: reason``. The choices the format leaves open are in docs/scenario-rules.md.
+as ``line N: reason``. Its rules are in docs/scenario-format.md.
 """
 
 from __future__ import annotations
