@@ -10,7 +10,7 @@ import redis
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from rescind.api import api_routes
-from rescind.api import keys as api_keys
+from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
 from schemathesis import GenerationMode
 
@@ -27,10 +27,10 @@ def fuzzed(falkordb):
     name = f"fuzz{os.getpid()}"
     story = make_story(falkordb, name)
     conn = redis.Redis.from_url(falkordb)
-    before = set(conn.hkeys(api_keys.tenants_key()))
+    before = set(conn.hkeys(layout.TENANTS))
     yield story
     forget(falkordb, name)
-    for new in set(conn.hkeys(api_keys.tenants_key())) - before:  # made by POST /tenants
+    for new in set(conn.hkeys(layout.TENANTS)) - before:  # made by POST /tenants
         forget(falkordb, new.decode())
     TenantGraph(connect(falkordb), name).delete()
 

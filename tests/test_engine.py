@@ -3,7 +3,8 @@
 import json
 
 import pytest
-from rescind.contract.keys import BadTenantName, graph_key
+from rescind.contract.errors import BadTenantName
+from rescind.contract.layout import graph_key
 from rescind.core.identity import memory_id
 from rescind.engine import retraction as ret
 from rescind.engine.writes import UnknownPremise, Write, record

@@ -14,7 +14,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from rescind.api import audit
 from rescind.api.auth import PERMISSIONS, Principal, TokenStore, authorize
 from rescind.api.errors import ApiError, Forbidden, Invalid
-from rescind.contract.keys import BadTenantName, check_tenant
+from rescind.contract.errors import BadTenantName
+from rescind.contract.layout import check_tenant
 from rescind.graph.store import TenantGraph
 from rescind.runtime.settings import Settings
 

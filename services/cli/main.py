@@ -13,7 +13,7 @@ from typing import NoReturn
 
 import redis
 import typer
-from rescind.contract.keys import BadTenantName
+from rescind.contract.errors import BadTenantName
 from rescind.scenario.format import ScenarioError
 from rich.console import Console
 

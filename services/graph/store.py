@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis
-from rescind.contract.keys import graph_key, lock_key
+from rescind.contract.layout import graph_key, lock_key
 from rescind.core.belief import Grounding, Node, Rules, Status, Window
 from rescind.graph import queries as q
 from rescind.graph.cypher import (

@@ -6,7 +6,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rescind.contract.keys import check_tenant
+from rescind.contract.layout import check_tenant
 from rescind.core.identity import action_id, memory_id, to_micros
 from rescind.engine import gate as gate_mod
 from rescind.engine import retraction as ret

@@ -17,8 +17,8 @@ from datetime import datetime
 
 import redis
 from rescind.contract import events as ev
+from rescind.contract import layout
 from rescind.contract import streams as st
-from rescind.contract.keys import check_tenant
 from rescind.core.identity import action_id, memory_id
 from rescind.engine import gate as gate_mod
 from rescind.graph.store import TenantGraph, connect
@@ -52,7 +52,7 @@ class StreamReplay:
         self.state = Replay(graph)  # names, clock and report, shared with the direct replay
         self.stream = publisher.stream_of(graph.tenant)
         self.dead_from = "-"
-        last = conn.xrevrange(st.DEAD, count=1)
+        last = conn.xrevrange(layout.DEAD, count=1)
         if last:
             self.dead_from = "(" + last[0][0].decode()
 
@@ -126,7 +126,7 @@ class StreamReplay:
         return ev.RecallApproved(**base, action=op.action, by=op.by)
 
     def _dead_reason(self, event_id: str) -> str | None:
-        for entry_id, fields in self.conn.xrange(st.DEAD, min=self.dead_from):
+        for entry_id, fields in self.conn.xrange(layout.DEAD, min=self.dead_from):
             self.dead_from = "(" + entry_id.decode()
             body = fields.get(b"body", b"").decode()
             try:
@@ -140,7 +140,7 @@ class StreamReplay:
 
 
 def replay_via_streams(text: str, url: str, tenant: str | None = None,
-                       partitions: int = st.DEFAULT_PARTITIONS,
+                       partitions: int = layout.PARTITIONS,
                        start_workers: bool = True,
                        on_progress: Callable[[int, int], None] | None = None) -> dict:
     """Validate ``text`` whole, send it through streams and workers, and return the report.
@@ -150,7 +150,7 @@ def replay_via_streams(text: str, url: str, tenant: str | None = None,
     """
     steps = sc.parse(text)
     conn = connect(url)
-    graph = TenantGraph(conn, check_tenant(tenant or fresh_tenant()))
+    graph = TenantGraph(conn, layout.check_tenant(tenant or fresh_tenant()))
     if graph.exists():
         raise sc.ScenarioError([(0, f"tenant {graph.tenant!r} already has a graph; replay needs a "
                                  "fresh tenant")])

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from opentelemetry import propagate, trace
 from pydantic import ValidationError
 from rescind.contract import events as ev
-from rescind.contract.streams import MAX_ENTRY_BYTES
+from rescind.contract.layout import MAX_ENTRY_BYTES
 from rescind.engine import retraction as ret
 from rescind.engine.gate import UnknownAction
 from rescind.engine.writes import Pipeline, UnknownPremise, Write, execute, record
