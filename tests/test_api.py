@@ -310,3 +310,29 @@ def test_rescind_api_token_create_makes_a_working_token(story):
                                    "--tenant", story.tenant, "--url", story.url])
     assert bad.exit_code == 2 and "unknown role 'king'" in bad.stderr
 
+
+def test_agents_events_go_to_the_partition_the_settings_name(falkordb, tenant_name):
+    """With RESCIND_PARTITIONS at 7 (Settings.partitions), POST /events appends to the stream
+    a publisher with 7 partitions uses for the tenant, not to the default layout's."""
+    from fastapi.testclient import TestClient
+    from rescind.api import create_app
+    from rescind.runtime.settings import Settings
+
+    tenant = next(t for t in (f"{tenant_name}-{i}" for i in range(100))
+                  if layout.partition_of(t, 7) != layout.partition_of(t, layout.PARTITIONS))
+    client = TestClient(create_app(Settings(url=falkordb, admin_token=ADMIN, partitions=7)))
+    s = make_story(falkordb, tenant, client)
+    conn = redis.Redis.from_url(falkordb)
+    name = layout.tenant_stream(tenant, 7)
+    r = None
+    try:
+        r = s.client.post(f"{s.base}/events", headers=s.as_("agent"), json={"events": [
+            {"type": "observation_recorded", "schema": 1, "event_id": "p7", "tenant": tenant,
+             "at": AT, "source": "portal:acme", "text": "note"}]})
+        assert r.status_code == 200 and r.json()["stream"] == name
+        [entry] = [f for i, f in conn.xrange(name) if i.decode() in r.json()["ids"]]
+        assert layout.decode(entry).event()["event_id"] == "p7"
+    finally:
+        forget(falkordb, tenant)  # its events too, from the default layout's stream only
+        if r is not None and r.status_code == 200:
+            conn.xdel(name, *r.json()["ids"])

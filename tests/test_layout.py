@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import zlib
 from datetime import UTC, datetime
@@ -133,6 +134,38 @@ def test_an_envelope_whose_data_is_no_event_object_is_invalid(data, why):
     """The envelope may be well formed and its data still not an event object."""
     with pytest.raises(Invalid, match=why):
         layout.decode(layout.encode(data)).event()
+
+
+# -- defaults --------------------------------------------------------------------------------
+def test_every_surface_takes_its_defaults_from_the_layout(monkeypatch):
+    """Settings, the middleware's config, the publisher, the workers, the engine's gate and
+    replay all default to the one value; the environment overrides the settings."""
+    from rescind.engine import gate
+    from rescind.middleware.config import InterceptConfig
+    from rescind.middleware.publisher import Publisher
+    from rescind.runtime.settings import Settings
+    from rescind.scenario.replay import replay_text
+    from rescind.workers.app import WorkerSettings
+
+    for var in ("RESCIND_PARTITIONS", "RESCIND_GATE_THRESHOLD", "RESCIND_GATE_MIN_DOMAINS"):
+        monkeypatch.delenv(var, raising=False)
+    s, w = Settings(), WorkerSettings(url="redis://x")
+    limits = (layout.GATE_THRESHOLD, layout.GATE_MIN_DOMAINS)
+    assert (s.partitions, s.gate_threshold, s.gate_min_domains) == (layout.PARTITIONS, *limits)
+    assert (w.partitions, w.gate_threshold, w.gate_min_domains) == (layout.PARTITIONS, *limits)
+    assert InterceptConfig(tenant="acme").partitions == layout.PARTITIONS
+    assert inspect.signature(Publisher).parameters["partitions"].default == layout.PARTITIONS
+    for fn in (gate.check, gate.check_premises, replay_text):
+        params = inspect.signature(fn).parameters
+        names = ("threshold", "min_domains") if fn is not replay_text else (
+            "gate_threshold", "gate_min_domains")
+        assert tuple(params[n].default for n in names) == limits
+
+    monkeypatch.setenv("RESCIND_PARTITIONS", "8")
+    monkeypatch.setenv("RESCIND_GATE_THRESHOLD", "500")
+    monkeypatch.setenv("RESCIND_GATE_MIN_DOMAINS", "3")
+    s = Settings()
+    assert (s.partitions, s.gate_threshold, s.gate_min_domains) == (8, 500, 3)
 
 
 def test_the_middleware_spells_no_redis_name_of_its_own():

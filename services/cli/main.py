@@ -13,6 +13,7 @@ from typing import NoReturn
 
 import redis
 import typer
+from rescind.contract import layout
 from rescind.contract.errors import BadTenantName
 from rescind.scenario.format import ScenarioError
 from rich.console import Console
@@ -57,6 +58,8 @@ DataDirOpt = typer.Option(Path(".rescind/data"), "--data-dir", envvar="RESCIND_D
                           help="Without --url: the embedded server's data (kept between commands)")
 TenantOpt = typer.Option("demo", "--tenant", envvar="RESCIND_TENANT", help="Tenant name")
 JsonOpt = typer.Option(False, "--json", help="Print JSON for scripts")
+PartitionsOpt = typer.Option(None, "--partitions", min=1, help="Event stream partitions (default "
+                             f"RESCIND_PARTITIONS or {layout.PARTITIONS}); the agents' must match")
 
 
 @contextlib.contextmanager
@@ -318,10 +321,17 @@ def replay(
     via_streams: bool = typer.Option(False, "--via-streams",
                                      help="Send every line through streams and workers"),
 ) -> None:
-    """Apply a scenario to a fresh tenant and report what is IN, OUT, held and recalled."""
+    """Apply a scenario to a fresh tenant and report what is IN, OUT, held and recalled.
+
+    `gate` lines judge with RESCIND_GATE_THRESHOLD and RESCIND_GATE_MIN_DOMAINS, as the workers do."""
+    from rescind.runtime.settings import Settings
     from rescind.scenario.replay import replay_text
     from rescind.scenario.via_streams import replay_via_streams
     from rescind.views.replay import render
+
+    settings = Settings()
+    limits = {"gate_threshold": settings.gate_threshold,
+              "gate_min_domains": settings.gate_min_domains}
 
     try:
         text = file.read_text(encoding="utf-8")
@@ -330,8 +340,11 @@ def replay(
         raise typer.Exit(2) from None
     try:
         with falkordb(url) as server_url, line_progress("replaying") as advance:
-            run = replay_via_streams if via_streams else replay_text
-            report = run(text, server_url, tenant, on_progress=advance)
+            if via_streams:
+                report = replay_via_streams(text, server_url, tenant, settings.partitions,
+                                            on_progress=advance, **limits)
+            else:
+                report = replay_text(text, server_url, tenant, on_progress=advance, **limits)
     except ScenarioError as exc:
         for line, why in exc.errors:
             print(f"line {line}: {why}", file=sys.stderr)
@@ -357,7 +370,7 @@ def worker(
     url: str | None = UrlOpt,
     worker_id: str = typer.Option(None, "--id", help="Consumer name suffix; default: host name and "
                                   "pid (containers all run as pid 1)"),
-    partitions: int = typer.Option(4, help="Event stream partitions"),
+    partitions: int | None = PartitionsOpt,
     batch: int = typer.Option(500, help="Writer batch size"),
     reaper_idle_ms: int = typer.Option(30_000, help="Claim entries pending this long"),
 ) -> None:
@@ -377,7 +390,7 @@ def worker(
 def up(
     data_dir: Path | None = typer.Option(Path(".rescind/data"), help="AOF persistence here"),
     port: int | None = typer.Option(None, help="Port for the embedded server"),
-    partitions: int = typer.Option(4, help="Event stream partitions"),
+    partitions: int | None = PartitionsOpt,
     api_port: int | None = typer.Option(None, help="HTTP API and console port (default "
                                         "RESCIND_API_PORT or 8765; 0: no API)"),
 ) -> None:
@@ -406,7 +419,7 @@ def up(
         raise typer.Exit(2) from None
 
 
-def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int,
+def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int | None,
            **tuning: int) -> None:
     import asyncio
 
@@ -422,7 +435,8 @@ def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int,
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        settings = WorkerSettings(url=url, worker_id=worker_id, partitions=partitions,
+        settings = WorkerSettings(url=url, worker_id=worker_id,
+                                  partitions=config.partitions if partitions is None else partitions,
                                   gate_threshold=config.gate_threshold,
                                   gate_min_domains=config.gate_min_domains, **tuning)
         await serve(settings, roles, stop)

@@ -45,8 +45,8 @@ class WorkerSettings:
     reaper_idle_ms: int = 30_000
     max_deliveries: int = 5
     patience_s: float = 300.0  # how long a write may wait for its premise
-    gate_threshold: float = 10_000
-    gate_min_domains: int = 2
+    gate_threshold: float = layout.GATE_THRESHOLD
+    gate_min_domains: int = layout.GATE_MIN_DOMAINS
 
 
 @dataclass
