@@ -52,8 +52,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import orjson
 from rescind.contract.errors import BadTenantName, Invalid
@@ -162,12 +161,11 @@ DATA = "__data__"
 _DATA_B = DATA.encode()
 
 
-@dataclass(frozen=True)
-class Envelope:
+class Envelope(NamedTuple):
     """What one stream entry carries: the event's own JSON text and the trace headers."""
 
     data: str
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str]
 
     def event(self) -> dict:
         """The event's JSON object, unvalidated (``events.EVENT`` validates it)."""
@@ -199,7 +197,9 @@ def encode_event(event: Event) -> dict[str, str]:
 def decode(fields: Mapping) -> Envelope:
     """The envelope of one stream entry (keys and values as bytes or str); Invalid, saying what
     is wrong, for an entry that is not one."""
-    raw = fields.get(_DATA_B, fields.get(DATA))
+    raw = fields.get(_DATA_B)
+    if raw is None:
+        raw = fields.get(DATA)
     if raw is None:
         raise Invalid(f"malformed entry: no {DATA} field (fields: "
                       f"{', '.join(sorted(_text(k) for k in fields)) or 'none'})")
@@ -210,8 +210,11 @@ def decode(fields: Mapping) -> Envelope:
     if not isinstance(value, dict) or not isinstance(value.get("data"), str):
         raise Invalid(f"malformed envelope: {DATA} must be an object whose data is a string")
     headers = value.get("headers") or {}
-    if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+    if not isinstance(headers, dict):
         raise Invalid("malformed envelope: headers must map names to strings")
+    for v in headers.values():
+        if not isinstance(v, str):
+            raise Invalid("malformed envelope: headers must map names to strings")
     return Envelope(value["data"], headers)
 
 
