@@ -32,6 +32,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rescind.contract import layout
+
 
 class SourceTool(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -58,9 +60,10 @@ class ActionTool(BaseModel):
 class InterceptConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    tenant: str = Field(pattern=r"^[a-z0-9_-]{1,64}$")
+    tenant: str = Field(pattern=rf"^{layout.TENANT_RE.pattern}$")
     url: str = "redis://127.0.0.1:6379"
-    partitions: int = 4
+    partitions: int = Field(layout.PARTITIONS, ge=1, description="Event streams; the same "
+                            "number as the workers' (RESCIND_PARTITIONS)")
     sources: dict[str, SourceTool] = Field(default_factory=dict)
     actions: dict[str, ActionTool] = Field(default_factory=dict)
     gate_timeout_s: float = Field(5.0, description="No answer in time: the action does not run")

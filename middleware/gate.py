@@ -6,16 +6,14 @@ time, or no Redis, means the action does not run.
 
 from __future__ import annotations
 
-import json
 import uuid
 from datetime import UTC, datetime
 
 import redis
 
+from rescind.contract import layout
 from rescind.contract.errors import GateRefused
 from rescind.contract.events import GateAnswered, GateAsked
-
-GATE_STREAM = "rescind:gate"  # repeated from the stream layout (middleware shares only contracts)
 
 
 class GateClient:
@@ -30,14 +28,13 @@ class GateClient:
         """The gate's answer; GateRefused when it refuses or cannot be reached.
 
         ``proposed``: the action was proposed earlier and is judged by its stored facts."""
-        reply_to = f"rescind:gate:reply:{uuid.uuid4().hex}"
+        reply_to = layout.gate_reply_key(uuid.uuid4().hex)
         asked = GateAsked(event_id=uuid.uuid4().hex, tenant=self.tenant,
                           at=at or datetime.now(UTC), action=action,
                           premises=premises or ["none"], amount=amount, payee=payee,
                           reply_to=reply_to, traceparent=traceparent, proposed=proposed)
         try:
-            self._conn.xadd(GATE_STREAM, {"__data__": json.dumps(
-                {"data": asked.model_dump_json(by_alias=True), "headers": {}})})
+            self._conn.xadd(layout.GATE, layout.encode(asked.model_dump_json(by_alias=True)))
             got = self._conn.blpop([reply_to], timeout=self.timeout_s)
         except redis.RedisError as exc:
             raise GateRefused(f"the gate could not be asked ({exc}); {action} does not run") \

@@ -3,24 +3,20 @@
 ``publish`` only appends to a bounded in-memory buffer; a daemon thread sends what is there
 with one pipelined XADD per batch. While Redis is unreachable the buffer holds events (up to
 ``capacity``; beyond that the oldest are dropped and counted) and the thread retries with
-backoff, flushing everything on reconnect.
-
-The stream layout is repeated here on purpose (middleware shares only the event contracts with
-services): partition = crc32(tenant) mod N, stream ``rescind:events:{partition}``, one field
-``__data__`` holding a JSON envelope with the trace headers.
+backoff, flushing everything on reconnect. Stream names and the envelope come from
+``rescind.contract.layout``, as on the services' side.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
-import zlib
 from collections import deque
 from dataclasses import dataclass
 
 import redis
 
+from rescind.contract import layout
 from rescind.contract.events import Event
 
 
@@ -33,7 +29,7 @@ class PublisherStats:
 
 
 class Publisher:
-    def __init__(self, url: str, partitions: int = 4, capacity: int = 100_000,
+    def __init__(self, url: str, partitions: int = layout.PARTITIONS, capacity: int = 100_000,
                  batch: int = 1_000, connect_timeout: float = 1.0) -> None:
         self.url = url
         self.partitions = partitions
@@ -51,14 +47,11 @@ class Publisher:
         self._thread.start()
 
     def stream_of(self, tenant: str) -> str:
-        return f"rescind:events:{zlib.crc32(tenant.encode()) % self.partitions}"
+        return layout.tenant_stream(tenant, self.partitions)
 
     def publish(self, event: Event) -> None:
         """Queue one event; returns at once whatever Redis is doing."""
-        headers = {k: v for k, v in (("traceparent", event.traceparent),
-                                     ("tracestate", event.tracestate)) if v}
-        entry = {"__data__": json.dumps({"data": event.model_dump_json(by_alias=True),
-                                         "headers": headers})}
+        entry = layout.encode_event(event)
         with self._cv:
             if len(self.buffer) >= self.capacity:
                 self.buffer.popleft()

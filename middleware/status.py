@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import threading
 
 import redis
 
-STATUS_STREAM = "rescind:status"  # repeated from the stream layout: middleware shares only contracts
+from rescind.contract import layout
+from rescind.contract.errors import Invalid
 
 
 class StatusCache:
@@ -25,7 +25,7 @@ class StatusCache:
     def refresh(self, block_ms: int | None = None) -> None:
         """Read status events up to now (or wait ``block_ms`` for the next ones)."""
         with self._lock:
-            reply = self._conn.xread({STATUS_STREAM: self._last}, count=10_000, block=block_ms)
+            reply = self._conn.xread({layout.STATUS: self._last}, count=10_000, block=block_ms)
             self._apply(reply)
 
     def _apply(self, reply) -> None:
@@ -33,8 +33,8 @@ class StatusCache:
             for entry_id, fields in entries:
                 self._last = entry_id.decode()
                 try:
-                    event = json.loads(json.loads(fields[b"__data__"])["data"])
-                except (KeyError, ValueError):
+                    event = layout.decode(fields).event()
+                except Invalid:
                     continue
                 if event.get("tenant") != self.tenant:
                     continue

@@ -10,9 +10,8 @@ import pytest
 import redis
 from typer.testing import CliRunner
 
-from rescind.api import keys as api_keys
 from rescind.cli.main import app as cli
-from rescind.contract import streams as st
+from rescind.contract import layout
 from tests.test_api_support import ADMIN, COMPROMISE, forget, make_story
 
 AT = "2026-11-05T00:00:00Z"
@@ -32,7 +31,7 @@ def test_compromise_recall_approve_reinstate_over_http(story):
     approves once; reinstating puts every status back."""
     before = story.statuses()
     conn = redis.Redis.from_url(story.url)
-    seen = conn.xlen(st.STATUS) if conn.exists(st.STATUS) else 0
+    seen = conn.xlen(layout.STATUS) if conn.exists(layout.STATUS) else 0
     p = story.client.post(f"{story.base}/retractions/preview", json=COMPROMISE,
                           headers=story.as_("security")).json()
     assert p["committed"] is False and story.statuses() == before
@@ -47,7 +46,7 @@ def test_compromise_recall_approve_reinstate_over_http(story):
     assert sorted(m for m, s in after.items() if s != before[m]) == sorted(
         m for m, s in after.items() if s == "OUT") and len([s for s in after.values()
                                                             if s == "OUT"]) == 7
-    assert conn.xlen(st.STATUS) - seen == 7
+    assert conn.xlen(layout.STATUS) - seen == 7
     recalls = story.client.get(f"{story.base}/recalls", headers=story.as_("viewer")).json()
     assert [(x["name"], x["amount"], x["state"]) for x in recalls] == [("pay-1041", 6000, "drafted")]
     assert "Reason: Acme's portal was taken over (retraction r-acme)" in recalls[0]["draft"]
@@ -181,13 +180,13 @@ def test_agents_send_events_and_ask_the_gate(story):
     and, for a proposal not yet stored, judges its premises."""
     agent = story.as_("agent")
     conn = redis.Redis.from_url(story.url)
-    name = st.stream(st.partition_of(story.tenant))
+    name = layout.tenant_stream(story.tenant)
     mine = [{"type": "observation_recorded", "schema": 1, "event_id": f"e{i}",
              "tenant": story.tenant, "at": AT, "source": "portal:acme", "text": f"note {i}"}
             for i in range(3)]
     r = story.client.post(f"{story.base}/events", headers=agent, json={"events": mine})
     assert r.status_code == 200 and r.json()["stream"] == name and r.json()["accepted"] == 3
-    stored = [json.loads(json.loads(f[st.DATA.encode()])["data"])["event_id"]
+    stored = [layout.decode(f).event()["event_id"]
               for i, f in conn.xrange(name) if i.decode() in r.json()["ids"]]
     assert stored == ["e0", "e1", "e2"]
     length = conn.xlen(name)
@@ -224,7 +223,7 @@ def test_tokens_are_stored_hashed_listed_without_secrets_and_revocable(story):
     r = story.client.get(f"{story.base}/sources", headers=story.as_("viewer"))
     assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
     assert story.client.get("/api/v1/me").status_code == 401
-    assert not conn.exists(api_keys.token_key("0" * 64))
+    assert not conn.exists(layout.token_key("0" * 64))
 
 
 def test_every_mutation_is_audited_with_who_what_and_result(story):
@@ -310,3 +309,31 @@ def test_rescind_api_token_create_makes_a_working_token(story):
     bad = CliRunner().invoke(cli, ["api", "token", "create", "--role", "king", "--who", "x",
                                    "--tenant", story.tenant, "--url", story.url])
     assert bad.exit_code == 2 and "unknown role 'king'" in bad.stderr
+
+
+def test_agents_events_go_to_the_partition_the_settings_name(falkordb, tenant_name):
+    """With RESCIND_PARTITIONS at 7 (Settings.partitions), POST /events appends to the stream
+    a publisher with 7 partitions uses for the tenant, not to the default layout's."""
+    from fastapi.testclient import TestClient
+
+    from rescind.api import create_app
+    from rescind.runtime.settings import Settings
+
+    tenant = next(t for t in (f"{tenant_name}-{i}" for i in range(100))
+                  if layout.partition_of(t, 7) != layout.partition_of(t, layout.PARTITIONS))
+    client = TestClient(create_app(Settings(url=falkordb, admin_token=ADMIN, partitions=7)))
+    s = make_story(falkordb, tenant, client)
+    conn = redis.Redis.from_url(falkordb)
+    name = layout.tenant_stream(tenant, 7)
+    r = None
+    try:
+        r = s.client.post(f"{s.base}/events", headers=s.as_("agent"), json={"events": [
+            {"type": "observation_recorded", "schema": 1, "event_id": "p7", "tenant": tenant,
+             "at": AT, "source": "portal:acme", "text": "note"}]})
+        assert r.status_code == 200 and r.json()["stream"] == name
+        [entry] = [f for i, f in conn.xrange(name) if i.decode() in r.json()["ids"]]
+        assert layout.decode(entry).event()["event_id"] == "p7"
+    finally:
+        forget(falkordb, tenant)  # its events too, from the default layout's stream only
+        if r is not None and r.status_code == 200:
+            conn.xdel(name, *r.json()["ids"])

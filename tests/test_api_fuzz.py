@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis import GenerationMode
 
 from rescind.api import api_routes
-from rescind.api import keys as api_keys
+from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
 from tests.test_api_support import forget, make_story
 
@@ -27,10 +27,10 @@ def fuzzed(falkordb):
     name = f"fuzz{os.getpid()}"
     story = make_story(falkordb, name)
     conn = redis.Redis.from_url(falkordb)
-    before = set(conn.hkeys(api_keys.tenants_key()))
+    before = set(conn.hkeys(layout.TENANTS))
     yield story
     forget(falkordb, name)
-    for new in set(conn.hkeys(api_keys.tenants_key())) - before:  # made by POST /tenants
+    for new in set(conn.hkeys(layout.TENANTS)) - before:  # made by POST /tenants
         forget(falkordb, new.decode())
     TenantGraph(connect(falkordb), name).delete()
 

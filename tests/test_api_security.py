@@ -12,7 +12,7 @@ import pytest
 import redis
 
 from rescind.api import PERMISSIONS, ROLES, api_routes, permission_of
-from rescind.api import keys as api_keys
+from rescind.contract import layout
 from rescind.contract import streams as st
 from tests.test_api_support import COMPROMISE, Story, forget, make_story
 
@@ -130,13 +130,13 @@ def request(s: Story, route, tenant: str, headers: dict, ex: Ex):
 def snapshot(s: Story) -> tuple:
     """Everything a request could change in a tenant."""
     conn = redis.Redis.from_url(s.url)
-    stream = st.stream(st.partition_of(s.tenant))
+    stream = layout.tenant_stream(s.tenant)
     events = [i for i, f in conn.xrange(stream) if st._tenant_of(f) == s.tenant]
     return (s.graph.revision(), sorted(s.statuses().items()),
             s.graph.rows("MATCH (o:Outbox) RETURN count(o)"),
-            sorted(conn.hkeys(api_keys.tenant_tokens_key(s.tenant))),
-            conn.xlen(api_keys.audit_key(s.tenant)), events,
-            conn.hexists(api_keys.tenants_key(), f"{s.tenant}-x"))
+            sorted(conn.hkeys(layout.tenant_tokens_key(s.tenant))),
+            conn.xlen(layout.audit_key(s.tenant)), events,
+            conn.hexists(layout.TENANTS, f"{s.tenant}-x"))
 
 
 @pytest.fixture(scope="module")

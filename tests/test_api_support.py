@@ -10,7 +10,7 @@ import redis
 from fastapi.testclient import TestClient
 
 from rescind.api import ROLES, create_app
-from rescind.api import keys as api_keys
+from rescind.contract import layout
 from rescind.contract import streams as st
 from rescind.graph.store import TenantGraph, connect
 from rescind.runtime.settings import Settings
@@ -69,16 +69,16 @@ def forget(url: str, tenant: str) -> None:
     """Remove everything a story left: graph, tokens, registry entry, audit log, events."""
     conn = redis.Redis.from_url(url)
     TenantGraph(connect(url), tenant).delete()
-    for h in conn.hvals(api_keys.tenant_tokens_key(tenant)):
-        conn.delete(api_keys.token_key(h.decode()))
-    conn.delete(api_keys.tenant_tokens_key(tenant), api_keys.audit_key(tenant))
-    conn.hdel(api_keys.tenants_key(), tenant)
+    for h in conn.hvals(layout.tenant_tokens_key(tenant)):
+        conn.delete(layout.token_key(h.decode()))
+    conn.delete(layout.tenant_tokens_key(tenant), layout.audit_key(tenant))
+    conn.hdel(layout.TENANTS, tenant)
     drop_events(conn, tenant)
 
 
 def drop_events(conn: redis.Redis, tenant: str) -> int:
     """Delete the tenant's entries from its partition stream, so no later test's workers read
     them (consumer groups created later start from the beginning of the stream)."""
-    name = st.stream(st.partition_of(tenant))
+    name = layout.tenant_stream(tenant)
     ids = [i for i, fields in conn.xrange(name) if st._tenant_of(fields) == tenant]
     return conn.xdel(name, *ids) if ids else 0

@@ -1,6 +1,7 @@
 """The `rescind replay` command as a user runs it."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -40,6 +41,22 @@ def test_replay_starts_its_own_server_when_no_url_is_given():
     res = rescind("replay", "examples/vendor-portal.jsonl", "--json")
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["held"] == ["pay-1042"]
+
+
+def test_replay_judges_gate_lines_with_the_gate_settings(falkordb):
+    """The first gate of the example refuses 34,500 resting on one trust domain; raise
+    RESCIND_GATE_THRESHOLD above it (or lower RESCIND_GATE_MIN_DOMAINS to 1, through the
+    streams) and the same replay allows it, as the gate workers would."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("RESCIND_GATE_")}
+    cases = [({}, (), False), ({"RESCIND_GATE_THRESHOLD": "50000"}, (), True),
+             ({"RESCIND_GATE_MIN_DOMAINS": "1"}, ("--via-streams",), True)]
+    for env, extra, allowed in cases:
+        res = rescind("replay", "examples/vendor-portal.jsonl", "--json", "--url", falkordb,
+                      *extra, env={**base, **env})
+        assert res.returncode == 0, res.stderr
+        first = json.loads(res.stdout)["gates"][0]
+        assert (first["action"], first["allowed"], first["fragility"]) == ("pay-1042", allowed, 1), env
+        assert json.loads(res.stdout)["held"] == ["pay-1042"]
 
 
 def test_bad_lines_exit_2_with_line_numbers_on_stderr(falkordb, tmp_path):

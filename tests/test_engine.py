@@ -6,7 +6,7 @@ import pytest
 
 from rescind.contract.errors import BadTenantName, IdInUse, Invalid, NotFound, StalePreview
 from rescind.contract.events import memory_id
-from rescind.contract.keys import graph_key
+from rescind.contract.layout import graph_key
 from rescind.engine import retraction as ret
 from rescind.engine.writes import UnknownPremise, Write, record
 from rescind.graph.store import Mutation, TenantGraph, connect

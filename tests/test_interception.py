@@ -16,7 +16,7 @@ from langgraph.prebuilt import InjectedStore, create_react_agent
 from langgraph.store.memory import InMemoryStore
 
 from rescind.contract import events as ev
-from rescind.contract import streams as st
+from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware import InterceptConfig, instrument
 from rescind.middleware.config import ActionTool, SourceTool
@@ -113,7 +113,7 @@ def run(wrapped, text: str) -> dict:
 
 def settle(url: str, wrapped) -> None:
     wrapped.rescind.publisher.flush()
-    wait_idle(redis.Redis.from_url(url), st.stream(st.partition_of(wrapped.rescind.tenant)))
+    wait_idle(redis.Redis.from_url(url), layout.tenant_stream(wrapped.rescind.tenant))
 
 
 def test_an_unmodified_prebuilt_agent_leaves_its_justifications_in_falkordb(rescind_workers,

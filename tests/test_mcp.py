@@ -11,9 +11,9 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from rescind.api import keys as api_keys
 from rescind.api.auth import TokenStore
 from rescind.api.mcp import create_server
+from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
 from rescind.scenario.replay import replay_text
 from tests.test_api_support import COMPROMISE, story_text
@@ -33,10 +33,10 @@ def tenant(falkordb, tenant_name):
     yield falkordb, tenant_name, tokens
     TenantGraph(connect(falkordb), tenant_name).delete()
     conn = store.conn
-    for h in conn.hvals(api_keys.tenant_tokens_key(tenant_name)):
-        conn.delete(api_keys.token_key(h.decode()))
-    conn.delete(api_keys.tenant_tokens_key(tenant_name), api_keys.audit_key(tenant_name))
-    conn.hdel(api_keys.tenants_key(), tenant_name)
+    for h in conn.hvals(layout.tenant_tokens_key(tenant_name)):
+        conn.delete(layout.token_key(h.decode()))
+    conn.delete(layout.tenant_tokens_key(tenant_name), layout.audit_key(tenant_name))
+    conn.hdel(layout.TENANTS, tenant_name)
 
 
 def session(url: str, token: str, steps) -> list:
@@ -103,7 +103,7 @@ def test_security_previews_commits_and_reinstates_through_the_assistant(tenant):
     assert done["committed"] is True and sum(done["counts"].values()) == 7
     assert [(r["name"], r["state"]) for r in recalls] == [("pay-1041", "drafted")]
     assert back["direction"] == "IN" and sum(back["counts"].values()) == 7
-    log = TokenStore(connect(url)).conn.xrevrange(api_keys.audit_key(name))
+    log = TokenStore(connect(url)).conn.xrevrange(layout.audit_key(name))
     entries = [{k.decode(): v.decode() for k, v in f.items()} for _, f in log]
     assert [(e["action"], e["result"], e["via"]) for e in entries[:3]] == [
         ("retraction.reinstate", "ok", "mcp"), ("retraction.commit", "ok", "mcp"),

@@ -12,7 +12,7 @@ from pathlib import Path
 import redis
 
 from rescind.contract import events as ev
-from rescind.contract import streams as st
+from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
 from rescind.runtime.server import free_port
@@ -28,7 +28,7 @@ def wait_for(url: str, timeout: float = 30) -> None:
     while time.monotonic() < deadline:
         try:
             conn = redis.Redis.from_url(url)
-            if conn.exists(st.stream(0)):
+            if conn.exists(layout.event_stream(0)):
                 return
         except redis.ConnectionError:
             pass
@@ -52,7 +52,7 @@ def test_up_runs_server_and_workers_and_ctrl_c_stops_everything(tmp_path):
         pub.publish(ev.ObservationRecorded(event_id="o", tenant="up", at=AT, source="s",
                                            text="hello"))
         pub.close()
-        wait_idle(redis.Redis.from_url(url), st.stream(st.partition_of("up")), timeout=20)
+        wait_idle(redis.Redis.from_url(url), layout.tenant_stream("up"), timeout=20)
         assert TenantGraph(connect(url), "up").rows("MATCH (m:Mem) RETURN m.text") == [["hello"]]
     finally:
         proc.send_signal(signal.SIGINT)
@@ -72,7 +72,7 @@ def test_a_worker_process_stops_on_sigterm(falkordb):
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         try:
-            consumers = conn.xinfo_consumers(st.stream(0), st.WRITER_GROUP)
+            consumers = conn.xinfo_consumers(layout.event_stream(0), layout.WRITER_GROUP)
         except redis.ResponseError:  # the worker has not declared its groups yet
             consumers = []
         if any(c["name"] == b"writer-sigterm" for c in consumers):

@@ -13,6 +13,7 @@ from pathlib import Path
 import redis
 
 from rescind.contract import events as ev
+from rescind.contract import layout
 from rescind.contract import streams as st
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
@@ -64,13 +65,13 @@ def test_sigkill_a_writer_mid_stream_then_start_another(falkordb, tenant_name):
     second = worker(falkordb, "heir", "writer", "reaper",
                     extra=("--reaper-idle-ms", "1000", "--batch", "500"))
     try:
-        wait_idle(conn, st.stream(st.partition_of(tenant_name)), timeout=180,
-                  only=(st.WRITER_GROUP,))
+        wait_idle(conn, layout.tenant_stream(tenant_name), timeout=180,
+                  only=(layout.WRITER_GROUP,))
     finally:
         second.send_signal(signal.SIGTERM)
         second.wait(timeout=30)
     # The retraction group was not running: let later tests start it past these 10,000 entries.
-    conn.xgroup_setid(st.stream(st.partition_of(tenant_name)), st.RETRACTION_GROUP, "$")
+    conn.xgroup_setid(layout.tenant_stream(tenant_name), layout.RETRACTION_GROUP, "$")
     assert counts(falkordb, tenant_name) == (10_000, 10_000)
 
 
@@ -97,8 +98,8 @@ def test_a_falkordb_restart_mid_load_loses_nothing(tmp_path, tenant_name):
         deadline = time.monotonic() + 120
         while counts(url, tenant_name)[0] < 3_000 and time.monotonic() < deadline:
             time.sleep(0.1)
-        wait_idle(redis.Redis.from_url(url), st.stream(st.partition_of(tenant_name)),
-                  timeout=120, only=(st.WRITER_GROUP,))
+        wait_idle(redis.Redis.from_url(url), layout.tenant_stream(tenant_name),
+                  timeout=120, only=(layout.WRITER_GROUP,))
         assert counts(url, tenant_name) == (3_000, 3_000)
     finally:
         workers.stop()

@@ -132,7 +132,7 @@ def test_a_worker_process_exports_spans_and_metrics_over_otlp(lone_server, tenan
     import redis
 
     from rescind.contract import events as ev
-    from rescind.contract import streams as st
+    from rescind.contract import layout
     from rescind.middleware.publisher import Publisher
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
@@ -151,7 +151,7 @@ def test_a_worker_process_exports_spans_and_metrics_over_otlp(lone_server, tenan
         conn = redis.Redis.from_url(falkordb)
         from rescind.scenario.via_streams import wait_idle
 
-        wait_idle(conn, st.stream(st.partition_of(tenant_name)), only=(st.WRITER_GROUP,))
+        wait_idle(conn, layout.tenant_stream(tenant_name), only=(layout.WRITER_GROUP,))
         time.sleep(1.0)  # at least one metric export interval
     finally:
         proc.send_signal(signal.SIGTERM)

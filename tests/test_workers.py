@@ -12,7 +12,7 @@ import pytest
 import redis
 
 from rescind.contract import events as ev
-from rescind.contract import streams as st
+from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
 from rescind.runtime.server import EmbeddedFalkorDB, free_port
@@ -31,11 +31,11 @@ def workers(falkordb):
 
 def dead_since(conn, start: str) -> list[dict]:
     return [{k.decode(): v.decode() for k, v in f.items()}
-            for _, f in conn.xrange(st.DEAD, min=start)]
+            for _, f in conn.xrange(layout.DEAD, min=start)]
 
 
 def last_dead_id(conn) -> str:
-    last = conn.xrevrange(st.DEAD, count=1)
+    last = conn.xrevrange(layout.DEAD, count=1)
     return "(" + last[0][0].decode() if last else "-"
 
 
@@ -66,8 +66,7 @@ def statuses(url: str, tenant: str) -> dict[str, str]:
 
 def publish_raw(conn, tenant: str, data) -> None:
     body = data if isinstance(data, str) else json.dumps(data)
-    conn.xadd(st.stream(st.partition_of(tenant)), {st.DATA: json.dumps({"data": body,
-                                                                        "headers": {}})})
+    conn.xadd(layout.tenant_stream(tenant), layout.encode(body))
 
 
 def test_bad_entries_go_to_the_dead_letter_stream_and_the_worker_goes_on(workers, tenant_name):
@@ -80,7 +79,7 @@ def test_bad_entries_go_to_the_dead_letter_stream_and_the_worker_goes_on(workers
     publish_raw(conn, tenant_name, {**good, "schema": 2, "event_id": "v2"})
     publish_raw(conn, tenant_name, {**good, "event_id": "bad", "text": ""})
     publish_raw(conn, tenant_name, {**good, "event_id": "big", "text": "x" * (300 * 1024)})
-    wait_idle(conn, st.stream(st.partition_of(tenant_name)))
+    wait_idle(conn, layout.tenant_stream(tenant_name))
     reasons = [d["reason"] for d in dead_since(conn, start)]
     assert any(r.startswith("malformed") for r in reasons)
     assert any("unknown schema version 2" in r for r in reasons)
@@ -88,7 +87,7 @@ def test_bad_entries_go_to_the_dead_letter_stream_and_the_worker_goes_on(workers
     assert any(r.startswith("oversized") for r in reasons)
     assert not TenantGraph(connect(workers), tenant_name).exists()
     publish_raw(conn, tenant_name, good)
-    wait_idle(conn, st.stream(st.partition_of(tenant_name)))
+    wait_idle(conn, layout.tenant_stream(tenant_name))
     assert list(statuses(workers, tenant_name).values()) == ["IN"]
 
 
@@ -106,7 +105,7 @@ def test_a_write_whose_premise_arrives_later_is_applied(workers, tenant_name):
     for e in events[1:3]:
         pub.publish(e)
     pub.close()
-    wait_idle(conn, st.stream(st.partition_of(tenant_name)), timeout=30)
+    wait_idle(conn, layout.tenant_stream(tenant_name), timeout=30)
     got = statuses(workers, tenant_name)
     assert len(got) == 5 and set(got.values()) == {"IN"}
     assert dead_since(conn, start) == []
@@ -126,7 +125,7 @@ def test_duplicated_and_reordered_deliveries_give_the_same_graph(workers, tenant
         pub.publish(e)
     pub.close()
     for t in (tenant_name, tenant_name + "x"):
-        wait_idle(conn, st.stream(st.partition_of(t)), timeout=30)
+        wait_idle(conn, layout.tenant_stream(t), timeout=30)
     g = TenantGraph(connect(workers), tenant_name)
     assert g.rows("MATCH (j:Justification) RETURN count(j)") == [[3]]
     assert g.rows("MATCH ()-[s:SAID]->() RETURN count(s)") == [[2]]
@@ -144,14 +143,13 @@ def test_a_compromise_event_takes_out_what_rests_on_the_source(workers, tenant_n
                          premises=[ev.memory_id(tenant_name, "observation", "acct 1")])]:
         pub.publish(e)
     pub.flush()
-    wait_idle(conn, st.stream(st.partition_of(tenant_name)))
+    wait_idle(conn, layout.tenant_stream(tenant_name))
     pub.publish(ev.SourceCompromised(event_id="r", tenant=tenant_name, at=AT, retraction="r1",
                                      source="portal", reason="hacked", by="sec"))
     pub.close()
-    wait_idle(conn, st.stream(st.partition_of(tenant_name)))
+    wait_idle(conn, layout.tenant_stream(tenant_name))
     assert set(statuses(workers, tenant_name).values()) == {"OUT"}
-    changed = [json.loads(json.loads(f[st.DATA.encode()])["data"])
-               for _, f in conn.xrange(st.STATUS)]
+    changed = [layout.decode(f).event() for _, f in conn.xrange(layout.STATUS)]
     mine = [c for c in changed if c["tenant"] == tenant_name]
     assert {c["status"] for c in mine} == {"OUT"} and len(mine) == 2
     assert all(c["cause"] == "r1" for c in mine)

@@ -1,6 +1,6 @@
 """The audit log: every mutation asked of a tenant (who, when, what, on what, the result).
 
-One Redis stream per tenant (``keys.audit_key``), capped at about 100,000 entries. Refused and
+One Redis stream per tenant (``layout.audit_key``), capped near ``layout.AUDIT_MAXLEN`` entries. Refused and
 failed requests are logged as well as those that succeeded.
 """
 
@@ -11,10 +11,9 @@ from datetime import UTC, datetime
 
 import redis
 
-from rescind.api import keys
 from rescind.api.auth import Principal
+from rescind.contract import layout
 
-MAX_ENTRIES = 100_000
 MAX_DETAIL = 2000
 
 
@@ -22,16 +21,16 @@ def record(conn: redis.Redis, tenant: str, who: Principal, action: str, target: 
            result: str, status: int, detail: str | dict | None = None, via: str = "api") -> None:
     """Append one entry; ``result`` is ok, refused or error."""
     text = detail if isinstance(detail, str) or detail is None else json.dumps(detail, default=str)
-    conn.xadd(keys.audit_key(tenant), {
+    conn.xadd(layout.audit_key(tenant), {
         "at": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         "who": who.who, "role": who.role, "token": who.token_id, "action": action,
         "target": target or "", "result": result, "status": str(status),
         "detail": (text or "")[:MAX_DETAIL], "via": via,
-    }, maxlen=MAX_ENTRIES, approximate=True)
+    }, maxlen=layout.AUDIT_MAXLEN, approximate=True)
 
 
 def entries(conn: redis.Redis, tenant: str, limit: int = 100) -> list[dict]:
     """Newest first."""
-    rows = conn.xrevrange(keys.audit_key(tenant), count=limit)
+    rows = conn.xrevrange(layout.audit_key(tenant), count=limit)
     return [{"id": i.decode(), **{k.decode(): v.decode() for k, v in fields.items()}}
             for i, fields in rows]

@@ -18,9 +18,9 @@ from datetime import UTC, datetime
 
 import redis
 
-from rescind.api import keys
+from rescind.contract import layout
 from rescind.contract.errors import Forbidden, Invalid, NotFound, Unauthenticated
-from rescind.contract.keys import check_tenant, graph_key
+from rescind.contract.layout import check_tenant, graph_key
 
 ROLES = ("agent", "security", "finance", "viewer")
 ADMIN = "admin"
@@ -103,8 +103,8 @@ class TokenStore:
         record = {"id": h[:16], "tenant": tenant or "", "role": role, "who": who,
                   "created_at": _now(), "created_by": by}
         pipe = self.conn.pipeline(transaction=True)
-        pipe.hset(keys.token_key(h), mapping=record)
-        index = keys.tenant_tokens_key(tenant) if tenant else keys.admin_tokens_key()
+        pipe.hset(layout.token_key(h), mapping=record)
+        index = layout.tenant_tokens_key(tenant) if tenant else layout.ADMIN_TOKENS
         pipe.hset(index, h[:16], h)
         pipe.execute()
         return token, {**record, "tenant": tenant}
@@ -117,7 +117,7 @@ class TokenStore:
         h = digest(token)
         if self._admin is not None and hmac.compare_digest(h, self._admin):
             return Principal(None, ADMIN, "admin", "bootstrap")
-        record = self.conn.hgetall(keys.token_key(h))
+        record = self.conn.hgetall(layout.token_key(h))
         if not record:
             raise Unauthenticated("unknown or revoked token")
         r = {k.decode(): v.decode() for k, v in record.items()}
@@ -125,10 +125,10 @@ class TokenStore:
 
     def tokens(self, tenant: str) -> list[dict]:
         """The public records of a tenant's tokens (never the tokens)."""
-        digests = self.conn.hvals(keys.tenant_tokens_key(self._tenant(tenant)))
+        digests = self.conn.hvals(layout.tenant_tokens_key(self._tenant(tenant)))
         pipe = self.conn.pipeline(transaction=False)
         for h in digests:
-            pipe.hgetall(keys.token_key(h.decode()))
+            pipe.hgetall(layout.token_key(h.decode()))
         rows = []
         for record in pipe.execute():
             if record:
@@ -137,12 +137,12 @@ class TokenStore:
         return sorted(rows, key=lambda r: (r["created_at"], r["id"]))
 
     def revoke(self, tenant: str, token_id: str) -> dict:
-        index = keys.tenant_tokens_key(self._tenant(tenant))
+        index = layout.tenant_tokens_key(self._tenant(tenant))
         h = self.conn.hget(index, token_id)
         if h is None:
             raise NotFound(f"no token {token_id!r} in tenant {tenant!r}")
         pipe = self.conn.pipeline(transaction=True)
-        pipe.delete(keys.token_key(h.decode()))
+        pipe.delete(layout.token_key(h.decode()))
         pipe.hdel(index, token_id)
         pipe.execute()
         return {"id": token_id, "tenant": tenant, "revoked": True}
@@ -155,20 +155,19 @@ class TokenStore:
     def add_tenant(self, name: str, by: str) -> bool:
         """Register a tenant; False when it was registered already."""
         name = self._tenant(name)
-        return bool(self.conn.hsetnx(keys.tenants_key(), name,
+        return bool(self.conn.hsetnx(layout.TENANTS, name,
                                      json.dumps({"created_at": _now(), "created_by": by})))
 
     def known_tenant(self, name: str) -> bool:
         """Registered by an admin, or holding a graph already (the demo's tenant, say)."""
-        return bool(self.conn.hexists(keys.tenants_key(), name)) or (
+        return bool(self.conn.hexists(layout.TENANTS, name)) or (
             graph_key(name).encode() in self.conn.execute_command("GRAPH.LIST"))
 
     def tenants(self) -> list[dict]:
         registered = {k.decode(): json.loads(v) for k, v in
-                      self.conn.hgetall(keys.tenants_key()).items()}
+                      self.conn.hgetall(layout.TENANTS).items()}
         for g in self.conn.execute_command("GRAPH.LIST"):
-            name = g.decode()
-            if name.startswith("rescind:{") and name.endswith("}"):
-                registered.setdefault(name[len("rescind:{"):-1], {"created_at": None,
-                                                                    "created_by": None})
+            name = layout.tenant_of_graph(g.decode())
+            if name is not None:
+                registered.setdefault(name, {"created_at": None, "created_by": None})
         return [{"name": n, **registered[n]} for n in sorted(registered)]

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from rescind.api import models
 from rescind.contract import events as ev
-from rescind.contract import streams
+from rescind.contract import layout
 from rescind.contract.errors import Invalid, NotFound
 from rescind.contract.kinds import KINDS
 from rescind.engine import gate as gate_mod
@@ -300,7 +300,7 @@ def approve(graph: TenantGraph, ref: str, by: str) -> dict:
 
 
 def ingest(conn: redis.Redis, tenant: str, batch: models.EventBatch,
-           partitions: int = streams.DEFAULT_PARTITIONS) -> dict:
+           partitions: int = layout.PARTITIONS) -> dict:
     """Validate every event (all of the caller's tenant), then append them in one transaction
     to the tenant's partition stream, where the writer workers pick them up in order."""
     entries = []
@@ -309,14 +309,11 @@ def ingest(conn: redis.Redis, tenant: str, batch: models.EventBatch,
             raise Invalid(f"events[{i}].tenant is {e.tenant!r}; this token sends events of "
                           f"{tenant!r} only")
         try:
-            body = e.model_dump_json(by_alias=True)
+            entries.append(layout.encode_event(e))
         except (ValueError, ValidationError) as exc:  # a lone surrogate cannot be encoded
             raise Invalid(f"events[{i}] cannot be encoded as UTF-8 JSON: {type(exc).__name__}") \
                 from None
-        headers = {k: v for k, v in (("traceparent", e.traceparent),
-                                     ("tracestate", e.tracestate)) if v}
-        entries.append(streams.envelope(body, headers))
-    name = streams.stream(streams.partition_of(tenant, partitions))
+    name = layout.tenant_stream(tenant, partitions)
     pipe = conn.pipeline(transaction=True)
     for entry in entries:
         pipe.xadd(name, entry)

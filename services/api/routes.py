@@ -261,7 +261,8 @@ def approve(tenant: Tenant, ref: Ref, me: Approver, api: ApiDep) -> dict:
              summary="Send agents' events (writes) to the tenant's stream")
 def events(tenant: Tenant, body: EventBatch, me: Agent, api: ApiDep) -> dict:
     return api.audited(me, tenant, "events.send", f"{len(body.events)} event(s)",
-                       lambda: ops.ingest(api.conn, api.graph(tenant).tenant, body),
+                       lambda: ops.ingest(api.conn, api.graph(tenant).tenant, body,
+                                          api.settings.partitions),
                        lambda r: {"accepted": r["accepted"]})
 
 

@@ -15,7 +15,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from rescind.api import audit
 from rescind.api.auth import PERMISSIONS, Principal, TokenStore, authorize
 from rescind.contract.errors import Forbidden, RescindError, http_status
-from rescind.contract.keys import check_tenant
+from rescind.contract.layout import check_tenant
 from rescind.graph.store import TenantGraph
 from rescind.runtime.settings import Settings
 

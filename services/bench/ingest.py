@@ -19,6 +19,7 @@ import redis
 
 from rescind.bench.engine import RAW_UNWIND
 from rescind.contract import events as ev
+from rescind.contract import layout
 from rescind.contract import streams as st
 from rescind.graph import queries as q
 from rescind.graph.cypher import query
@@ -61,7 +62,7 @@ def end_to_end(url: str, n: int, batch: int) -> dict:
     tenant = f"bench-ingest-{int(time.time())}"
     conn = redis.Redis.from_url(url)
     st.ensure_groups(conn)
-    stream = st.stream(st.partition_of(tenant))
+    stream = layout.tenant_stream(tenant)
     lags: list[int] = []
     ctx = multiprocessing.get_context("spawn")  # no fork of a process running threads
     ready, go = ctx.Event(), ctx.Event()
@@ -75,7 +76,7 @@ def end_to_end(url: str, n: int, batch: int) -> dict:
 
         def sample() -> None:
             while not done.is_set():
-                g = {x["name"]: x for x in conn.xinfo_groups(stream)}.get(st.WRITER_GROUP.encode())
+                g = {x["name"]: x for x in conn.xinfo_groups(stream)}.get(layout.WRITER_GROUP.encode())
                 if g:
                     lags.append((g.get("lag") or 0) + g["pending"])
                 time.sleep(0.05)

@@ -13,6 +13,7 @@ import redis
 import typer
 from rich.console import Console
 
+from rescind.contract import layout
 from rescind.contract.errors import Unavailable
 
 out = Console()
@@ -24,6 +25,8 @@ DataDirOpt = typer.Option(Path(".rescind/data"), "--data-dir", envvar="RESCIND_D
                           help="Without --url: the embedded server's data (kept between commands)")
 TenantOpt = typer.Option("demo", "--tenant", envvar="RESCIND_TENANT", help="Tenant name")
 JsonOpt = typer.Option(False, "--json", help="Print JSON for scripts")
+PartitionsOpt = typer.Option(None, "--partitions", min=1, help="Event stream partitions (default "
+                             f"RESCIND_PARTITIONS or {layout.PARTITIONS}); the agents' must match")
 
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import redis
 import typer
 
-from rescind.cli.common import JsonOpt, UrlOpt, emit, falkordb, line_progress, out, refuse
+from rescind.cli.common import JsonOpt, PartitionsOpt, UrlOpt, emit, falkordb, line_progress, out, refuse
 from rescind.contract.errors import Unavailable
 
 
@@ -24,18 +24,29 @@ def replay(
     via_streams: bool = typer.Option(False, "--via-streams",
                                      help="Send every line through streams and workers"),
 ) -> None:
-    """Apply a scenario to a fresh tenant and report what is IN, OUT, held and recalled."""
+    """Apply a scenario to a fresh tenant and report what is IN, OUT, held and recalled.
+
+    `gate` lines judge with RESCIND_GATE_THRESHOLD and RESCIND_GATE_MIN_DOMAINS, as the
+    workers do."""
+    from rescind.runtime.settings import Settings
     from rescind.scenario.replay import replay_text
     from rescind.scenario.via_streams import replay_via_streams
     from rescind.views.replay import render
+
+    settings = Settings()
+    limits = {"gate_threshold": settings.gate_threshold,
+              "gate_min_domains": settings.gate_min_domains}
 
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         refuse(f"cannot read {file}: {exc.strerror}")
     with falkordb(url) as server_url, line_progress("replaying") as advance:
-        run = replay_via_streams if via_streams else replay_text
-        report = run(text, server_url, tenant, on_progress=advance)
+        if via_streams:
+            report = replay_via_streams(text, server_url, tenant, settings.partitions,
+                                        on_progress=advance, **limits)
+        else:
+            report = replay_text(text, server_url, tenant, on_progress=advance, **limits)
     if as_json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
@@ -50,7 +61,7 @@ def worker(
     url: str | None = UrlOpt,
     worker_id: str = typer.Option(None, "--id", help="Consumer name suffix; default: host name and "
                                   "pid (containers all run as pid 1)"),
-    partitions: int = typer.Option(4, help="Event stream partitions"),
+    partitions: int | None = PartitionsOpt,
     batch: int = typer.Option(500, help="Writer batch size"),
     reaper_idle_ms: int = typer.Option(30_000, help="Claim entries pending this long"),
 ) -> None:
@@ -68,7 +79,7 @@ def worker(
 def up(
     data_dir: Path | None = typer.Option(Path(".rescind/data"), help="AOF persistence here"),
     port: int | None = typer.Option(None, help="Port for the embedded server"),
-    partitions: int = typer.Option(4, help="Event stream partitions"),
+    partitions: int | None = PartitionsOpt,
     api_port: int | None = typer.Option(None, help="HTTP API and console port (default "
                                         "RESCIND_API_PORT or 8765; 0: no API)"),
 ) -> None:
@@ -89,7 +100,7 @@ def up(
         _serve(server.url, ROLES, f"up-{os.getpid()}", partitions)
 
 
-def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int,
+def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int | None,
            **tuning: int) -> None:
     import asyncio
 
@@ -105,7 +116,8 @@ def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int,
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        settings = WorkerSettings(url=url, worker_id=worker_id, partitions=partitions,
+        settings = WorkerSettings(url=url, worker_id=worker_id,
+                                  partitions=config.partitions if partitions is None else partitions,
                                   gate_threshold=config.gate_threshold,
                                   gate_min_domains=config.gate_min_domains, **tuning)
         await serve(settings, roles, stop)

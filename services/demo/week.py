@@ -19,6 +19,7 @@ from typing import Any
 import redis
 from langchain_core.tools import StructuredTool
 
+from rescind.contract import layout
 from rescind.contract import streams as st
 from rescind.engine.gate import UnknownAction, weakest_of
 from rescind.graph import queries as q
@@ -130,7 +131,7 @@ def run(url: str, tenant: str = "demo", mode: str | None = None, recording: Path
 
     def settle() -> None:
         recorder.publisher.flush(30)
-        wait_idle(conn, stream, only=(st.WRITER_GROUP,))
+        wait_idle(conn, stream, only=(layout.WRITER_GROUP,))
 
     decisions: dict[str, Any] = {}
 

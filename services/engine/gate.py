@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rescind.contract.errors import NotFound
+from rescind.contract.layout import GATE_MIN_DOMAINS, GATE_THRESHOLD
 from rescind.core.belief import Node
 from rescind.core.fragility import cone_domains, weakest
 from rescind.graph.store import TenantGraph
@@ -48,7 +49,8 @@ def weakest_of(graph: TenantGraph, target: str) -> tuple[int, tuple[str, ...], t
     return frag, witness, domains
 
 
-def check(graph: TenantGraph, action: str, threshold: float = 10_000, min_domains: int = 2) -> GateDecision:
+def check(graph: TenantGraph, action: str, threshold: float = GATE_THRESHOLD,
+          min_domains: int = GATE_MIN_DOMAINS) -> GateDecision:
     facts = graph.actions_in([action])
     if not facts:
         raise UnknownAction(f"unknown action {action!r}")
@@ -66,7 +68,8 @@ def check(graph: TenantGraph, action: str, threshold: float = 10_000, min_domain
 
 
 def check_premises(graph: TenantGraph, action: str, premises: list[str], amount: float | None,
-                   threshold: float = 10_000, min_domains: int = 2) -> GateDecision:
+                   threshold: float = GATE_THRESHOLD, min_domains: int = GATE_MIN_DOMAINS
+                   ) -> GateDecision:
     """The gate for an action not yet in the graph: it would rest on ``premises`` together.
 
     Its one justification needs every premise, so it falls as soon as any premise falls:

@@ -17,7 +17,7 @@ from typing import Any
 import redis
 
 from rescind.contract.errors import StalePreview
-from rescind.contract.keys import graph_key, lock_key
+from rescind.contract.layout import graph_key, lock_key
 from rescind.core.belief import Grounding, Node, Rules, Status, Window
 from rescind.graph import queries as q
 from rescind.graph.cypher import (

@@ -7,14 +7,20 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from rescind.contract import layout
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="RESCIND_")
 
     url: str | None = Field(None, description="A running FalkorDB server; None starts the embedded one")
     data_dir: str | None = Field(None, description="Where the embedded server keeps its AOF files")
-    gate_threshold: float = Field(10_000, description="Payments above this need two trust domains")
-    gate_min_domains: int = Field(2, description="Trust domains that must fall to fake a large payment")
+    partitions: int = Field(layout.PARTITIONS, ge=1, description="Event streams; the agents' "
+                            "InterceptConfig.partitions must be the same")
+    gate_threshold: float = Field(layout.GATE_THRESHOLD, description="Payments above this need "
+                                  "gate_min_domains trust domains")
+    gate_min_domains: int = Field(layout.GATE_MIN_DOMAINS, description="Trust domains that must "
+                                  "fall to fake a large payment")
     otel: Literal["none", "console", "otlp"] = Field("none", description="Where spans and "
                                                      "metrics go")
     otlp_endpoint: str = Field("http://127.0.0.1:4318", description="OTLP/HTTP collector base URL")

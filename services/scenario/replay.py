@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 
 from rescind.contract.errors import RescindError
 from rescind.contract.events import action_id, memory_id, to_micros
-from rescind.contract.keys import check_tenant
+from rescind.contract.layout import GATE_MIN_DOMAINS, GATE_THRESHOLD, check_tenant
 from rescind.engine import gate as gate_mod
 from rescind.engine import retraction as ret
+from rescind.engine.gate import GateDecision
 from rescind.engine.writes import UnknownPremise, Write, execute, record
 from rescind.graph.store import Mutation, TenantGraph, connect
 from rescind.operator.recalls import approve, recall_list
@@ -47,6 +48,12 @@ class Replay:
     clock: int = 0
     pending: list[Write] = field(default_factory=list)
     pending_lines: list[int] = field(default_factory=list)
+    gate_threshold: float = GATE_THRESHOLD  # the `gate` lines' limits (RESCIND_GATE_* in the CLI)
+    gate_min_domains: int = GATE_MIN_DOMAINS
+
+    def gate(self, line: GateLine) -> GateDecision:
+        return gate_mod.check(self.graph, self.mem[line.action], self.gate_threshold,
+                              self.gate_min_domains)
 
     def step(self, step: Step) -> None:
         """Apply one line; an error the engine finds while applying names the line."""
@@ -83,7 +90,7 @@ class Replay:
         elif isinstance(op, ReinstateLine):
             ret.run(g, ret.Reinstate(op.retraction), now)
         elif isinstance(op, GateLine):
-            d = gate_mod.check(g, self.mem[op.action])
+            d = self.gate(op)
             self.gates.append({"action": op.action, "allowed": d.allowed, "reason": d.reason,
                                "fragility": d.fragility, "line": step.line})
         elif isinstance(op, ApproveLine):
@@ -144,9 +151,11 @@ def _us(t) -> int | None:
 
 
 def replay_text(text: str, url: str, tenant: str | None = None,
-                on_progress: Callable[[int, int], None] | None = None) -> dict:
+                on_progress: Callable[[int, int], None] | None = None,
+                gate_threshold: float = GATE_THRESHOLD,
+                gate_min_domains: int = GATE_MIN_DOMAINS) -> dict:
     """Validate ``text`` whole, apply it to a fresh tenant, and return the report;
-    ``on_progress(done, total)`` after each line.
+    ``on_progress(done, total)`` after each line; ``gate`` lines judge with the given limits.
 
     On any error nothing is left behind: validation fails before anything is written, and a
     failure while applying removes the tenant's graph.
@@ -156,7 +165,7 @@ def replay_text(text: str, url: str, tenant: str | None = None,
     if graph.exists():
         raise ScenarioError([(0, f"tenant {graph.tenant!r} already has a graph; replay needs a "
                                  "fresh tenant")])
-    state = Replay(graph)
+    state = Replay(graph, gate_threshold=gate_threshold, gate_min_domains=gate_min_domains)
     try:
         for i, step in enumerate(steps, 1):
             state.step(step)

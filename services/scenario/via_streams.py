@@ -18,11 +18,10 @@ from datetime import datetime
 import redis
 
 from rescind.contract import events as ev
+from rescind.contract import layout
 from rescind.contract import streams as st
 from rescind.contract.errors import Unavailable
 from rescind.contract.events import action_id, memory_id
-from rescind.contract.keys import check_tenant
-from rescind.engine import gate as gate_mod
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
 from rescind.scenario import format as sc
@@ -49,12 +48,15 @@ def wait_idle(conn: redis.Redis, stream: str, timeout: float = 60.0,
 
 
 class StreamReplay:
-    def __init__(self, graph: TenantGraph, publisher: Publisher, conn: redis.Redis) -> None:
+    def __init__(self, graph: TenantGraph, publisher: Publisher, conn: redis.Redis,
+                 gate_threshold: float = layout.GATE_THRESHOLD,
+                 gate_min_domains: int = layout.GATE_MIN_DOMAINS) -> None:
         self.graph, self.publisher, self.conn = graph, publisher, conn
-        self.state = Replay(graph)  # names, clock and report, shared with the direct replay
+        # names, clock, gate limits and report, shared with the direct replay
+        self.state = Replay(graph, gate_threshold=gate_threshold, gate_min_domains=gate_min_domains)
         self.stream = publisher.stream_of(graph.tenant)
         self.dead_from = "-"
-        last = conn.xrevrange(st.DEAD, count=1)
+        last = conn.xrevrange(layout.DEAD, count=1)
         if last:
             self.dead_from = "(" + last[0][0].decode()
 
@@ -75,7 +77,7 @@ class StreamReplay:
             return
         self.settle()
         if isinstance(op, sc.GateLine):
-            d = gate_mod.check(self.graph, s.mem[op.action])
+            d = s.gate(op)
             s.gates.append({"action": op.action, "allowed": d.allowed, "reason": d.reason,
                             "fragility": d.fragility, "line": step.line})
             return
@@ -128,7 +130,7 @@ class StreamReplay:
         return ev.RecallApproved(**base, action=op.action, by=op.by)
 
     def _dead_reason(self, event_id: str) -> str | None:
-        for entry_id, fields in self.conn.xrange(st.DEAD, min=self.dead_from):
+        for entry_id, fields in self.conn.xrange(layout.DEAD, min=self.dead_from):
             self.dead_from = "(" + entry_id.decode()
             body = fields.get(b"body", b"").decode()
             try:
@@ -142,9 +144,11 @@ class StreamReplay:
 
 
 def replay_via_streams(text: str, url: str, tenant: str | None = None,
-                       partitions: int = st.DEFAULT_PARTITIONS,
+                       partitions: int = layout.PARTITIONS,
                        start_workers: bool = True,
-                       on_progress: Callable[[int, int], None] | None = None) -> dict:
+                       on_progress: Callable[[int, int], None] | None = None,
+                       gate_threshold: float = layout.GATE_THRESHOLD,
+                       gate_min_domains: int = layout.GATE_MIN_DOMAINS) -> dict:
     """Validate ``text`` whole, send it through streams and workers, and return the report.
 
     With ``start_workers`` the writer and retraction workers run in this process for the
@@ -152,17 +156,18 @@ def replay_via_streams(text: str, url: str, tenant: str | None = None,
     """
     steps = sc.parse(text)
     conn = connect(url)
-    graph = TenantGraph(conn, check_tenant(tenant or fresh_tenant()))
+    graph = TenantGraph(conn, layout.check_tenant(tenant or fresh_tenant()))
     if graph.exists():
         raise sc.ScenarioError([(0, f"tenant {graph.tenant!r} already has a graph; replay needs a "
                                  "fresh tenant")])
     st.ensure_groups(conn, partitions)
-    settings = WorkerSettings(url=url, worker_id=f"replay-{graph.tenant}", partitions=partitions)
+    settings = WorkerSettings(url=url, worker_id=f"replay-{graph.tenant}", partitions=partitions,
+                              gate_threshold=gate_threshold, gate_min_domains=gate_min_domains)
     publisher = Publisher(url, partitions=partitions)
     workers = WorkerThread(settings, ("writer", "retraction")) if start_workers else None
     try:
         with workers or contextlib.nullcontext():
-            run = StreamReplay(graph, publisher, conn)
+            run = StreamReplay(graph, publisher, conn, gate_threshold, gate_min_domains)
             try:
                 for i, step in enumerate(steps, 1):
                     run.step(step)

@@ -17,13 +17,13 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-import orjson
 import redis
 from faststream import AckPolicy
 from faststream.redis import RedisBroker, RedisStreamMessage, StreamSub
 from faststream.redis.opentelemetry import RedisTelemetryMiddleware
 
 from rescind.contract import events as ev
+from rescind.contract import layout
 from rescind.contract import streams as st
 from rescind.contract.errors import Invalid
 from rescind.engine import collector
@@ -40,14 +40,14 @@ log = logging.getLogger("rescind.workers")
 class WorkerSettings:
     url: str
     worker_id: str = "0"
-    partitions: int = st.DEFAULT_PARTITIONS
+    partitions: int = layout.PARTITIONS
     batch: int = 500
     polling_ms: int = 50
     reaper_idle_ms: int = 30_000
     max_deliveries: int = 5
     patience_s: float = 300.0  # how long a write may wait for its premise
-    gate_threshold: float = 10_000
-    gate_min_domains: int = 2
+    gate_threshold: float = layout.GATE_THRESHOLD
+    gate_min_domains: int = layout.GATE_MIN_DOMAINS
 
 
 @dataclass
@@ -87,7 +87,7 @@ class Workers:
             try:
                 event = decode(body)
             except Invalid as exc:
-                st.dead_letter(self.conn, stream, entry_id, body, str(exc), st.WRITER_GROUP)
+                st.dead_letter(self.conn, stream, entry_id, body, str(exc), layout.WRITER_GROUP)
                 done.append(entry_id)
                 continue
             if isinstance(event, ev.WRITES):
@@ -111,13 +111,13 @@ class Workers:
             # Acknowledged once the batch is in the graph; if it cannot be written, held.
             self.pipeline.then(functools.partial(self._landed, stream, tenant, sent),
                                functools.partial(self._not_landed, stream, sent))
-        self._ack(stream, st.WRITER_GROUP, done)
+        self._ack(stream, layout.WRITER_GROUP, done)
         if len(entries) < self.settings.batch:  # the stream was drained: nothing to wait for
             self.pipeline.flush()
 
     def _landed(self, stream: str, tenant: str, items: list[tuple[str, ev.Event]]) -> None:
         try:
-            self._ack(stream, st.WRITER_GROUP, [k for k, _ in items])
+            self._ack(stream, layout.WRITER_GROUP, [k for k, _ in items])
         except Exception as exc:  # written but not acknowledged: applying again is a no-op
             self._not_landed(stream, items, exc)
             return
@@ -160,15 +160,15 @@ class Workers:
                 elif now - h.since > self.settings.patience_s:
                     reason = f"premise never arrived: {', '.join(still[key].missing)}"
                     st.dead_letter(self.conn, stream, key, h.event.model_dump(mode="json",
-                                   by_alias=True), reason, st.WRITER_GROUP)
+                                   by_alias=True), reason, layout.WRITER_GROUP)
                     done.append(key)
                 else:
                     h.missing = still[key].missing
                     self.held[key] = h
-            self._ack(stream, st.WRITER_GROUP, done)
+            self._ack(stream, layout.WRITER_GROUP, done)
             kept = [k for k, _ in items if k in self.held]
             if kept:  # we still own them: keep the reaper's hands off
-                self.conn.xclaim(stream, st.WRITER_GROUP, self.consumer("writer"), 0, kept,
+                self.conn.xclaim(stream, layout.WRITER_GROUP, self.consumer("writer"), 0, kept,
                                  justid=True)
 
     # -- retraction -----------------------------------------------------------------------
@@ -184,8 +184,8 @@ class Workers:
             if not refused(exc):  # left pending: the reaper retries, then dead-letters
                 log.exception("control entry %s failed; left pending", entry_id)
                 return
-            st.dead_letter(self.conn, stream, entry_id, body, str(exc), st.RETRACTION_GROUP)
-        self._ack(stream, st.RETRACTION_GROUP, [entry_id])
+            st.dead_letter(self.conn, stream, entry_id, body, str(exc), layout.RETRACTION_GROUP)
+        self._ack(stream, layout.RETRACTION_GROUP, [entry_id])
 
     def _emit_status(self, cause: ev.Event, result: dict) -> None:
         st.publish_status(self.conn, cause.tenant, result, cause.at, cause.traceparent)
@@ -198,8 +198,8 @@ class Workers:
             if not isinstance(asked, ev.GateAsked):
                 raise Invalid(f"the gate stream carries GateAsked, not {type(asked).__name__}")
         except Invalid as exc:
-            st.dead_letter(self.conn, st.GATE, entry_id, body, str(exc), st.GATE_GROUP)
-            self._ack(st.GATE, st.GATE_GROUP, [entry_id])
+            st.dead_letter(self.conn, layout.GATE, entry_id, body, str(exc), layout.GATE_GROUP)
+            self._ack(layout.GATE, layout.GATE_GROUP, [entry_id])
             return
         graph = self.graph(asked.tenant)
         d = self._judge(graph, asked)
@@ -209,7 +209,7 @@ class Workers:
         pipe = self.conn.pipeline()
         pipe.rpush(asked.reply_to, answer.model_dump_json(by_alias=True))
         pipe.expire(asked.reply_to, 60)
-        pipe.xack(st.GATE, st.GATE_GROUP, entry_id)
+        pipe.xack(layout.GATE, layout.GATE_GROUP, entry_id)
         pipe.execute()
 
     def _judge(self, graph: TenantGraph, asked: ev.GateAsked) -> GateDecision:
@@ -239,7 +239,7 @@ class Workers:
             st.dead_letter(self.conn, stream, entry_id, body,
                            f"delivered {deliveries} times without success", group)
             self._ack(stream, group, [entry_id])
-        elif group == st.WRITER_GROUP:
+        elif group == layout.WRITER_GROUP:
             self.write_batch(stream, [(entry_id, body)])
         else:
             self.control(stream, entry_id, body)
@@ -264,7 +264,7 @@ def _entries(msg: RedisStreamMessage, bodies: list) -> list[tuple[str, object]]:
 IDLE_FLUSH_S = 0.1  # a full batch kept this long had no successor after all
 
 _RAW = "rescind_raw"  # where the writer's parser keeps the entries as they came from Redis
-_PLACEHOLDER = {st.DATA.encode(): b'{"data": "0", "headers": {}}'}
+_PLACEHOLDER = {k.encode(): v.encode() for k, v in layout.encode("0").items()}
 
 
 async def _keep_raw(message: dict, original) -> RedisStreamMessage:
@@ -283,14 +283,12 @@ def _raw_entries(msg: RedisStreamMessage) -> list[tuple[str, object]]:
     envelope is passed on as it is, for the decoder to say what is wrong with it."""
     out: list[tuple[str, object]] = []
     for entry_id, raw in zip(_entry_ids(msg), msg.raw_message[_RAW], strict=True):
-        envelope = raw.get(st.DATA.encode())
-        if envelope is None:
-            out.append((entry_id, {_text(k): _text(v) for k, v in raw.items()}))
-            continue
         try:
-            out.append((entry_id, orjson.loads(envelope)["data"]))
-        except (KeyError, TypeError, ValueError):  # orjson.JSONDecodeError is a ValueError
-            out.append((entry_id, _text(envelope)))
+            out.append((entry_id, layout.decode(raw).data))
+        except Invalid:
+            envelope = raw.get(layout.DATA.encode())
+            out.append((entry_id, {_text(k): _text(v) for k, v in raw.items()}
+                        if envelope is None else _text(envelope)))
     return out
 
 
@@ -311,13 +309,13 @@ def build(settings: WorkerSettings, roles: tuple[str, ...]) -> tuple[RedisBroker
     st.ensure_groups(workers.conn, settings.partitions)
     if "gate" in roles:
         _gate(broker, workers)
-    for name in st.streams(settings.partitions):
+    for name in layout.event_streams(settings.partitions):
         if "writer" in roles:
             _writer(broker, workers, name)
         if "retraction" in roles:
             _retraction(broker, workers, name)
         if "reaper" in roles:
-            for group in st.GROUPS:
+            for group in layout.GROUPS:
                 _reaper(broker, workers, name, group)
     return broker, workers
 
@@ -327,7 +325,7 @@ async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.
     """Run ``roles`` until ``stop`` is set: then stop taking work, finish what is in hand, exit."""
     broker, workers = build(settings, roles)
     await broker.start()
-    telemetry.lag.add(workers.conn, [*st.streams(settings.partitions), st.GATE])
+    telemetry.lag.add(workers.conn, [*layout.event_streams(settings.partitions), layout.GATE])
 
     closing = asyncio.Event()  # set on the way out, also when ``stop`` never was
 
@@ -417,7 +415,7 @@ class WorkerThread:
 def _writer(broker: RedisBroker, workers: Workers, name: str) -> None:
     s = workers.settings
 
-    @broker.subscriber(stream=StreamSub(name, group=st.WRITER_GROUP, consumer=workers.consumer(
+    @broker.subscriber(stream=StreamSub(name, group=layout.WRITER_GROUP, consumer=workers.consumer(
         "writer"), batch=True, max_records=s.batch, polling_interval=s.polling_ms),
         ack_policy=AckPolicy.MANUAL, parser=_keep_raw)
     async def on_writes(placeholders: list, msg: RedisStreamMessage) -> None:
@@ -428,7 +426,7 @@ def _writer(broker: RedisBroker, workers: Workers, name: str) -> None:
 def _retraction(broker: RedisBroker, workers: Workers, name: str) -> None:
     s = workers.settings
 
-    @broker.subscriber(stream=StreamSub(name, group=st.RETRACTION_GROUP,
+    @broker.subscriber(stream=StreamSub(name, group=layout.RETRACTION_GROUP,
                                         consumer=workers.consumer("retraction"),
                                         polling_interval=s.polling_ms),
                        ack_policy=AckPolicy.MANUAL)
@@ -440,9 +438,9 @@ def _retraction(broker: RedisBroker, workers: Workers, name: str) -> None:
 
 def _gate(broker: RedisBroker, workers: Workers) -> None:
     with contextlib.suppress(redis.ResponseError):  # BUSYGROUP: declared already
-        workers.conn.xgroup_create(st.GATE, st.GATE_GROUP, id="$", mkstream=True)
+        workers.conn.xgroup_create(layout.GATE, layout.GATE_GROUP, id="$", mkstream=True)
 
-    @broker.subscriber(stream=StreamSub(st.GATE, group=st.GATE_GROUP,
+    @broker.subscriber(stream=StreamSub(layout.GATE, group=layout.GATE_GROUP,
                                         consumer=workers.consumer("gate"), polling_interval=20),
                        ack_policy=AckPolicy.MANUAL)
     async def on_gate(body: object, msg: RedisStreamMessage) -> None:

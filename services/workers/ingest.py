@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from rescind.contract import events as ev
 from rescind.contract.errors import Invalid, RescindError, StalePreview
-from rescind.contract.streams import MAX_ENTRY_BYTES
+from rescind.contract.layout import MAX_ENTRY_BYTES
 from rescind.engine import retraction as ret
 from rescind.engine.writes import Pipeline, UnknownPremise, Write, execute, record
 from rescind.graph.store import Mutation, TenantGraph, linearised

@@ -13,7 +13,7 @@ from faststream.redis import RedisBroker, StreamSub
 from faststream.specification import AsyncAPI
 
 from rescind.contract import events as ev
-from rescind.contract import streams as st
+from rescind.contract import layout
 
 WriteEvent = (ev.SourceDeclared | ev.ObservationRecorded | ev.MemoryWritten | ev.ActionProposed
               | ev.ActionExecuted)
@@ -21,27 +21,27 @@ ControlEvent = (ev.SourceCompromised | ev.MemoryWithdrawn | ev.MemoryCorrected
                 | ev.RetractionReinstated | ev.RecallApproved)
 
 
-def document(partitions: int = st.DEFAULT_PARTITIONS) -> str:
+def document(partitions: int = layout.PARTITIONS) -> str:
     broker = RedisBroker("redis://localhost:6379", description="The FalkorDB server's Redis")
-    name = st.stream(0).replace("0", "{partition}")
+    name = layout.EVENT_STREAM
 
-    @broker.subscriber(stream=StreamSub(name, group=st.WRITER_GROUP, consumer="writer-{id}",
+    @broker.subscriber(stream=StreamSub(name, group=layout.WRITER_GROUP, consumer="writer-{id}",
                                         batch=True), title="justification-writer",
                        description=f"Justified writes, in batches; {partitions} partitions by "
                                    "crc32(tenant)")
     async def writer(events: list[WriteEvent]) -> None: ...
 
-    @broker.subscriber(stream=StreamSub(name, group=st.RETRACTION_GROUP,
+    @broker.subscriber(stream=StreamSub(name, group=layout.RETRACTION_GROUP,
                                         consumer="retraction-{id}"),
                        title="retraction-worker",
                        description="Security and finance decisions, one at a time")
     async def retraction(event: ControlEvent) -> None: ...
 
-    @broker.subscriber(stream=StreamSub(st.GATE, group=st.GATE_GROUP, consumer="gate-{id}"),
+    @broker.subscriber(stream=StreamSub(layout.GATE, group=layout.GATE_GROUP, consumer="gate-{id}"),
                        title="payment-gate", description="Asked before an action tool runs")
     async def gate(event: ev.GateAsked) -> None: ...
 
-    broker.publisher(stream=st.STATUS, title="status-changes", schema=ev.StatusChanged,
+    broker.publisher(stream=layout.STATUS, title="status-changes", schema=ev.StatusChanged,
                      description="Every status a commit changed")
     broker.publisher(stream=name, title="events", schema=WriteEvent | ControlEvent,
                      description="What the middleware and security publish")

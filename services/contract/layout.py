@@ -1,0 +1,223 @@
+"""The Redis layout: every key, stream and consumer-group name, the entry envelope, the defaults.
+
+This module is the layout's reference, and the only place that spells a name. It does no I/O and
+sits in ``rescind.contract``, so the agents' side (``rescind.middleware``) and the services build
+the same names from the same code. The helpers that act on these names (declaring groups,
+dead-lettering, publishing statuses) are in ``rescind.contract.streams``.
+
+Hash tag: on a Redis cluster a key's slot is the hash of what stands between its first ``{`` and
+``}``. Every per-tenant key carries the tag ``{tenant}``, so a tenant's graph, its locks, its token
+index and its audit log share one shard. A tenant name is checked before it reaches any key:
+1 to 64 characters from ``a-z 0-9 _ -`` (BadTenantName otherwise).
+
+Keys of one tenant ``t``
+    ``rescind:{t}``                 the tenant's graph (FalkorDB; listed by GRAPH.LIST)
+    ``rescind:{t}:lock:<purpose>``  string: a lock with a TTL; ``write`` (progress under heavy
+                                    contention) or ``schema`` (creating the indexes)
+    ``rescind:{t}:api:tokens``      hash: token id -> SHA-256 of each of the tenant's tokens
+    ``rescind:{t}:audit``           stream: every mutation asked through the API or MCP, with its
+                                    result (capped near ``AUDIT_MAXLEN``)
+
+Keys of the whole server
+    ``rescind:api:token:<sha256>``  hash: one token's record (tenant, role, who); found by the
+                                    token's SHA-256, never by the token
+    ``rescind:api:admin-tokens``    hash: token id -> SHA-256 of each admin token
+    ``rescind:api:tenants``         hash: tenant -> JSON ``{created_at, created_by}``
+
+Streams (shared by all tenants: the subscribers stay static while tenants come and go)
+    ``rescind:events:<p>``          p in 0..N-1: every event of the tenants with
+                                    crc32(tenant) mod N = p, in publish order; N bounds the
+                                    parallelism of each group (``PARTITIONS`` by default)
+    ``rescind:gate``                GateAsked requests
+    ``rescind:gate:reply:<id>``     list: the GateAnswered to one request (expires in a minute)
+    ``rescind:status``              StatusChanged events, for the agents' caches (capped near
+                                    ``STATUS_MAXLEN``)
+    ``rescind:dead``                entries that cannot be applied: fields ``stream``, ``id``,
+                                    ``group``, ``reason`` and ``body`` (cut at ``MAX_ENTRY_BYTES``)
+
+Consumer groups
+    ``rescind-writer``              on every events stream: the justified writes
+    ``rescind-retraction``          on every events stream: security and finance decisions (each
+                                    group skips the other's event types)
+    ``rescind-gate``                on ``rescind:gate``
+
+Envelope: an entry of ``rescind:events:<p>``, ``rescind:gate`` or ``rescind:status`` has one field,
+``__data__``, holding ``{"data": "<the event's JSON>", "headers": {"traceparent": ...}}``: the
+envelope FastStream's parser reads, headers included, so a trace continues in the workers.
+``encode`` builds it and ``decode`` reads it; anything else is ``Invalid``, with what is wrong.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, NamedTuple
+
+import orjson
+
+from rescind.contract.errors import BadTenantName, Invalid
+
+if TYPE_CHECKING:
+    from rescind.contract.events import Event
+
+# -- defaults: the one home of each; runtime settings and the middleware's config read them ------
+PARTITIONS = 4  # events streams; agents, API and workers must agree (RESCIND_PARTITIONS)
+# A payment above GATE_THRESHOLD runs only if faking it takes GATE_MIN_DOMAINS trust domains
+# (RESCIND_GATE_THRESHOLD, RESCIND_GATE_MIN_DOMAINS).
+GATE_THRESHOLD = 10_000.0
+GATE_MIN_DOMAINS = 2
+MAX_ENTRY_BYTES = 256 * 1024  # larger entries are dead-lettered unread
+STATUS_MAXLEN = 100_000
+AUDIT_MAXLEN = 100_000
+
+# -- tenants ---------------------------------------------------------------------------------
+TENANT_RE = re.compile(r"[a-z0-9_-]{1,64}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def check_tenant(name: str) -> str:
+    """``name`` itself when it may reach a key; BadTenantName otherwise."""
+    if not isinstance(name, str) or not TENANT_RE.fullmatch(name):
+        raise BadTenantName(
+            f"bad tenant name {name!r}: use 1 to 64 characters from a-z, 0-9, '_' and '-'"
+        )
+    return name
+
+
+def _tagged(tenant: str) -> str:
+    return f"rescind:{{{check_tenant(tenant)}}}"
+
+
+# -- keys of one tenant ----------------------------------------------------------------------
+def graph_key(tenant: str) -> str:
+    return _tagged(tenant)
+
+
+def tenant_of_graph(key: str) -> str | None:
+    """The tenant whose graph ``key`` is, or None for any other graph on the server."""
+    if key.startswith("rescind:{") and key.endswith("}"):
+        name = key[len("rescind:{"):-1]
+        if TENANT_RE.fullmatch(name):
+            return name
+    return None
+
+
+def lock_key(tenant: str, purpose: str = "write") -> str:
+    return f"{_tagged(tenant)}:lock:{purpose}"
+
+
+def tenant_tokens_key(tenant: str) -> str:
+    return f"{_tagged(tenant)}:api:tokens"
+
+
+def audit_key(tenant: str) -> str:
+    return f"{_tagged(tenant)}:audit"
+
+
+# -- keys of the whole server ----------------------------------------------------------------
+def token_key(digest: str) -> str:
+    if not _SHA256.fullmatch(digest):
+        raise Invalid("a token key needs a SHA-256 hex digest")
+    return f"rescind:api:token:{digest}"
+
+
+ADMIN_TOKENS = "rescind:api:admin-tokens"
+TENANTS = "rescind:api:tenants"
+
+# -- streams and groups ----------------------------------------------------------------------
+EVENT_STREAM = "rescind:events:{partition}"
+GATE = "rescind:gate"
+STATUS = "rescind:status"
+DEAD = "rescind:dead"
+WRITER_GROUP = "rescind-writer"
+RETRACTION_GROUP = "rescind-retraction"
+GROUPS = (WRITER_GROUP, RETRACTION_GROUP)  # on every events stream
+GATE_GROUP = "rescind-gate"
+
+
+def event_stream(partition: int) -> str:
+    return EVENT_STREAM.format(partition=partition)
+
+
+def event_streams(partitions: int = PARTITIONS) -> list[str]:
+    return [event_stream(p) for p in range(partitions)]
+
+
+def partition_of(tenant: str, partitions: int = PARTITIONS) -> int:
+    return zlib.crc32(tenant.encode()) % partitions
+
+
+def tenant_stream(tenant: str, partitions: int = PARTITIONS) -> str:
+    """The events stream that carries every event of ``tenant``."""
+    return event_stream(partition_of(tenant, partitions))
+
+
+def gate_reply_key(request: str) -> str:
+    return f"{GATE}:reply:{request}"
+
+
+# -- the envelope ----------------------------------------------------------------------------
+DATA = "__data__"
+_DATA_B = DATA.encode()
+
+
+class Envelope(NamedTuple):
+    """What one stream entry carries: the event's own JSON text and the trace headers."""
+
+    data: str
+    headers: dict[str, str]
+
+    def event(self) -> dict:
+        """The event's JSON object, unvalidated (``events.EVENT`` validates it)."""
+        try:
+            value = orjson.loads(self.data)
+        except orjson.JSONDecodeError:
+            raise Invalid("malformed envelope: its data is not JSON") from None
+        if not isinstance(value, dict):
+            raise Invalid("malformed envelope: its data is not a JSON object")
+        return value
+
+
+def encode(data: str, headers: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The fields of one stream entry carrying ``data`` (an event's JSON text)."""
+    return {DATA: orjson.dumps({"data": data, "headers": dict(headers or {})}).decode()}
+
+
+def trace_headers(event: Event) -> dict[str, str]:
+    """The W3C trace context an event carries, as envelope headers."""
+    return {k: v for k, v in (("traceparent", event.traceparent),
+                              ("tracestate", event.tracestate)) if v}
+
+
+def encode_event(event: Event) -> dict[str, str]:
+    """The fields of one stream entry carrying ``event``, with its trace context as headers."""
+    return encode(event.model_dump_json(by_alias=True), trace_headers(event))
+
+
+def decode(fields: Mapping) -> Envelope:
+    """The envelope of one stream entry (keys and values as bytes or str); Invalid, saying what
+    is wrong, for an entry that is not one."""
+    raw = fields.get(_DATA_B)
+    if raw is None:
+        raw = fields.get(DATA)
+    if raw is None:
+        raise Invalid(f"malformed entry: no {DATA} field (fields: "
+                      f"{', '.join(sorted(_text(k) for k in fields)) or 'none'})")
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise Invalid(f"malformed envelope: {DATA} is not JSON") from None
+    if not isinstance(value, dict) or not isinstance(value.get("data"), str):
+        raise Invalid(f"malformed envelope: {DATA} must be an object whose data is a string")
+    headers = value.get("headers") or {}
+    if not isinstance(headers, dict):
+        raise Invalid("malformed envelope: headers must map names to strings")
+    for v in headers.values():
+        if not isinstance(v, str):
+            raise Invalid("malformed envelope: headers must map names to strings")
+    return Envelope(value["data"], headers)
+
+
+def _text(value: object) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
