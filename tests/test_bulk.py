@@ -9,9 +9,10 @@ import pytest
 import redis
 
 from rescind.bench.generator import Cluster, agent_like
+from rescind.core.shapes import Mutation
 from rescind.engine import retraction as ret
 from rescind.engine.writes import Write, record, record_stream
-from rescind.graph.store import Mutation, TenantGraph, connect
+from rescind.graph.store import TenantGraph, connect
 
 
 def _load(g: TenantGraph, mode: str, batch: int) -> None:

@@ -10,9 +10,10 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from rescind.contract.events import memory_id, to_micros
+from rescind.core.shapes import Mutation
 from rescind.engine import retraction as ret
 from rescind.engine.writes import Write, record
-from rescind.graph.store import Mutation, TenantGraph, connect
+from rescind.graph.store import TenantGraph, connect
 from tests.reference import run as reference
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)

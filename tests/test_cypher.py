@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from rescind.core.shapes import Mutation
 from rescind.graph.cypher import CypherError, Plain, query, send_reads, text_client
-from rescind.graph.store import Mutation, connect
+from rescind.graph.store import connect
 
 AWKWARD = ["it's \"quoted\" \\ back\\slash", "line one\nline two", "Счёт 供应商 مورد 🚀"]
 

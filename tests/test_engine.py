@@ -7,9 +7,10 @@ import pytest
 from rescind.contract.errors import BadTenantName, IdInUse, Invalid, NotFound, StalePreview
 from rescind.contract.events import memory_id
 from rescind.contract.layout import graph_key
+from rescind.core.shapes import BlastItem, BlastRadius, Mutation
 from rescind.engine import retraction as ret
 from rescind.engine.writes import UnknownPremise, Write, record
-from rescind.graph.store import Mutation, TenantGraph, connect
+from rescind.graph.store import TenantGraph, connect
 from rescind.operator import decisions
 from rescind.scenario.format import ScenarioError
 from rescind.scenario.replay import replay_text
@@ -105,10 +106,12 @@ def test_preview_writes_nothing_and_reports_the_blast_radius(graph):
     assert count_nodes(graph) == before and graph.revision() == rev
     assert all(s.is_in for s in graph.statuses(ids.values()).values())
     blast = p.blast_radius()
-    assert blast["counts"] == {"observations": 1, "beliefs": 1, "plans": 1, "answers": 0,
+    assert blast.counts == {"observations": 1, "beliefs": 1, "plans": 1, "answers": 0,
                                "executed_actions": 1, "pending_actions": 0}
-    assert blast["plans"] == [{"id": ids["p1"], "hops": 2}]
-    assert blast["executed_actions"] == [{"id": "act-1", "hops": 3}]
+    assert blast.plans == [BlastItem(ids["p1"], 2)]
+    assert blast.executed_actions == [BlastItem("act-1", 3)]
+    # the stored form round-trips, as a repeated commit reads it back
+    assert BlastRadius.from_dict(blast.to_dict()) == blast
 
 
 def test_commit_refuses_a_stale_preview(graph):

@@ -142,7 +142,7 @@ def test_bad_input_gets_one_clear_line_and_changes_nothing(story, args, message)
 def test_a_source_with_no_observations_cannot_be_compromised(story):
     """A declared source nothing was read from: the command says so and changes nothing."""
     g = TenantGraph(connect(story[0]), story[1])
-    from rescind.graph.store import Mutation
+    from rescind.core.shapes import Mutation
 
     g.apply(Mutation(op="source", sources=[{"id": "portal:quiet", "kind": "portal",
                                             "name": "quiet", "domain": "quiet"}]), g.revision())
@@ -155,7 +155,7 @@ def test_a_stale_preview_revision_is_refused(story):
     """--commit --rev N after the graph moved: refused as stale, nothing applied."""
     code, d, _ = cli(story, "compromise", "portal:acme", *WINDOW, "--reason", "x")
     g = TenantGraph(connect(story[0]), story[1])
-    from rescind.graph.store import Mutation
+    from rescind.core.shapes import Mutation
 
     g.apply(Mutation(op="source", sources=[{"id": "s-new", "kind": "k", "name": "n",
                                             "domain": "d"}]), g.revision())

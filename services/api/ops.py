@@ -20,6 +20,7 @@ from rescind.contract import events as ev
 from rescind.contract import layout
 from rescind.contract.errors import Invalid, NotFound
 from rescind.contract.kinds import KINDS
+from rescind.core.shapes import BLAST_GROUPS
 from rescind.engine import gate as gate_mod
 from rescind.engine import retraction as ret
 from rescind.graph import queries as q
@@ -227,7 +228,7 @@ def _blast_graph(graph: TenantGraph, d: dict, source: str | None) -> dict:
     """The blast radius as a graph: what goes OUT or is kept, with the premise links among them."""
     nodes = [{"id": i["id"], "kind": i["kind"], "text": i["text"], "name": i["name"],
               "hops": i["hops"] or 0, "fate": d["direction"]}
-             for k in ret.BLAST_KINDS for i in d[k]]
+             for k in BLAST_GROUPS for i in d[k]]
     nodes += [{"id": i["id"], "kind": i["kind"], "text": i["text"], "name": i["name"],
                "hops": None, "fate": "kept"} for i in d.get("kept", [])]
     ids = {n["id"] for n in nodes}

@@ -19,10 +19,11 @@ from pathlib import Path
 from rich.progress import Progress
 
 from rescind.bench.generator import Cluster, agent_like, plain_clusters
+from rescind.core.shapes import Mutation
 from rescind.engine import retraction as ret
 from rescind.engine.writes import Write, record, record_stream
 from rescind.graph.cypher import query
-from rescind.graph.store import Mutation, TenantGraph, connect
+from rescind.graph.store import TenantGraph, connect
 
 RAW_UNWIND = """
 UNWIND $rows AS r
@@ -113,7 +114,7 @@ def time_retractions(graph: TenantGraph, sources: list[str], tag: str,
         t = time.perf_counter()
         result = ret.run(graph, ret.Retract(f"{tag}-{i}", s, reason="bench"))
         times.append(time.perf_counter() - t)
-        regions.append(sum(result["blast_radius"]["counts"].values()))
+        regions.append(sum(result.blast_radius.counts.values()))
     return {"median_ms": round(statistics.median(times) * 1000, 2),
             "p90_ms": round(sorted(times)[int(0.9 * (len(times) - 1))] * 1000, 2),
             "runs": len(times), "median_region": statistics.median(regions)}

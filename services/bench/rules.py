@@ -37,9 +37,10 @@ from rescind.bench import rules_queries as rq
 from rescind.bench import truth
 from rescind.bench.scenarios import Batch, Case, Checkpoint
 from rescind.bench.similarity import VectorStore
+from rescind.core.shapes import Mutation
 from rescind.engine import retraction as ret
 from rescind.engine.writes import Write, record
-from rescind.graph.store import Mutation, TenantGraph, connect
+from rescind.graph.store import TenantGraph, connect
 
 RULES = ("r1", "r2", "r3", "r4", "r5")
 TITLES = {
@@ -219,7 +220,7 @@ class Runner:
 
     def _r5(self, op, at) -> list[str]:
         result = ret.run(self.graph, op, at)
-        return [m for m, (status, _, _) in result["changed"].items() if status == "OUT"]
+        return [m for m, (status, _, _) in result.changed.items() if status == "OUT"]
 
     # -- scoring ----------------------------------------------------------------------------
     def states(self) -> dict[str, set[str]]:

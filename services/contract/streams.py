@@ -8,7 +8,7 @@ their streams themselves, through the same layout).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import redis
 
@@ -37,14 +37,16 @@ def dead_letter(conn: redis.Redis | redis.client.Pipeline, source: str, entry_id
                             "body": body[:layout.MAX_ENTRY_BYTES]})
 
 
-def publish_status(conn: redis.Redis, tenant: str, result: dict, at, traceparent: str | None
-                   = None) -> None:
-    """One StatusChanged per memory a committed operation moved, for the agents' caches."""
+def publish_status(conn: redis.Redis, tenant: str, op_id: str, rev: int,
+                   changed: Mapping[str, tuple[str, str | None, int | None]], at,
+                   traceparent: str | None = None) -> None:
+    """One StatusChanged per memory that operation ``op_id``, committed at ``rev``, moved
+    (memory id -> status, cause, hops), for the agents' caches."""
     pipe = conn.pipeline(transaction=False)
-    for mid, (status, why, hops) in result.get("changed", {}).items():
-        e = ev.StatusChanged(event_id=f"{result['id']}:{result['rev']}:{mid}", tenant=tenant,
+    for mid, (status, why, hops) in changed.items():
+        e = ev.StatusChanged(event_id=f"{op_id}:{rev}:{mid}", tenant=tenant,
                              at=at, memory=mid, status=status, cause=why, hops=hops,
-                             revision=result["rev"] + 1, traceparent=traceparent)
+                             revision=rev + 1, traceparent=traceparent)
         pipe.xadd(layout.STATUS, layout.encode(e.model_dump_json(by_alias=True)),
                   maxlen=layout.STATUS_MAXLEN, approximate=True)
     pipe.execute()

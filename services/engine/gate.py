@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rescind.contract.errors import NotFound
 from rescind.contract.layout import GATE_MIN_DOMAINS, GATE_THRESHOLD
 from rescind.core.belief import Node
 from rescind.core.fragility import cone_domains, weakest
+from rescind.core.shapes import GateDecision
 from rescind.graph.store import TenantGraph
-
-
-@dataclass(frozen=True)
-class GateDecision:
-    action: str
-    allowed: bool
-    reason: str
-    fragility: int
-    domains: tuple[str, ...] = ()
 
 
 class UnknownAction(NotFound):

@@ -17,9 +17,11 @@ import orjson
 
 from rescind.contract.errors import IdInUse, Invalid, NotFound
 from rescind.contract.events import memory_id
+from rescind.contract.kinds import IN, OUT, MemoryKind
 from rescind.core.belief import Grounding, Node, Rules, Status, Window, settle
+from rescind.core.shapes import BlastItem, BlastRadius, Change, Mutation, RetractionResult
 from rescind.engine import collector
-from rescind.graph.store import Mutation, TenantGraph, linearised, status_changes
+from rescind.graph.store import TenantGraph, linearised, status_changes
 from rescind.runtime.telemetry import retraction_ms, tracer
 
 
@@ -69,8 +71,6 @@ class Reinstate:
 
 Operation = Retract | Withdraw | Correct | Reinstate
 
-BLAST_KINDS = ("observations", "beliefs", "plans", "answers", "executed_actions",
-               "pending_actions")
 
 
 @dataclass
@@ -84,41 +84,37 @@ class Preview:
     kinds: dict[str, str]
     executed: set[str]
     mutation: Mutation = field(repr=False)
-    repeated: dict | None = None  # the stored result when this operation was committed already
+    repeated: RetractionResult | None = None  # stored, when this operation was committed already
 
     @functools.cached_property
     def changed(self) -> dict[str, Status]:
         return {m: s for m, s in self.after.items() if self.before.get(m) != s}
 
-    def blast_radius(self) -> dict:
+    def blast_radius(self) -> BlastRadius:
         """Memories this operation takes OUT (or brings IN), by kind, with hop distances."""
-        going = "IN" if isinstance(self.op, Reinstate) else "OUT"
-        groups: dict[str, list[dict]] = {k: [] for k in BLAST_KINDS}
+        going = IN if isinstance(self.op, Reinstate) else OUT
+        radius = BlastRadius(going)
         before, kinds, executed = self.before, self.kinds, self.executed
         by_hops: dict[int, list[tuple[str, int | None]]] = {}
         for mid, st in self.changed.items():
             if st.status == going and (mid not in before or before[mid].status != going):
                 by_hops.setdefault(st.hops or 0, []).append((mid, st.hops))
-        listed = {kind: groups[name] for kind, name in _GROUPS.items()}
-        beliefs, done, pending = (groups["beliefs"], groups["executed_actions"],
-                                  groups["pending_actions"])
+        listed = {MemoryKind.OBSERVATION: radius.observations, MemoryKind.PLAN: radius.plans,
+                  MemoryKind.ANSWER: radius.answers}
         for hops in sorted(by_hops):  # nearest first, then by id
             for mid, h in sorted(by_hops[hops], key=_first):
-                kind = kinds.get(mid, "belief")
-                into = (done if mid in executed else pending) if kind == "action" else \
-                    listed.get(kind, beliefs)
-                into.append({"id": mid, "hops": h})
-        return {"direction": going, "counts": {k: len(v) for k, v in groups.items()}, **groups}
+                kind = kinds.get(mid, MemoryKind.BELIEF)
+                if kind == MemoryKind.ACTION:
+                    into = radius.executed_actions if mid in executed else radius.pending_actions
+                else:
+                    into = listed.get(kind, radius.beliefs)
+                into.append(BlastItem(mid, h))
+        return radius
 
-    def result(self) -> dict:
-        return {
-            "op": self.op.kind, "id": self.op.id, "rev": self.rev,
-            "changed": {m: [s.status, s.cause, s.hops] for m, s in sorted(self.changed.items())},
-            "blast_radius": self.blast_radius(),
-        }
+    def result(self) -> RetractionResult:
+        changed = {m: Change(*s) for m, s in sorted(self.changed.items())}
+        return RetractionResult(self.op.kind, self.op.id, self.rev, changed, self.blast_radius())
 
-
-_GROUPS = {"observation": "observations", "plan": "plans", "answer": "answers"}
 _first = operator.itemgetter(0)
 
 
@@ -136,7 +132,7 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
         if stored is None:
             raise NotFound(f"no retraction {op.retraction!r} to reinstate")
         if stored["state"] == "reinstated":
-            return _repeat(op, rev, json.loads(stored["undo_result"]))
+            return _repeat(op, rev, stored["undo_result"])
         seeds = _seeds(graph, stored)
         _drop(rules, op.retraction)
         mutation.retraction_updates.append({"id": op.retraction, "props": {
@@ -145,7 +141,7 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
         if stored is not None:
             if stored["state"] == "reinstated" or not _same(stored, op):
                 raise IdInUse(f"retraction id {op.id!r} is already used")
-            return _repeat(op, rev, json.loads(stored["result"]))
+            return _repeat(op, rev, stored["result"])
         props = {"id": op.id, "kind": op.kind, "state": "committed", "order": order,
                  "reason": op.reason, "by": op.by, "at": at}
         if isinstance(op, Retract):
@@ -212,7 +208,7 @@ def _same(stored: dict, op: Retract | Withdraw | Correct) -> bool:
     return stored.get("memory") == op.memory
 
 
-def commit(graph: TenantGraph, p: Preview) -> dict:
+def commit(graph: TenantGraph, p: Preview) -> RetractionResult:
     """Apply a preview atomically; StalePreview if the graph moved since; a repeat is a no-op."""
     if p.repeated is not None:
         return p.repeated
@@ -225,10 +221,10 @@ def commit(graph: TenantGraph, p: Preview) -> dict:
     return result
 
 
-def run(graph: TenantGraph, op: Operation, at: int = 0) -> dict:
+def run(graph: TenantGraph, op: Operation, at: int = 0) -> RetractionResult:
     """Preview and commit, previewing again whenever a concurrent write made it stale."""
 
-    def attempt() -> dict:
+    def attempt() -> RetractionResult:
         with tracer.start_as_current_span("rescind.preview", attributes={"rescind.op": op.kind}):
             p = preview(graph, op, at)
         with tracer.start_as_current_span("rescind.commit", attributes={
@@ -242,12 +238,13 @@ def run(graph: TenantGraph, op: Operation, at: int = 0) -> dict:
     return result
 
 
-def _dumps(result: dict) -> str:
-    return orjson.dumps(result).decode()
+def _dumps(result: RetractionResult) -> str:
+    return orjson.dumps(result.to_dict()).decode()
 
 
-def _repeat(op: Operation, rev: int, result: dict) -> Preview:
-    return Preview(op, rev, {}, {}, {}, set(), Mutation(op=op.kind), repeated=result)
+def _repeat(op: Operation, rev: int, stored: str) -> Preview:
+    return Preview(op, rev, {}, {}, {}, set(), Mutation(op=op.kind),
+                   repeated=RetractionResult.from_dict(json.loads(stored)))
 
 
 def _seeds(graph: TenantGraph, stored: dict) -> list[str]:

@@ -12,13 +12,13 @@ import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 import redis
 
 from rescind.contract.errors import StalePreview
 from rescind.contract.layout import graph_key, lock_key
 from rescind.core.belief import Grounding, Node, Rules, Status, Window
+from rescind.core.shapes import Mutation
 from rescind.graph import queries as q
 from rescind.graph.cypher import (
     ConstraintViolation,
@@ -38,31 +38,6 @@ from rescind.graph.cypher import (
 )
 
 _SCHEMA_LOCK = threading.Lock()
-
-
-@dataclass
-class Mutation:
-    """Everything one atomic write changes; each list may be empty."""
-
-    op: str
-    at: int | None = None
-    sources: list[dict] = field(default_factory=list)  # {id, kind, name, domain}
-    mems: list[dict] = field(default_factory=list)  # new memories: queries.MEM_FIELDS
-    updates: list[dict] = field(default_factory=list)  # {id, props} of existing memories
-    groundings: list[dict] = field(default_factory=list)  # {id, source, mem, at, via}
-    retractions: list[dict] = field(default_factory=list)  # new: queries.RETRACTION_FIELDS
-    retraction_updates: list[dict] = field(default_factory=list)  # {id, props}
-    supersedes: list[dict] = field(default_factory=list)  # {new, old, by}
-    changes: list[dict] = field(default_factory=list)  # existing memories: status_changes()
-    outbox: list[dict] = field(default_factory=list)  # {id, action, by, at, payload}
-
-    def params(self, rev: int) -> dict[str, Any]:
-        return {
-            "rev": rev, "sources": self.sources, "mems": self.mems,
-            "updates": self.updates, "groundings": self.groundings,
-            "retractions": self.retractions, "retraction_updates": self.retraction_updates,
-            "supersedes": self.supersedes, "changes": self.changes, "outbox": self.outbox,
-        }
 
 
 @dataclass

@@ -16,6 +16,8 @@ import redis
 from rescind.contract import events as ev
 from rescind.contract import streams
 from rescind.contract.errors import Invalid, NotFound, StalePreview
+from rescind.contract.kinds import OUT
+from rescind.core.shapes import RetractionResult
 from rescind.engine import retraction as ret
 from rescind.engine.gate import weakest_of
 from rescind.graph import queries as q
@@ -115,23 +117,25 @@ def reinstate(graph: TenantGraph, rid: str, by: str, conn: redis.Redis | None = 
     return describe(graph, result)
 
 
-def _announce(graph: TenantGraph, conn: redis.Redis | None, result: dict, now: datetime) -> None:
-    streams.publish_status(conn or graph.conn, graph.tenant, result, now)
+def _announce(graph: TenantGraph, conn: redis.Redis | None, result: RetractionResult,
+              now: datetime) -> None:
+    streams.publish_status(conn or graph.conn, graph.tenant, result.id, result.rev,
+                           result.changed, now)
 
 
-def describe(graph: TenantGraph, result: dict, kept: list[str] = ()) -> dict:
+def describe(graph: TenantGraph, result: RetractionResult, kept: list[str] = ()) -> dict:
     """The engine's blast radius with what a person needs: texts, amounts, payees; and what
-    the retraction reaches but leaves IN, because it has an independent reason."""
-    radius = result["blast_radius"]
-    ids = [i["id"] for k in ret.BLAST_KINDS for i in radius[k]]
-    facts = {f["id"]: f for f in graph.memories([*ids, *kept])}
-    groups = {}
-    for k in ret.BLAST_KINDS:
-        groups[k] = [_item(facts.get(i["id"], {"id": i["id"]}), i["hops"]) for i in radius[k]]
-    return {"retraction": result["id"], "op": result["op"], "rev": result["rev"],
-            "direction": radius["direction"], "counts": radius["counts"], **groups,
-            "to_hold": groups["pending_actions"] if radius["direction"] == "OUT" else [],
-            "to_recall": groups["executed_actions"] if radius["direction"] == "OUT" else [],
+    the retraction reaches but leaves IN, because it has an independent reason. This is the
+    document the API, MCP and the CLI's --json give."""
+    radius = result.blast_radius
+    facts = {f["id"]: f for f in graph.memories([*(i.id for i in radius.items()), *kept])}
+    groups = {name: [_item(facts.get(i.id, {"id": i.id}), i.hops) for i in items]
+              for name, items in radius.groups()}
+    out = radius.direction == OUT
+    return {"retraction": result.id, "op": result.op, "rev": result.rev,
+            "direction": radius.direction, "counts": radius.counts, **groups,
+            "to_hold": groups["pending_actions"] if out else [],
+            "to_recall": groups["executed_actions"] if out else [],
             "kept": [_item(facts[m], None) for m in kept if m in facts]}
 
 
@@ -196,11 +200,12 @@ def audit_order(graph: TenantGraph) -> list[dict]:
     for sid, kind, _name, domain in graph.rows(q.SOURCES):
         p = ret.preview(graph, ret.Retract(f"audit-{uuid.uuid4().hex[:8]}", sid, reason="audit"))
         radius = p.blast_radius()
-        actions = radius["executed_actions"] + radius["pending_actions"]
-        amounts = {f["id"]: f.get("amount") or 0 for f in graph.memories([a["id"] for a in actions])}
+        actions = radius.executed_actions + radius.pending_actions
+        amounts = {f["id"]: f.get("amount") or 0 for f in graph.memories([a.id for a in actions])}
+        counts = radius.counts
         ranked.append({"source": sid, "kind": kind, "domain": domain,
                        "value_at_risk": sum(amounts.values()),
-                       "payments": len(actions), "memories": sum(radius["counts"].values()),
-                       "counts": radius["counts"]})
+                       "payments": len(actions), "memories": sum(counts.values()),
+                       "counts": counts})
     ranked.sort(key=lambda r: (-r["value_at_risk"], -r["memories"], r["source"]))
     return ranked

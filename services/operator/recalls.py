@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from rescind.contract.errors import Conflict, NotFound
-from rescind.graph.store import Mutation, TenantGraph, linearised
+from rescind.core.shapes import Mutation
+from rescind.graph.store import TenantGraph, linearised
 
 
 def recall_list(graph: TenantGraph, names: dict[str, str] | None = None) -> list[dict]:

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from rescind.contract.errors import RescindError
 from rescind.contract.events import action_id, memory_id, to_micros
 from rescind.contract.layout import GATE_MIN_DOMAINS, GATE_THRESHOLD, check_tenant
+from rescind.core.shapes import GateDecision, Mutation
 from rescind.engine import gate as gate_mod
 from rescind.engine import retraction as ret
-from rescind.engine.gate import GateDecision
 from rescind.engine.writes import UnknownPremise, Write, execute, record
-from rescind.graph.store import Mutation, TenantGraph, connect
+from rescind.graph.store import TenantGraph, connect
 from rescind.operator.recalls import approve, recall_list
 from rescind.scenario.format import (
     ActLine,

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.tree import Tree
 
-from rescind.engine.retraction import BLAST_KINDS
+from rescind.core.shapes import BLAST_GROUPS
 
 LABELS = {"observations": "Observations", "beliefs": "Beliefs", "plans": "Plans",
           "answers": "Answers", "executed_actions": "Executed actions",
@@ -26,10 +26,10 @@ def blast_radius(d: dict, console: Console, title: str) -> None:
     verb = "would go" if not d.get("committed", True) else "went"
     console.print(f"[bold]{title}[/bold]  (retraction {d['retraction']}, graph revision "
                   f"{d['rev']})")
-    counts = ", ".join(f"{d['counts'][k]} {LABELS[k].lower()}" for k in BLAST_KINDS
+    counts = ", ".join(f"{d['counts'][k]} {LABELS[k].lower()}" for k in BLAST_GROUPS
                        if d["counts"][k])
     console.print(f"{sum(d['counts'].values())} {verb} {d['direction']}: {counts or 'nothing'}")
-    for k in BLAST_KINDS:
+    for k in BLAST_GROUPS:
         if not d[k]:
             continue
         console.print(f"\n[bold]{LABELS[k]}[/bold]")

@@ -26,8 +26,9 @@ from rescind.contract import events as ev
 from rescind.contract import layout
 from rescind.contract import streams as st
 from rescind.contract.errors import Invalid
+from rescind.core.shapes import GateDecision, RetractionResult
 from rescind.engine import collector
-from rescind.engine.gate import GateDecision, UnknownAction, check, check_premises
+from rescind.engine.gate import UnknownAction, check, check_premises
 from rescind.engine.writes import Pipeline
 from rescind.graph.store import TenantGraph, connect
 from rescind.runtime import telemetry
@@ -187,8 +188,9 @@ class Workers:
             st.dead_letter(self.conn, stream, entry_id, body, str(exc), layout.RETRACTION_GROUP)
         self._ack(stream, layout.RETRACTION_GROUP, [entry_id])
 
-    def _emit_status(self, cause: ev.Event, result: dict) -> None:
-        st.publish_status(self.conn, cause.tenant, result, cause.at, cause.traceparent)
+    def _emit_status(self, cause: ev.Event, result: RetractionResult) -> None:
+        st.publish_status(self.conn, cause.tenant, result.id, result.rev, result.changed,
+                          cause.at, cause.traceparent)
 
     # -- gate -----------------------------------------------------------------------------
     def gate(self, entry_id: str, body: object) -> None:

@@ -16,9 +16,10 @@ from pydantic import ValidationError
 from rescind.contract import events as ev
 from rescind.contract.errors import Invalid, RescindError, StalePreview
 from rescind.contract.layout import MAX_ENTRY_BYTES
+from rescind.core.shapes import Mutation, RetractionResult
 from rescind.engine import retraction as ret
 from rescind.engine.writes import Pipeline, UnknownPremise, Write, execute, record
-from rescind.graph.store import Mutation, TenantGraph, linearised
+from rescind.graph.store import TenantGraph, linearised
 from rescind.operator.recalls import approve
 from rescind.runtime.telemetry import tracer
 
@@ -167,7 +168,7 @@ def _ensure_sources(graph: TenantGraph, declared: list[ev.SourceDeclared],
                                           graph.revision()))
 
 
-def apply_control(graph: TenantGraph, e: ev.Event) -> dict | None:
+def apply_control(graph: TenantGraph, e: ev.Event) -> RetractionResult | None:
     """Run one security or finance decision; a ``refused`` error when the engine refuses it."""
     at = ev.to_micros(e.at)
     if isinstance(e, ev.SourceCompromised):

@@ -1,0 +1,137 @@
+"""The shapes that cross layers, named once: a reader learns each from its definition here.
+
+- ``Mutation``: everything one atomic graph write changes (planned by the engine, written by
+  ``rescind.graph``).
+- ``BlastRadius``: what an operation takes OUT (or brings back IN), by kind, nearest first.
+- ``RetractionResult``: what a committed operation did: its status changes and blast radius.
+  It is stored with the operation (as JSON) and returned again when the operation repeats.
+- ``GateDecision``: the payment gate's answer about one action.
+
+Plain dataclasses with slots: a 10k-memory retraction builds 10k ``BlastItem``s, and orjson
+encodes dataclasses natively; ``to_dict``/``from_dict`` give the stored and published form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+# The blast radius's groups, in the order people read them.
+BLAST_GROUPS = ("observations", "beliefs", "plans", "answers", "executed_actions",
+                "pending_actions")
+
+
+@dataclass
+class Mutation:
+    """Everything one atomic write changes; each list may be empty."""
+
+    op: str
+    at: int | None = None
+    sources: list[dict] = field(default_factory=list)  # {id, kind, name, domain}
+    mems: list[dict] = field(default_factory=list)  # new memories: queries.MEM_FIELDS
+    updates: list[dict] = field(default_factory=list)  # {id, props} of existing memories
+    groundings: list[dict] = field(default_factory=list)  # {id, source, mem, at, via}
+    retractions: list[dict] = field(default_factory=list)  # new: queries.RETRACTION_FIELDS
+    retraction_updates: list[dict] = field(default_factory=list)  # {id, props}
+    supersedes: list[dict] = field(default_factory=list)  # {new, old, by}
+    changes: list[dict] = field(default_factory=list)  # existing memories: status_changes()
+    outbox: list[dict] = field(default_factory=list)  # {id, action, by, at, payload}
+
+    def params(self, rev: int) -> dict[str, Any]:
+        return {
+            "rev": rev, "sources": self.sources, "mems": self.mems,
+            "updates": self.updates, "groundings": self.groundings,
+            "retractions": self.retractions, "retraction_updates": self.retraction_updates,
+            "supersedes": self.supersedes, "changes": self.changes, "outbox": self.outbox,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class BlastItem:
+    """One memory in a blast radius, ``hops`` from what the operation changed itself."""
+
+    id: str
+    hops: int | None
+
+
+@dataclass(slots=True)
+class BlastRadius:
+    """Memories an operation takes OUT (``direction`` "OUT") or brings back IN, by group."""
+
+    direction: str
+    observations: list[BlastItem] = field(default_factory=list)
+    beliefs: list[BlastItem] = field(default_factory=list)
+    plans: list[BlastItem] = field(default_factory=list)
+    answers: list[BlastItem] = field(default_factory=list)
+    executed_actions: list[BlastItem] = field(default_factory=list)  # to recall
+    pending_actions: list[BlastItem] = field(default_factory=list)  # to hold
+
+    def groups(self) -> Iterator[tuple[str, list[BlastItem]]]:
+        """Each group's name and items, in ``BLAST_GROUPS`` order."""
+        for name in BLAST_GROUPS:
+            yield name, getattr(self, name)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {name: len(items) for name, items in self.groups()}
+
+    def items(self) -> Iterator[BlastItem]:
+        for _, group in self.groups():
+            yield from group
+
+    def to_dict(self) -> dict:
+        return {"direction": self.direction, "counts": self.counts,
+                **{name: [{"id": i.id, "hops": i.hops} for i in items]
+                   for name, items in self.groups()}}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> BlastRadius:
+        return cls(d["direction"], **{name: [BlastItem(i["id"], i["hops"]) for i in d[name]]
+                                      for name in BLAST_GROUPS})
+
+
+class Change(NamedTuple):
+    """A memory's new status, the operation that caused it, and how far from it the memory is."""
+
+    status: str
+    cause: str | None
+    hops: int | None
+
+
+@dataclass(slots=True)
+class RetractionResult:
+    """What one committed operation (retract, withdraw, correct, reinstate) did."""
+
+    op: str  # its kind
+    id: str
+    rev: int  # the revision it was committed at; the graph is at rev + 1 after it
+    changed: dict[str, Change]
+    blast_radius: BlastRadius
+
+    def to_dict(self) -> dict:
+        return {"op": self.op, "id": self.id, "rev": self.rev,
+                "changed": {m: list(c) for m, c in self.changed.items()},
+                "blast_radius": self.blast_radius.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> RetractionResult:
+        return cls(d["op"], d["id"], d["rev"],
+                   {m: Change(*c) for m, c in d["changed"].items()},
+                   BlastRadius.from_dict(d["blast_radius"]))
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    """The payment gate's answer: may ``action`` run, why, and how many trust domains an
+    attacker would have to control to fake what it rests on."""
+
+    action: str
+    allowed: bool
+    reason: str
+    fragility: int
+    domains: tuple[str, ...] = ()
+
+
+__all__ = ["BLAST_GROUPS", "BlastItem", "BlastRadius", "Change", "GateDecision", "Mutation",
+           "RetractionResult"]
