@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench lint clean
+.PHONY: install demo test test-unit test-integration test-e2e bench lint clean
 
 $(STAMP): pyproject.toml
 	# The console's browser test drives Debian's Chromium (Playwright cannot download browsers).
@@ -21,6 +21,16 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# One kind at a time (markers applied by folder): unit needs no server and takes seconds.
+test-unit: $(STAMP)
+	$(BIN)/python -m pytest -q -m unit
+
+test-integration: $(STAMP)
+	$(BIN)/python -m pytest -q -m integration
+
+test-e2e: $(STAMP)
+	$(BIN)/python -m pytest -q -m e2e
 
 bench: $(STAMP)
 	$(BIN)/rescind bench engine

@@ -1,15 +1,50 @@
-"""One embedded FalkorDB server per test session; every test gets its own tenant."""
+"""The kinds of test, told by folder, and one embedded FalkorDB server per test session.
+
+tests/unit/ start no server and test logic alone; tests/integration/ run against the real
+FalkorDB (the session's server, or one a test starts for itself); tests/e2e/ run whole flows:
+commands in subprocesses, the demo, the console in a browser, the installed wheel. Each test
+gets the marker of its folder (``pytest -m unit``), so no test file has to say it.
+"""
 
 from __future__ import annotations
 
 import itertools
 import os
+from pathlib import Path
 
 import pytest
 
 from rescind.runtime.server import EmbeddedFalkorDB
 
+KINDS = ("unit", "integration", "e2e")
+HERE = Path(__file__).resolve().parent
+SERVER_FIXTURES = {"falkordb", "graph"}
+
 _counter = itertools.count()
+
+
+def kind_of(item: pytest.Item) -> str:
+    """The folder right under tests/ that holds the item's file."""
+    return Path(item.path).resolve().relative_to(HERE).parts[0]
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    misplaced, needs_server = [], []
+    for item in items:
+        kind = kind_of(item)
+        if kind not in KINDS:
+            misplaced.append(item.nodeid)
+            continue
+        item.add_marker(getattr(pytest.mark, kind))
+        if kind == "unit" and SERVER_FIXTURES & set(item.fixturenames):
+            needs_server.append(item.nodeid)
+    if misplaced:
+        raise pytest.UsageError("tests live in tests/unit, tests/integration or tests/e2e: "
+                                + ", ".join(misplaced))
+    if needs_server:
+        raise pytest.UsageError("a unit test uses no FalkorDB; move these to tests/integration: "
+                                + ", ".join(needs_server))
 
 
 @pytest.fixture(scope="session")

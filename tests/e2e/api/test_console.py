@@ -1,0 +1,230 @@
+"""The browser console end to end, in headless Chromium (Debian's, driven by Playwright),
+against a real `rescind up` (embedded FalkorDB, workers, API) with a seeded tenant: security
+previews and commits a compromise, the payment moves to recalls, finance approves, security
+reinstates, and a page left open follows live. Screenshots are kept as test artifacts."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect, sync_playwright
+
+from rescind.contract import events as ev
+from rescind.graph.store import TenantGraph, connect
+from rescind.runtime.server import free_port
+from rescind.scenario.replay import replay_text
+from tests.support.api import ADMIN, story_text
+from tests.support.paths import ROOT
+
+ARTIFACTS = Path(os.environ.get("RESCIND_ARTIFACTS", ROOT / ".rescind/artifacts")) / "console"
+TENANT = "harbor"
+SCRIPT = '<img src=x onerror="window.__pwned=1">Northwind <script>window.__pwned=2</script>'
+CYPHER = "Note: '}) MATCH (n) DETACH DELETE n // \" RETURN 1"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert path, "the console test needs Debian's chromium: apt-get install -y chromium"
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """`rescind up` on free ports, with a bootstrap admin token; stopped with Ctrl-C."""
+    port, api_port = free_port(), free_port()
+    env = {**os.environ, "RESCIND_ADMIN_TOKEN": ADMIN}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rescind.cli", "up", "--port", str(port), "--api-port",
+         str(api_port), "--data-dir", str(tmp_path_factory.mktemp("up"))],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{api_port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"{base}/api/health", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[0]
+        time.sleep(0.1)
+    yield f"redis://127.0.0.1:{port}", base
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0, out
+
+
+@pytest.fixture(scope="module")
+def seeded(server):
+    """The vendor-portal story, tokens made by the admin over HTTP, and two memories with
+    hostile text sent by an agent through the API and the workers."""
+    url, base = server
+    replay_text(story_text(), url, TENANT)
+    admin = {"Authorization": f"Bearer {ADMIN}"}
+    assert httpx.post(f"{base}/api/v1/tenants", json={"name": TENANT}, headers=admin).is_success
+    tokens = {}
+    for role, who in [("security", "sam@harborfinch.example"),
+                      ("finance", "fran@harborfinch.example"), ("agent", "ap-agent")]:
+        r = httpx.post(f"{base}/api/v1/tenants/{TENANT}/tokens", headers=admin,
+                       json={"role": role, "who": who})
+        tokens[role] = r.json()["token"]
+    at = datetime(2026, 11, 4, 9, tzinfo=UTC)
+    obs = ev.ObservationRecorded(event_id="hostile-1", tenant=TENANT, at=at, source="inbox:ap",
+                                 text=SCRIPT, name="o-hostile")
+    note = ev.MemoryWritten(event_id="hostile-2", tenant=TENANT, at=at, kind="belief",
+                            text=CYPHER, agent="ap-agent", name="n-hostile",
+                            premises=[ev.memory_id(TENANT, "observation", SCRIPT)])
+    r = httpx.post(f"{base}/api/v1/tenants/{TENANT}/events",
+                   headers={"Authorization": f"Bearer {tokens['agent']}"},
+                   json={"events": [obs.model_dump(mode="json", by_alias=True),
+                                    note.model_dump(mode="json", by_alias=True)]})
+    assert r.json()["accepted"] == 2
+    graph = TenantGraph(connect(url), TENANT)
+    deadline = time.monotonic() + 20
+    while len(graph.rows("MATCH (m:Mem {id: $id}) RETURN m.text",
+                         {"id": ev.memory_id(TENANT, "belief", CYPHER)})) == 0:
+        assert time.monotonic() < deadline, "the workers did not write the agent's events"
+        time.sleep(0.05)
+    return url, base, tokens, graph
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def shot(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def sign_in(browser, base: str, token: str) -> Page:
+    page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+    page.set_default_timeout(15_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))  # CSP, 4xx, 5xx
+    page.goto(f"{base}/console/")
+    page.fill("#token", token)
+    page.click("#signin-btn")
+    expect(page.locator("#app")).to_be_visible()
+    page.errors = errors
+    return page
+
+
+def card(page: Page, name: str):
+    return page.locator(f"#overview .card[data-name='{name}']")
+
+
+def test_security_and_finance_do_the_whole_flow_in_the_console(seeded, browser):
+    """Sign in as security, see hostile text shown as text and the fragility of the pending
+    payment; preview a compromise (counts and graph, nothing changed), commit; the executed
+    payment shows OUT and lands on the recall list, the pending one held; finance (no
+    retraction controls) opens the draft and approves; security reinstates and the finance
+    page, left open, turns the payment IN by itself."""
+    url, base, tokens, graph = seeded
+    before = {r[0]: r[1] for r in graph.rows("MATCH (m:Mem) RETURN m.id, m.status")}
+
+    wrong = browser.new_page()
+    wrong.goto(f"{base}/console/")
+    wrong.fill("#token", "rsc_not-a-token")
+    wrong.click("#signin-btn")
+    expect(wrong.locator("#signin-error")).to_have_text("Unknown or revoked token.")
+    wrong.close()
+
+    sec = sign_in(browser, base, tokens["security"])
+    expect(sec.locator("#who")).to_have_text("sam@harborfinch.example")
+    expect(card(sec, "pay-1041")).to_have_attribute("data-status", "IN")
+    expect(card(sec, "o-hostile").locator(".text")).to_have_text(SCRIPT)
+    expect(card(sec, "n-hostile").locator(".text")).to_have_text(CYPHER)
+    assert sec.locator("img, #overview script").count() == 0
+    assert sec.evaluate("window.__pwned") is None
+    card(sec, "n-hostile").click()
+    expect(sec.locator("#tree")).to_contain_text(SCRIPT)  # the tree shows it as text too
+    assert sec.locator("#detail img").count() == 0
+    shot(sec, "01-security-overview")
+    sec.click("#close-detail")
+    sec.click("nav button[data-tab=payments]")
+    big = sec.locator("#payment-list tr[data-name=pay-1042] td")
+    expect(big.nth(4)).to_have_text("1")  # fragility: one trust domain could fake it
+    expect(big.nth(5)).to_have_text("acme-portal")
+
+    sec.click("nav button[data-tab=retract]")
+    sec.select_option("#src", "portal:acme")
+    sec.fill("#from", "2026-11-01T00:00Z")
+    sec.fill("#to", "2026-11-03T00:00Z")
+    sec.fill("#reason", "Acme's supplier portal was taken over")
+    rev = graph.revision()
+    sec.click("#preview-btn")
+    expect(sec.locator("#counts tr[data-kind=executed_actions] td.n")).to_have_text("1")
+    counts = {row.get_attribute("data-kind"): int(row.locator("td.n").inner_text())
+              for row in sec.locator("#counts tbody tr").all()}
+    assert counts == {"observations": 1, "beliefs": 2, "plans": 2, "answers": 0,
+                      "executed_actions": 1, "pending_actions": 1}
+    assert sec.locator("#blast g.node[data-fate=OUT]").count() == 7
+    assert sec.locator("#blast g.node[data-fate=kept]").count() == 3
+    assert sec.locator("#blast line.edge").count() >= 8
+    expect(sec.locator("#to-recall")).to_contain_text("pay-1041")
+    expect(sec.locator("#commit-btn")).to_have_text(f"Commit at revision {rev}")
+    assert graph.revision() == rev  # a preview writes nothing
+    shot(sec, "02-security-preview")
+
+    sec.click("#commit-btn")
+    expect(sec.locator("#message")).to_contain_text("7 memories went OUT")
+    expect(sec.locator("#retractions tr[data-state=committed]")).to_have_count(1)
+    assert sec.locator("#blast g.node[data-fate=OUT]").count() == 7
+    shot(sec, "03-security-committed")
+    sec.click("nav button[data-tab=overview]")
+    expect(card(sec, "pay-1041")).to_have_attribute("data-status", "OUT")
+    expect(card(sec, "pay-1041").locator(".tag")).to_have_text("to recall")
+    expect(card(sec, "pay-1042").locator(".tag")).to_have_text("held")
+    expect(card(sec, "n-remit")).to_have_attribute("data-status", "IN")
+    sec.click("nav button[data-tab=recalls]")
+    expect(sec.locator("#recall-list tr[data-name=pay-1041]")).to_have_attribute(
+        "data-state", "drafted")
+    sec.click("#recall-list tr[data-name=pay-1041]")
+    expect(sec.locator("#approve-btn")).to_be_hidden()
+    expect(sec.locator("#approve-note")).to_have_text("Only finance can approve a recall.")
+    shot(sec, "04-security-recalls")
+
+    fin = sign_in(browser, base, tokens["finance"])
+    expect(fin.locator("nav button[data-tab=retract]")).to_be_hidden()
+    fin.click("nav button[data-tab=recalls]")
+    fin.click("#recall-list tr[data-name=pay-1041]")
+    expect(fin.locator("#draft")).to_contain_text("RECALL REQUEST")
+    expect(fin.locator("#draft")).to_contain_text("Reason: Acme's supplier portal was taken over")
+    fin.click("#approve-btn")
+    expect(fin.locator("#recall-list tr[data-name=pay-1041]")).to_have_attribute(
+        "data-state", "approved")
+    expect(fin.locator("#approve-note")).to_have_text("Approved: the recall is in the outbox.")
+    assert graph.rows("MATCH (o:Outbox) RETURN o.by") == [["fran@harborfinch.example"]]
+    shot(fin, "05-finance-approved")
+    fin.click("nav button[data-tab=overview]")
+    expect(card(fin, "pay-1041")).to_have_attribute("data-status", "OUT")
+
+    sec.click("nav button[data-tab=retract]")
+    sec.locator("#retractions tr[data-state=committed] button.reinstate").click()
+    expect(sec.locator("#message")).to_contain_text("7 memories came back IN")
+    expect(sec.locator("#retractions tr[data-state=reinstated]")).to_have_count(1)
+    shot(sec, "06-security-reinstated")
+    # The finance page was not touched: it learns of the change by itself.
+    expect(card(fin, "pay-1041")).to_have_attribute("data-status", "IN")
+    expect(fin.locator("#rev")).to_have_text(str(graph.revision()))
+    shot(fin, "07-finance-live-update")
+
+    after = {r[0]: r[1] for r in graph.rows("MATCH (m:Mem) RETURN m.id, m.status")}
+    assert after == before
+    assert sec.errors == [] and fin.errors == []

@@ -1,0 +1,28 @@
+"""`rescind bench engine` at toy sizes: every table it writes is filled from real runs."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+
+def test_the_engine_benchmark_writes_each_size_with_its_raw_baseline(falkordb, tmp_path):
+    from rescind.cli.main import app
+
+    res = CliRunner().invoke(app, ["bench", "engine", "--sizes", "1000,2000", "--samples", "3",
+                                   "--batch", "500", "--url", falkordb, "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "engine.json").read_text())
+    assert data["command"].startswith("rescind bench engine")
+    for size in ("1000", "2000"):
+        load = data["load"][size]
+        # The same generator feeds both loads, so both write the same number of rows.
+        assert load["writes"] == load["raw_writes"] > int(size)
+        assert load["writes_per_s"] > 0 and load["raw_writes_per_s"] > 0
+        assert abs(load["ratio_to_raw"] - load["writes_per_s"] / load["raw_writes_per_s"]) < 0.01
+        timed = data["retraction_region_100"][size]
+        assert timed["runs"] == 3 and 90 <= timed["median_region"] <= 110
+    assert "ratio_largest_to_smallest" in data["retraction_region_100"]
+    md = (tmp_path / "engine.md").read_text()
+    assert "| 2,000 |" in md and "raw UNWIND writes/s" in md

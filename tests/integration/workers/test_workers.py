@@ -1,0 +1,154 @@
+"""The writer and retraction workers on the real server: dead letters, late premises,
+duplicates and reordering, and a publisher that outlives an absent Redis."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from datetime import UTC, datetime
+
+import pytest
+import redis
+
+from rescind.contract import events as ev
+from rescind.contract import layout
+from rescind.graph.store import TenantGraph, connect
+from rescind.middleware.publisher import Publisher
+from rescind.scenario.via_streams import wait_idle
+from rescind.workers.app import WorkerSettings, WorkerThread
+
+AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def workers(falkordb):
+    """Writer and retraction workers for this module's tests."""
+    with WorkerThread(WorkerSettings(url=falkordb, worker_id="wtest"), ("writer", "retraction")):
+        yield falkordb
+
+
+def dead_since(conn, start: str) -> list[dict]:
+    return [{k.decode(): v.decode() for k, v in f.items()}
+            for _, f in conn.xrange(layout.DEAD, min=start)]
+
+
+def last_dead_id(conn) -> str:
+    last = conn.xrevrange(layout.DEAD, count=1)
+    return "(" + last[0][0].decode() if last else "-"
+
+
+def world(tenant: str) -> list[ev.Event]:
+    """A source, two observations, a belief on both, a plan and a payment."""
+    t = tenant
+    o1, o2 = ev.memory_id(t, "observation", "acct 1"), ev.memory_id(t, "observation", "acct 2")
+    b = ev.memory_id(t, "belief", "pay to acct")
+    p = ev.memory_id(t, "plan", "pay inv 1")
+    return [
+        ev.SourceDeclared(event_id="s", tenant=t, at=AT, source="portal", source_kind="portal"),
+        ev.ObservationRecorded(event_id="o1", tenant=t, at=AT, source="portal", text="acct 1"),
+        ev.ObservationRecorded(event_id="o2", tenant=t, at=AT, source="contract", text="acct 2",
+                               source_kind="contract", source_domain="legal"),
+        ev.MemoryWritten(event_id="b", tenant=t, at=AT, kind="belief", text="pay to acct",
+                         premises=[o1, o2], agent="ap"),
+        ev.MemoryWritten(event_id="p", tenant=t, at=AT, kind="plan", text="pay inv 1",
+                         premises=[b], agent="payments"),
+        ev.ActionProposed(event_id="a", tenant=t, at=AT, action="pay-1", text="wire 500",
+                          premises=[p], agent="payments", amount=500, payee="Acme"),
+    ]
+
+
+def statuses(url: str, tenant: str) -> dict[str, str]:
+    g = TenantGraph(connect(url), tenant)
+    return {r[0]: r[1] for r in g.rows("MATCH (m:Mem) RETURN m.id, m.status")}
+
+
+def publish_raw(conn, tenant: str, data) -> None:
+    body = data if isinstance(data, str) else json.dumps(data)
+    conn.xadd(layout.tenant_stream(tenant), layout.encode(body))
+
+
+def test_bad_entries_go_to_the_dead_letter_stream_and_the_worker_goes_on(workers, tenant_name):
+    """Malformed, unknown-version, invalid and oversized entries are dead-lettered with a reason;
+    nothing is written for them, and a valid event after them is applied."""
+    conn = redis.Redis.from_url(workers)
+    start = last_dead_id(conn)
+    good = world(tenant_name)[1].model_dump(mode="json", by_alias=True)
+    publish_raw(conn, tenant_name, "this is not json")
+    publish_raw(conn, tenant_name, {**good, "schema": 2, "event_id": "v2"})
+    publish_raw(conn, tenant_name, {**good, "event_id": "bad", "text": ""})
+    publish_raw(conn, tenant_name, {**good, "event_id": "big", "text": "x" * (300 * 1024)})
+    wait_idle(conn, layout.tenant_stream(tenant_name))
+    reasons = [d["reason"] for d in dead_since(conn, start)]
+    assert any(r.startswith("malformed") for r in reasons)
+    assert any("unknown schema version 2" in r for r in reasons)
+    assert any(r.startswith("invalid event: text") for r in reasons)
+    assert any(r.startswith("oversized") for r in reasons)
+    assert not TenantGraph(connect(workers), tenant_name).exists()
+    publish_raw(conn, tenant_name, good)
+    wait_idle(conn, layout.tenant_stream(tenant_name))
+    assert list(statuses(workers, tenant_name).values()) == ["IN"]
+
+
+def test_a_write_whose_premise_arrives_later_is_applied(workers, tenant_name):
+    """A belief published before its observation waits, unacknowledged, and lands when it can."""
+    conn = redis.Redis.from_url(workers)
+    start = last_dead_id(conn)
+    events = world(tenant_name)
+    pub = Publisher(workers)
+    for e in [events[0], events[3], events[4], events[5]]:  # belief, plan, payment first
+        pub.publish(e)
+    pub.flush()
+    time.sleep(0.5)
+    assert len(statuses(workers, tenant_name)) == 0  # nothing can stand yet
+    for e in events[1:3]:
+        pub.publish(e)
+    pub.close()
+    wait_idle(conn, layout.tenant_stream(tenant_name), timeout=30)
+    got = statuses(workers, tenant_name)
+    assert len(got) == 5 and set(got.values()) == {"IN"}
+    assert dead_since(conn, start) == []
+
+
+def test_duplicated_and_reordered_deliveries_give_the_same_graph(workers, tenant_name):
+    """Every event three times, in a random order: the same memories and statuses as once."""
+    conn = redis.Redis.from_url(workers)
+    events = world(tenant_name)
+    once = world(tenant_name + "x")
+    pub = Publisher(workers)
+    for e in once:
+        pub.publish(e)
+    shuffled = events * 3
+    random.Random(5).shuffle(shuffled)
+    for e in shuffled:
+        pub.publish(e)
+    pub.close()
+    for t in (tenant_name, tenant_name + "x"):
+        wait_idle(conn, layout.tenant_stream(t), timeout=30)
+    g = TenantGraph(connect(workers), tenant_name)
+    assert g.rows("MATCH (j:Justification) RETURN count(j)") == [[3]]
+    assert g.rows("MATCH ()-[s:SAID]->() RETURN count(s)") == [[2]]
+    assert sorted(statuses(workers, tenant_name).values()) == sorted(
+        statuses(workers, tenant_name + "x").values())
+
+
+def test_a_compromise_event_takes_out_what_rests_on_the_source(workers, tenant_name):
+    """SourceCompromised through the retraction worker: OUT downstream, StatusChanged emitted."""
+    conn = redis.Redis.from_url(workers)
+    pub = Publisher(workers)
+    for e in world(tenant_name)[:2] + [
+        ev.MemoryWritten(event_id="b1", tenant=tenant_name, at=AT, kind="belief",
+                         text="only portal", agent="ap",
+                         premises=[ev.memory_id(tenant_name, "observation", "acct 1")])]:
+        pub.publish(e)
+    pub.flush()
+    wait_idle(conn, layout.tenant_stream(tenant_name))
+    pub.publish(ev.SourceCompromised(event_id="r", tenant=tenant_name, at=AT, retraction="r1",
+                                     source="portal", reason="hacked", by="sec"))
+    pub.close()
+    wait_idle(conn, layout.tenant_stream(tenant_name))
+    assert set(statuses(workers, tenant_name).values()) == {"OUT"}
+    changed = [layout.decode(f).event() for _, f in conn.xrange(layout.STATUS)]
+    mine = [c for c in changed if c["tenant"] == tenant_name]
+    assert {c["status"] for c in mine} == {"OUT"} and len(mine) == 2
+    assert all(c["cause"] == "r1" for c in mine)

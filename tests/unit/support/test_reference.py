@@ -1,0 +1,134 @@
+"""Hand-made checks of the naive reference in tests/reference.py (no server needed)."""
+
+from __future__ import annotations
+
+import json
+
+from tests.support.reference import run
+
+
+def scenario(*ops: dict) -> str:
+    return "\n".join(json.dumps(op) for op in ops) + "\n"
+
+
+def src(id_, domain=None):
+    op = {"op": "source", "id": id_, "kind": "portal"}
+    if domain is not None:
+        op["domain"] = domain
+    return op
+
+
+def obs(id_, source, text, at="2024-05-01T10:00:00Z"):
+    return {"op": "observe", "id": id_, "source": source, "text": text, "at": at}
+
+
+def write(id_, text, premises, kind="belief", at="2024-05-01T11:00:00Z"):
+    return {"op": "write", "id": id_, "kind": kind, "agent": "ap", "text": text,
+            "premises": premises, "at": at}
+
+
+def act(id_, premises, amount=None, executed=False, at="2024-05-01T12:00:00Z"):
+    op = {"op": "act", "id": id_, "agent": "ap", "text": f"pay {id_}", "premises": premises,
+          "at": at, "executed": executed, "payee": "ACME"}
+    if amount is not None:
+        op["amount"] = amount
+    return op
+
+
+def retract(id_, source, from_=None, to=None):
+    op = {"op": "retract", "id": id_, "source": source, "reason": "phished", "by": "sec"}
+    if from_ is not None:
+        op["from"] = from_
+    if to is not None:
+        op["to"] = to
+    return op
+
+
+def test_cycle_without_support_is_out():
+    """Two beliefs that only support each other go OUT when their outside support goes."""
+    text = scenario(
+        src("s1"), obs("o1", "s1", "bank account is DE12"),
+        write("b1", "Pay to DE12", ["o1"]),
+        write("b2", "vendor verified", ["b1"]),
+        write("b3", "  pay TO   de12 ", ["b2"]),  # restates b1: closes the cycle b1 <-> b2
+        act("a1", ["b3"]),
+        retract("r1", "s1"),
+    )
+    report = run(text)
+    assert {m: v["status"] for m, v in report["memories"].items()} == {
+        "o1": "OUT", "b1": "OUT", "b2": "OUT", "b3": "OUT", "a1": "OUT"}
+    assert report["held"] == ["a1"]
+    assert report["fragility"] == {"a1": 0}
+
+
+def test_corroborated_belief_survives():
+    """A fact observed from two sources stays IN when one of them is retracted."""
+    text = scenario(
+        src("s1"), src("s2"),
+        obs("o1", "s1", "Invoice 42 is due"), obs("o2", "s2", "invoice  42 IS due"),
+        write("b1", "pay invoice 42", ["o1"]),
+        act("a1", ["b1"], amount=6000, executed=True),
+        retract("r1", "s1"),
+    )
+    report = run(text)
+    assert report["memories"]["o1"]["status"] == "IN"
+    assert report["memories"]["o2"]["status"] == "IN"
+    assert report["memories"]["a1"]["status"] == "IN"
+    assert report["recalls"] == []
+    assert report["fragility"] == {"a1": 1}
+
+
+def test_reinstating_one_of_two_overlapping_retractions_keeps_the_other():
+    """Undoing one retraction leaves an observation OUT while another still covers it."""
+    text = scenario(
+        src("s1"), obs("o1", "s1", "new bank account", at="2024-05-01T10:00:00Z"),
+        act("a1", ["o1"], amount=500, executed=True),
+        retract("r1", "s1", from_="2024-05-01T09:00:00Z", to="2024-05-01T10:00:00Z"),
+        retract("r2", "s1", from_="2024-05-01T10:00:00Z"),
+        {"op": "reinstate", "retraction": "r1"},
+    )
+    report = run(text)
+    assert report["memories"]["o1"]["status"] == "OUT"
+    assert report["recalls"] == [
+        {"action": "a1", "amount": 500, "payee": "ACME", "state": "drafted"}]
+    text2 = text + json.dumps({"op": "reinstate", "retraction": "r2"}) + "\n"
+    assert run(text2)["memories"]["o1"]["status"] == "IN"
+
+
+def test_fragility_two_independent_domains_versus_one_shared():
+    """Two sources in two domains give fragility 2; the same two in one domain give 1."""
+    def case(d1, d2):
+        return scenario(
+            src("s1", d1), src("s2", d2),
+            obs("o1", "s1", "contract says 12000"), obs("o2", "s2", "Contract says 12000"),
+            act("a1", ["o1"], amount=12000),
+            {"op": "gate", "action": "a1"},
+        )
+    independent = run(case(None, None))
+    assert independent["fragility"] == {"a1": 2}
+    assert independent["gates"] == [
+        {"action": "a1", "allowed": True, "fragility": 2, "line": 6}]
+    shared = run(case("acme", "acme"))
+    assert shared["fragility"] == {"a1": 1}
+    assert shared["gates"] == [{"action": "a1", "allowed": False, "fragility": 1, "line": 6}]
+
+
+def test_correction_rests_on_reviewer_and_reinstate_undoes_it():
+    """A correction withdraws the old memory; its new memory rests only on the reviewer."""
+    text = scenario(
+        src("s1"), obs("o1", "s1", "account DE12"),
+        write("b1", "pay to DE12", ["o1"]),
+        {"op": "correct", "id": "c1", "memory": "b1", "text": "pay to DE99", "by": "alice"},
+        act("a1", ["c1"], amount=20000),
+        {"op": "gate", "action": "a1"},
+        retract("r1", "s1"),
+    )
+    report = run(text)
+    assert report["memories"]["b1"]["status"] == "OUT"
+    assert report["memories"]["c1"]["status"] == "IN"
+    assert report["fragility"] == {"a1": 1}
+    assert report["gates"][0]["allowed"] is False
+    undone = run(text + json.dumps({"op": "reinstate", "retraction": "c1"}) + "\n")
+    assert undone["memories"]["c1"]["status"] == "OUT"
+    assert undone["memories"]["b1"]["status"] == "OUT"  # o1 is retracted
+    assert undone["held"] == ["a1"]
