@@ -19,9 +19,10 @@ from rescind.contract.errors import IdInUse, Invalid, NotFound
 from rescind.contract.events import memory_id
 from rescind.contract.kinds import IN, OUT, MemoryKind
 from rescind.core.belief import Grounding, Node, Rules, Status, Window, settle
+from rescind.core.changes import status_changes
 from rescind.core.shapes import BlastItem, BlastRadius, Change, Mutation, RetractionResult
 from rescind.engine import collector
-from rescind.graph.store import TenantGraph, linearised, status_changes
+from rescind.graph.store import TenantGraph, linearised
 from rescind.runtime.telemetry import retraction_ms, tracer
 
 

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 
 from rescind.contract.errors import NotFound, StalePreview
 from rescind.core.belief import IN, Grounding, Node, Rules, Status, settle
+from rescind.core.changes import status_changes
 from rescind.engine import collector
 from rescind.graph.cypher import Prepared
-from rescind.graph.store import BatchInFlight, TenantGraph, linearised, status_changes
+from rescind.graph.store import BatchInFlight, TenantGraph, linearised
 
 log = logging.getLogger("rescind.writes")
 

@@ -57,7 +57,7 @@ def _inline(var: str, fields: tuple[str, ...]) -> str:
 
 # One atomic mutation, guarded by the revision it was computed at. Every list may be empty,
 # hence FOREACH for the optional parts; status changes of existing memories come last in an
-# UNWIND by node id (grouped by what they set: store.status_changes), each appended to the
+# UNWIND by node id (grouped by what they set: core.changes.status_changes), each appended to the
 # memory's own history (a list of JSON strings: lists of maps cannot be properties, and a node
 # per change doubled the cost of large retractions).
 APPLY = _GUARD + f"""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import itertools
 import json
 import random
@@ -11,13 +10,13 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import redis
 
 from rescind.contract.errors import StalePreview
 from rescind.contract.layout import graph_key, lock_key
-from rescind.core.belief import Grounding, Node, Rules, Status, Window
+from rescind.core.belief import Node, Rules, Status, Window
 from rescind.core.shapes import Mutation
 from rescind.graph import queries as q
 from rescind.graph.cypher import (
@@ -34,64 +33,12 @@ from rescind.graph.cypher import (
     prepare,
     query,
     send,
-    send_reads,
 )
+from rescind.graph.region import Region, read_nodes, walk
 
 _SCHEMA_LOCK = threading.Lock()
 
 
-@dataclass
-class Region:
-    """A downstream-closed set of memories as the belief rule needs them, read hop by hop."""
-
-    hops: dict[str, int] = field(default_factory=dict)
-    nodes: dict[str, Node] = field(default_factory=dict)
-    status: dict[str, Status] = field(default_factory=dict)  # region and premises outside it
-    kinds: dict[str, str] = field(default_factory=dict)
-    executed: set[str] = field(default_factory=set)
-    grounded: set[str] = field(default_factory=set)
-    withdrawn: set[str] = field(default_factory=set)  # ever withdrawn: their lists are read last
-    mid: dict[int, str] = field(default_factory=dict)  # FalkorDB node id -> memory id
-    premises: dict[tuple[int, int], list[int]] = field(default_factory=dict)  # (node, just.)
-
-    @property
-    def boundary(self) -> dict[str, Status]:
-        ids = {p for n in self.nodes.values() for j in n.justifications for p in j}
-        return {p: self.status[p] for p in ids - self.nodes.keys() if p in self.status}
-
-
-def status_changes(changed: Iterable[tuple[int | str, Status]], rev: int, op: str,
-                   by: str | None, at: int | None) -> list[dict]:
-    """One operation's status changes, grouped by what they set: {status, cause, hops, entry,
-    ids}, ``entry`` the line appended to each memory's history (the JSON of ``[rev, status,
-    cause, hops, op, by, at]``) and ``ids`` the memories that take that status, as the query
-    finds them (node ids for a commit, memory ids for a write batch). The thousands of changes
-    of one retraction share a few statuses, and FalkorDB parses parameters as query text:
-    sending each value once cut a 10k-memory commit's text from 1 MB to 160 kB."""
-    groups: dict[Status, dict] = {}
-    for key, st in changed:
-        group = groups.get(st)
-        if group is None:
-            group = groups[st] = {"status": st.status, "cause": st.cause, "hops": st.hops,
-                                  "entry": _entry(rev, *st, op, by, at), "ids": []}
-        group["ids"].append(key)
-    return list(groups.values())
-
-
-@functools.lru_cache(maxsize=1024)
-def _entry(rev: int, status: str, cause: str | None, hops: int | None, op: str, by: str | None,
-           at: int | None) -> str:
-    """A retraction's thousands of history lines repeat a few values: encode each line once."""
-    return (f"[{rev},{_json(status)},{_json(cause)},{_json(hops)},{_json(op)},{_json(by)},"
-            f"{_json(at)}]")
-
-
-@functools.lru_cache(maxsize=4096)
-def _json(value: str | int | None) -> str:
-    return json.dumps(value)
-
-
-# Release the lock only if we still hold it (it may have expired and been taken by another).
 _UNLOCK = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end"
 
 
@@ -224,104 +171,12 @@ class TenantGraph:
         return self.rows(q.REVISION)[0][0]
 
     def region(self, seeds: Iterable[str] = (), seed_facts: list[list] | None = None) -> Region:
-        """Everything downstream of ``seeds`` with its facts, one round trip per hop.
-
-        ``seed_facts`` are the seeds' rows when a previous query (a window) already read them.
-        The walk addresses nodes by FalkorDB's internal id (memories are never deleted, so an
-        id stays the memory's): a seek by id costs half an index lookup by ``id``. Only the next
-        hop is on the walk's path; the justifications of each hop are read on a second
-        connection meanwhile, and taken in while the server looks for the hop after.
-        """
-        reg = Region()
-        self.ensure_schema()
-        if seed_facts is None:
-            seeds = list(dict.fromkeys(seeds))
-            seed_facts = self.many((q.MEMORIES, {"ids": seeds}))[0] if seeds else []
-        frontier, depth, unread = self._add_facts(reg, seed_facts, 0), 0, []
-        try:
-            while frontier:
-                depth += 1
-                unread.append(send_reads(self.conn, self.key, self._reasons_of(reg, frontier)))
-                hop = send_reads(self.conn, self.key, [(q.DOWNSTREAM_BY_NODE, {"ids": frontier})])
-                unread.append(hop)
-                if len(unread) > 2:
-                    self._take_reasons(reg, unread.pop(0))
-                rows = unread.pop().result().rows
-                frontier = self._add_facts(reg, [r for r in rows if r[0] not in reg.mid], depth)
-            while unread:
-                self._take_reasons(reg, unread.pop(0))
-        finally:
-            for sent in unread:  # after an error: read what is pending, freeing its connection
-                with contextlib.suppress(Exception):
-                    sent.results()
-        self._finish(reg)
-        return reg
+        """Everything downstream of ``seeds`` with its facts (see ``rescind.graph.region``)."""
+        return walk(self, seeds, seed_facts)
 
     def nodes(self, ids: Iterable[str]) -> dict[str, Node]:
         """Facts, justifications and groundings of ``ids`` (no walk)."""
-        reg = Region()
-        [facts] = self.many((q.MEMORIES, {"ids": list(ids)}))
-        frontier = self._add_facts(reg, facts, 0)
-        if frontier:
-            self._take_reasons(reg, send_reads(self.conn, self.key,
-                                               self._reasons_of(reg, frontier)))
-        self._finish(reg)
-        return reg.nodes
-
-    @staticmethod
-    def _reasons_of(reg: Region, frontier: list[int]) -> list[tuple[str, dict]]:
-        """The reads of ``frontier``'s justifications, and of its groundings where it has any."""
-        grounded = [n for n in frontier if reg.mid[n] in reg.grounded]
-        queries = [(q.PREMISES_BY_NODE, {"ids": frontier})]
-        if grounded:
-            queries.append((q.GROUNDINGS_BY_NODE, {"ids": grounded}))
-        return queries
-
-    @staticmethod
-    def _take_reasons(reg: Region, sent: InFlight) -> None:
-        justs, *grounds = (r.rows for r in sent.results())
-        premises = reg.premises
-        for node, jid, premise in justs:
-            premises.setdefault((node, jid), []).append(premise)
-        for node, source, at, via in grounds[0] if grounds else ():
-            reg.nodes[reg.mid[node]].groundings.append(Grounding(source, at, via))
-
-    def _finish(self, reg: Region) -> None:
-        """Name every premise, read the statuses of those outside the region (the fixed edge
-        of its fixpoint) and the withdrawal lists of the few memories whose facts counted any."""
-        outside = {p for premises in reg.premises.values() for p in premises} - reg.mid.keys()
-        queries = [(q.STATUSES_BY_NODE, {"ids": sorted(outside)})] if outside else []
-        if reg.withdrawn:
-            queries.append((q.WITHDRAWALS_OF, {"ids": sorted(reg.withdrawn)}))
-        replies = self.many(*queries) if queries else []
-        if outside:
-            for node, mid, st, cause, hops in replies.pop(0):
-                reg.mid[node] = mid
-                reg.status[mid] = Status(st, cause, hops)
-        for mid, ids in replies.pop(0) if reg.withdrawn else ():
-            reg.nodes[mid].withdrawn_by = list(ids or [])
-        name = reg.mid
-        for (node, _jid), premises in reg.premises.items():
-            named = [name[p] for p in premises]
-            reg.nodes[name[node]].justifications.append(
-                (named[0],) if len(named) == 1 else tuple(sorted(named)))
-
-    @staticmethod
-    def _add_facts(reg: Region, rows: list[list], depth: int) -> list[int]:
-        names, nodes, status, kinds, hops_of = reg.mid, reg.nodes, reg.status, reg.kinds, reg.hops
-        for node, mid, kind, st, cause, hops, withdrawn, executed, grounded in rows:
-            names[node] = mid
-            nodes[mid] = Node(mid, kind)
-            status[mid] = Status(st, cause, hops)
-            kinds[mid] = kind
-            hops_of[mid] = depth
-            if withdrawn:
-                reg.withdrawn.add(mid)
-            if executed:
-                reg.executed.add(mid)
-            if grounded:
-                reg.grounded.add(mid)
-        return [row[0] for row in rows]
+        return read_nodes(self, ids)
 
     def upstream(self, target: str) -> set[str]:
         seen, frontier = {target}, [target]
@@ -385,12 +240,6 @@ class TenantGraph:
 
     def domains(self, sources: Iterable[str]) -> dict[str, str]:
         return {s: d for s, d in self.rows(q.DOMAINS_OF, {"ids": list(sources)})}
-
-    def existing_events(self, justification_ids: list[str], groundings: list[dict]) -> set[str]:
-        """Which of these event ids were written already ({id, mem} for groundings)."""
-        a, b = self.many((q.EXISTING_JUSTIFICATIONS, {"ids": justification_ids}),
-                         (q.EXISTING_GROUNDINGS, {"rows": groundings}))
-        return {r[0] for r in a} | {r[0] for r in b}
 
     def write_context(self, justification_ids: list[str], groundings: list[dict],
                       ids: Iterable[str]) -> tuple[int, set[str], dict[str, Status], Rules]:

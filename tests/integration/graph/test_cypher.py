@@ -65,7 +65,7 @@ def test_a_walk_that_fails_midway_leaves_no_connection_checked_out(graph, monkey
     """The region walk keeps reads in flight on connections of their own; when it stops on an
     error, it reads what is pending and gives every connection back."""
     from rescind.engine.writes import Write, record
-    from rescind.graph.store import TenantGraph
+    from rescind.graph import region
 
     graph.apply(Mutation(op="source", sources=[
         {"id": "s", "kind": "portal", "name": "s", "domain": "s"}]), graph.revision())
@@ -74,14 +74,14 @@ def test_a_walk_that_fails_midway_leaves_no_connection_checked_out(graph, monkey
                    Write("e2", "c", "belief", "concluded", 3, premises=("b",))])
     assert set(graph.region(["o"]).nodes) == {"o", "b", "c"}
 
-    add_facts = TenantGraph._add_facts
+    add_facts = region._add_facts
 
     def fail_on_the_second_hop(reg, rows, depth):
         if depth == 2:
             raise RuntimeError("stopped mid-walk")
         return add_facts(reg, rows, depth)
 
-    monkeypatch.setattr(TenantGraph, "_add_facts", staticmethod(fail_on_the_second_hop))
+    monkeypatch.setattr(region, "_add_facts", fail_on_the_second_hop)
     with pytest.raises(RuntimeError, match="mid-walk"):
         graph.region(["o"])
     pool = text_client(graph.conn).connection_pool

@@ -1,0 +1,146 @@
+"""The region of a retraction or a revived write: memories downstream of some seeds, with the
+facts, justifications and groundings the belief rule needs, read from FalkorDB hop by hop."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import redis
+
+from rescind.core.belief import Grounding, Node, Status
+from rescind.graph import queries as q
+from rescind.graph.cypher import InFlight, send_reads
+
+
+class TenantGraph(Protocol):
+    """What a walk needs of ``rescind.graph.store.TenantGraph`` (named here, not imported, so
+    that the store can build on this module)."""
+
+    conn: redis.Redis
+    key: str
+
+    def ensure_schema(self) -> None: ...
+
+    def many(self, *queries: tuple[str, dict | None]) -> list[list[list]]: ...
+
+
+@dataclass
+class Region:
+    """A downstream-closed set of memories as the belief rule needs them, read hop by hop."""
+
+    hops: dict[str, int] = field(default_factory=dict)
+    nodes: dict[str, Node] = field(default_factory=dict)
+    status: dict[str, Status] = field(default_factory=dict)  # region and premises outside it
+    kinds: dict[str, str] = field(default_factory=dict)
+    executed: set[str] = field(default_factory=set)
+    grounded: set[str] = field(default_factory=set)
+    withdrawn: set[str] = field(default_factory=set)  # ever withdrawn: their lists are read last
+    mid: dict[int, str] = field(default_factory=dict)  # FalkorDB node id -> memory id
+    premises: dict[tuple[int, int], list[int]] = field(default_factory=dict)  # (node, just.)
+
+    @property
+    def boundary(self) -> dict[str, Status]:
+        ids = {p for n in self.nodes.values() for j in n.justifications for p in j}
+        return {p: self.status[p] for p in ids - self.nodes.keys() if p in self.status}
+
+
+def walk(graph: TenantGraph, seeds: Iterable[str] = (),
+         seed_facts: list[list] | None = None) -> Region:
+    """Everything downstream of ``seeds`` with its facts, one round trip per hop.
+
+    ``seed_facts`` are the seeds' rows when a previous query (a window) already read them.
+    The walk addresses nodes by FalkorDB's internal id (memories are never deleted, so an
+    id stays the memory's): a seek by id costs half an index lookup by ``id``. Only the next
+    hop is on the walk's path; the justifications of each hop are read on a second
+    connection meanwhile, and taken in while the server looks for the hop after.
+    """
+    reg = Region()
+    graph.ensure_schema()
+    if seed_facts is None:
+        seeds = list(dict.fromkeys(seeds))
+        seed_facts = graph.many((q.MEMORIES, {"ids": seeds}))[0] if seeds else []
+    frontier, depth, unread = _add_facts(reg, seed_facts, 0), 0, []
+    try:
+        while frontier:
+            depth += 1
+            unread.append(send_reads(graph.conn, graph.key, _reasons_of(reg, frontier)))
+            hop = send_reads(graph.conn, graph.key, [(q.DOWNSTREAM_BY_NODE, {"ids": frontier})])
+            unread.append(hop)
+            if len(unread) > 2:
+                _take_reasons(reg, unread.pop(0))
+            rows = unread.pop().result().rows
+            frontier = _add_facts(reg, [r for r in rows if r[0] not in reg.mid], depth)
+        while unread:
+            _take_reasons(reg, unread.pop(0))
+    finally:
+        for sent in unread:  # after an error: read what is pending, freeing its connection
+            with contextlib.suppress(Exception):
+                sent.results()
+    _finish(graph, reg)
+    return reg
+
+def read_nodes(graph: TenantGraph, ids: Iterable[str]) -> dict[str, Node]:
+    """Facts, justifications and groundings of ``ids`` (no walk)."""
+    reg = Region()
+    [facts] = graph.many((q.MEMORIES, {"ids": list(ids)}))
+    frontier = _add_facts(reg, facts, 0)
+    if frontier:
+        _take_reasons(reg, send_reads(graph.conn, graph.key,
+                                           _reasons_of(reg, frontier)))
+    _finish(graph, reg)
+    return reg.nodes
+
+def _reasons_of(reg: Region, frontier: list[int]) -> list[tuple[str, dict]]:
+    """The reads of ``frontier``'s justifications, and of its groundings where it has any."""
+    grounded = [n for n in frontier if reg.mid[n] in reg.grounded]
+    queries = [(q.PREMISES_BY_NODE, {"ids": frontier})]
+    if grounded:
+        queries.append((q.GROUNDINGS_BY_NODE, {"ids": grounded}))
+    return queries
+
+def _take_reasons(reg: Region, sent: InFlight) -> None:
+    justs, *grounds = (r.rows for r in sent.results())
+    premises = reg.premises
+    for node, jid, premise in justs:
+        premises.setdefault((node, jid), []).append(premise)
+    for node, source, at, via in grounds[0] if grounds else ():
+        reg.nodes[reg.mid[node]].groundings.append(Grounding(source, at, via))
+
+def _finish(graph: TenantGraph, reg: Region) -> None:
+    """Name every premise, read the statuses of those outside the region (the fixed edge
+    of its fixpoint) and the withdrawal lists of the few memories whose facts counted any."""
+    outside = {p for premises in reg.premises.values() for p in premises} - reg.mid.keys()
+    queries = [(q.STATUSES_BY_NODE, {"ids": sorted(outside)})] if outside else []
+    if reg.withdrawn:
+        queries.append((q.WITHDRAWALS_OF, {"ids": sorted(reg.withdrawn)}))
+    replies = graph.many(*queries) if queries else []
+    if outside:
+        for node, mid, st, cause, hops in replies.pop(0):
+            reg.mid[node] = mid
+            reg.status[mid] = Status(st, cause, hops)
+    for mid, ids in replies.pop(0) if reg.withdrawn else ():
+        reg.nodes[mid].withdrawn_by = list(ids or [])
+    name = reg.mid
+    for (node, _jid), premises in reg.premises.items():
+        named = [name[p] for p in premises]
+        reg.nodes[name[node]].justifications.append(
+            (named[0],) if len(named) == 1 else tuple(sorted(named)))
+
+def _add_facts(reg: Region, rows: list[list], depth: int) -> list[int]:
+    names, nodes, status, kinds, hops_of = reg.mid, reg.nodes, reg.status, reg.kinds, reg.hops
+    for node, mid, kind, st, cause, hops, withdrawn, executed, grounded in rows:
+        names[node] = mid
+        nodes[mid] = Node(mid, kind)
+        status[mid] = Status(st, cause, hops)
+        kinds[mid] = kind
+        hops_of[mid] = depth
+        if withdrawn:
+            reg.withdrawn.add(mid)
+        if executed:
+            reg.executed.add(mid)
+        if grounded:
+            reg.grounded.add(mid)
+    return [row[0] for row in rows]
