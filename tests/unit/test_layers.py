@@ -53,7 +53,6 @@ KNOWN_MODULE_CYCLES: dict[tuple[str, ...], str] = {
 KNOWN_PACKAGE_CYCLES: dict[tuple[str, ...], str] = {
 }
 KNOWN_LONG: dict[str, str] = {
-    "rescind.workers.app": "the subscribers and the batching in one file; the lead splits it",
     "rescind.bench.rules": "runner and scenarios of the rules benchmark; the bench rework",
     "rescind.bench.scenarios": "four scenario builders in one file; the bench rework",
     "rescind.agents.llm": "the Gemini adapter beside the recorded models; nobody assigned yet",
