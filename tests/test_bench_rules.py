@@ -6,15 +6,13 @@ from __future__ import annotations
 import json
 
 from rescind.bench import truth
-from rescind.bench.rules import RULES, THRESHOLD, Runner
-from rescind.bench.scenarios import (
-    Checkpoint,
-    demo_case,
-    precision_case,
-    real_cases,
-    retraction_data,
-    scale_case,
-)
+from rescind.bench.rules_common import RULES, THRESHOLD
+from rescind.bench.rules_runner import Runner
+from rescind.bench.scenario_demo import demo_case
+from rescind.bench.scenario_precision import precision_case
+from rescind.bench.scenario_real import real_cases, retraction_data
+from rescind.bench.scenario_scale import scale_case
+from rescind.bench.scenarios import Checkpoint
 from rescind.bench.similarity import Embedder, RandomVectors
 from rescind.graph.store import TenantGraph, connect
 from typer.testing import CliRunner

@@ -552,10 +552,9 @@ def bench_rules(
     """Five retraction rules on the demo week, a constructed case, real retractions and scale."""
     from rescind.bench.rules import SCENARIOS
     from rescind.bench.rules import run as run_rules
+    from rescind.bench.scenario_real import retraction_data
 
     chosen = list(SCENARIOS) if scenario == "all" else [scenario]
-    from rescind.bench.scenarios import retraction_data
-
     data = data or retraction_data()
     if scenario != "all" and scenario not in SCENARIOS:
         err.print(f"unknown scenario {scenario!r}; choose from {', '.join(SCENARIOS)} or all")
