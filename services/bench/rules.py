@@ -61,7 +61,7 @@ def run(url: str, scenarios: list[str], data: Path, sizes: list[int], samples: i
         out: Path, command: str, console) -> dict:
     from rescind.bench.scenario_demo import demo_case
     from rescind.bench.scenario_precision import precision_case
-    from rescind.bench.scenario_real import real_cases
+    from rescind.bench.scenario_real import real_cases, shown
     from rescind.bench.scenario_scale import scale_case
     from rescind.bench.similarity import Embedder, RandomVectors
 
@@ -115,7 +115,7 @@ def run(url: str, scenarios: list[str], data: Path, sizes: list[int], samples: i
             elif name == "real":
                 cases, mapping = real_cases(data)
                 entry["mapping"] = mapping
-                entry["data"] = str(data)
+                entry["data"] = shown(data)
                 entry["readings"] = {}
                 for case in cases:
                     reading = case.params["reading"]

@@ -1,5 +1,13 @@
 """The real-data scenario of `rescind bench rules`: retracted papers and the papers citing them,
-replayed on their dates, read in place from a folder outside the repository."""
+replayed on their dates, read in place from a folder outside the repository.
+
+Where that folder is: ``--data DIR``, else the setting ``RESCIND_RETRACTIONS_DATA``, both taken
+relative to the current directory like any path given to a command; else ``DEFAULT_DATA``,
+``../shared/data/retractions`` beside the repository, that is relative to the checkout the
+``rescind`` package runs from (an editable install), or to the current directory when it runs
+from an installed wheel. The data is never copied into the repository, and the results name the
+folder relative to the checkout, so that they carry no folder of the machine that made them.
+"""
 
 from __future__ import annotations
 
@@ -12,18 +20,48 @@ from pathlib import Path
 from rescind.bench.scenarios import Batch, Case, Checkpoint, micros, stamp
 from rescind.engine.retraction import Retract
 from rescind.engine.writes import Write
+from rescind.runtime.settings import Settings
+
+DEFAULT_DATA = Path("..", "shared", "data", "retractions")
+FILES = ("covid_citation_graph_nodes.csv", "covid_citation_graph_edges.csv",
+         "rw_covid_records_2024-07.csv")
 
 
-def retraction_data() -> Path:
-    """Where the retraction records are read from (never copied): $RESCIND_RETRACTIONS_DATA, the
-    shared folder beside the repository, or the development machines' /work/shared."""
-    if os.environ.get("RESCIND_RETRACTIONS_DATA"):
-        return Path(os.environ["RESCIND_RETRACTIONS_DATA"])
-    beside = Path(__file__).resolve().parents[3] / "shared" / "data" / "retractions"
-    for candidate in (beside, Path("/work/shared/data/retractions")):
-        if (candidate / "covid_citation_graph_nodes.csv").is_file():
-            return candidate
-    return beside
+def checkout() -> Path | None:
+    """The repository the ``rescind`` package runs from: the folder holding ``pyproject.toml``
+    above the package's own folder; None when the package is installed from a wheel."""
+    import rescind
+
+    root = Path(rescind.__file__).resolve().parent.parent
+    return root if (root / "pyproject.toml").is_file() else None
+
+
+def retraction_data(given: Path | None = None) -> Path:
+    """The folder the real scenario reads: ``given``, the setting, or the default (see above)."""
+    if given is None and (setting := Settings().retractions_data):
+        given = Path(setting)
+    if given is not None:
+        return Path(os.path.abspath(given))  # relative to the current directory
+    return Path(os.path.abspath((checkout() or Path.cwd()) / DEFAULT_DATA))
+
+
+def data_problem(data: Path) -> str | None:
+    """Why ``data`` cannot serve the real scenario, as one line with the way out; None if it can."""
+    fix = "pass --data DIR or set RESCIND_RETRACTIONS_DATA"
+    if not data.is_dir():
+        return f"no retraction data: {data} is not a directory; {fix}"
+    missing = [name for name in FILES if not (data / name).is_file()]
+    if missing:
+        return f"no retraction data in {data}: {', '.join(missing)} missing; {fix}"
+    return None
+
+
+def shown(data: Path) -> str:
+    """``data`` as the results name it: relative to the checkout (or the current directory)."""
+    try:
+        return os.path.relpath(data, checkout() or Path.cwd())
+    except ValueError:  # another drive
+        return str(data)
 
 
 READINGS = ("needs-every", "any-suffices")
