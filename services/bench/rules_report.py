@@ -1,15 +1,21 @@
-"""How `rescind bench rules` writes its results: a markdown report and PNG plots (matplotlib,
-imported here only, with the Agg backend), each carrying the command that made it."""
+"""How `rescind bench rules` writes its results: rules.json, a markdown report and PNG plots
+(matplotlib, imported here only, with the Agg backend), each carrying the command that made it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from rescind.bench.rules import RULES
+from rescind.bench.rules_common import COLOURS, RULES, SHORT
+from rescind.bench.rules_tables import table_text
 
-SHORT = {"r1": "1 source only", "r2": "2 similar text", "r3": "3 one hop",
-         "r4": "4 all downstream", "r5": "5 Rescind"}
-COLOURS = {"r1": "#9e9e9e", "r2": "#e6a100", "r3": "#4f8fd6", "r4": "#c0392b", "r5": "#2e8b57"}
+
+def write(results: dict, out: Path) -> None:
+    """``rules.json``, ``rules.md`` and the plots, into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "rules.json").write_text(json.dumps(results, indent=1) + "\n")
+    (out / "rules.md").write_text(markdown(results, table_text(results)))
+    plots(results, out)
 
 
 def _made_by(sc: dict) -> str:

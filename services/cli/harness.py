@@ -170,9 +170,10 @@ def bench_ingest(
 def bench_rules(
     url: str | None = UrlOpt,
     scenario: str = typer.Option("all", help="demo | precision | real | scale | all"),
-    data: Path | None = typer.Option(None, help="The retraction data, read in place (default: "
-                                     "$RESCIND_RETRACTIONS_DATA, else ../shared/data/retractions "
-                                     "beside the repository)"),
+    data: Path | None = typer.Option(
+        None, "--data", metavar="DIR", help="Real scenario: the retraction data, read in place "
+        "(default: $RESCIND_RETRACTIONS_DATA, else ../shared/data/retractions beside the "
+        "repository; a relative DIR is taken from the current directory)"),
     sizes: str = typer.Option("100000,1000000", help="Scale scenario: graph sizes in memories"),
     samples: int = typer.Option(15, help="Scale scenario: retractions timed per size"),
     out_dir: Path = typer.Option(Path("docs/bench"), "--out", help="Where results are written"),
@@ -181,17 +182,14 @@ def bench_rules(
     """Five retraction rules on the demo week, a constructed case, real retractions and scale."""
     from rescind.bench.rules import SCENARIOS
     from rescind.bench.rules import run as run_rules
+    from rescind.bench.scenario_real import data_problem, retraction_data
 
     chosen = list(SCENARIOS) if scenario == "all" else [scenario]
-    from rescind.bench.scenarios import retraction_data
-
-    data = data or retraction_data()
+    data = retraction_data(data)
     if scenario != "all" and scenario not in SCENARIOS:
-        err.print(f"unknown scenario {scenario!r}; choose from {', '.join(SCENARIOS)} or all")
-        raise typer.Exit(2)
-    if "real" in chosen and not (data / "covid_citation_graph_nodes.csv").is_file():
-        err.print(f"no retraction data in {data} (covid_citation_graph_nodes.csv); pass --data")
-        raise typer.Exit(2)
+        refuse(f"unknown scenario {scenario!r}; choose from {', '.join(SCENARIOS)} or all")
+    if "real" in chosen and (problem := data_problem(data)):
+        refuse(problem)
     graph_sizes: list[int] = []
     if "scale" in chosen:
         _at_least("--samples", samples, 1)

@@ -25,6 +25,9 @@ class Settings(BaseSettings):
                                                      "metrics go")
     otlp_endpoint: str = Field("http://127.0.0.1:4318", description="OTLP/HTTP collector base URL")
     metric_interval_ms: int = Field(10_000, description="How often metrics are exported")
+    retractions_data: str | None = Field(
+        None, description="Where `rescind bench rules` reads the real retraction data, in place "
+        "(relative to the current directory); unset: ../shared/data/retractions beside the repository")
 
     # The HTTP API and console (services/api) and the MCP server
     api_host: str = Field("127.0.0.1", description="Where `rescind up` and `rescind api serve` listen")

@@ -8,15 +8,13 @@ import json
 from typer.testing import CliRunner
 
 from rescind.bench import truth
-from rescind.bench.rules import RULES, THRESHOLD, Runner
-from rescind.bench.scenarios import (
-    Checkpoint,
-    demo_case,
-    precision_case,
-    real_cases,
-    retraction_data,
-    scale_case,
-)
+from rescind.bench.rules_common import RULES, THRESHOLD
+from rescind.bench.rules_runner import Runner
+from rescind.bench.scenario_demo import demo_case
+from rescind.bench.scenario_precision import precision_case
+from rescind.bench.scenario_real import real_cases, retraction_data
+from rescind.bench.scenario_scale import scale_case
+from rescind.bench.scenarios import Checkpoint
 from rescind.bench.similarity import Embedder, RandomVectors
 from rescind.graph.store import TenantGraph, connect
 
@@ -130,7 +128,7 @@ def test_real_data_small_both_readings_against_the_checker(falkordb, tenant_name
     under "any cited paper suffices" tainting downstream takes out papers that still stand on
     a cited paper not yet retracted, under "needs every cited paper" it takes out none."""
     assert (DATA / "covid_citation_graph_nodes.csv").is_file(), (
-        f"no retraction data in {DATA}: set RESCIND_RETRACTIONS_DATA to ../shared/data/retractions")
+        f"no retraction data in {DATA}: set RESCIND_RETRACTIONS_DATA to the folder that holds it")
     cases, mapping = real_cases(DATA, limit=50)
     assert mapping["retracted papers"] == 50
     embed = Embedder()
@@ -178,14 +176,15 @@ def test_scale_small_times_every_rule_and_agrees_with_the_checker(falkordb, tena
 
 def test_the_command_writes_json_markdown_and_plots_with_its_command(falkordb, tmp_path):
     """`rescind bench rules --scenario scale` writes rules.json, rules.md and PNGs that carry
-    the command; an unknown scenario exits 2 with one line."""
+    the command, without the real data; an unknown scenario exits 2 with one line."""
     from rescind.cli.main import app
 
     cli = CliRunner()
     bad = cli.invoke(app, ["bench", "rules", "--scenario", "nope", "--url", falkordb])
     assert bad.exit_code == 2 and len(bad.output.strip().splitlines()) == 1, bad.output
     res = cli.invoke(app, ["bench", "rules", "--scenario", "scale", "--sizes", "1000",
-                           "--samples", "2", "--url", falkordb, "--out", str(tmp_path)])
+                           "--samples", "2", "--url", falkordb, "--out", str(tmp_path),
+                           "--data", str(tmp_path / "no-real-data")])
     assert res.exit_code == 0, res.output
     data = json.loads((tmp_path / "rules.json").read_text())
     entry = data["scenarios"]["scale"]
