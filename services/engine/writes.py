@@ -1,7 +1,8 @@
 """Justified writes: observations, memories and actions, in batches, idempotent by event id.
 
-A batch is computed in Python against one graph revision and written in one atomic query
-guarded by that revision, so a write that races a retraction is recomputed, never stale.
+A batch is planned against one graph revision (the reads here, the planning on plain facts in
+``rescind.core.planning``) and written in one atomic query guarded by that revision, so a write
+that races a retraction is recomputed, never stale.
 """
 
 from __future__ import annotations
@@ -13,40 +14,14 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from rescind.contract.errors import NotFound, StalePreview
-from rescind.core.belief import IN, Grounding, Node, Rules, Status, settle
-from rescind.core.changes import status_changes
+from rescind.contract.errors import StalePreview
+from rescind.core import planning
+from rescind.core.belief import IN, Status
+from rescind.core.planning import Ahead, Plan, UnknownPremise, Write
 from rescind.engine import collector
-from rescind.graph.cypher import Prepared
 from rescind.graph.store import BatchInFlight, TenantGraph, linearised
 
 log = logging.getLogger("rescind.writes")
-
-
-class UnknownPremise(NotFound):
-    """A write names a premise that is not in the graph (yet)."""
-
-    def __init__(self, missing: list[str]) -> None:
-        self.missing = missing
-        super().__init__(f"unknown premise(s): {', '.join(missing)}")
-
-
-@dataclass
-class Write:
-    """One justified write. ``mem_id`` is derived by the caller from kind and text."""
-
-    event_id: str
-    mem_id: str
-    kind: str
-    text: str
-    at: int
-    name: str | None = None  # the scenario's or agent's own name for the memory
-    premises: tuple[str, ...] = ()
-    source: str | None = None  # observations: who said it
-    agent: str | None = None
-    run: str | None = None
-    rule: str = "declared"  # how the premises were chosen (scenario, model-input, run)
-    extra: dict = field(default_factory=dict)  # action fields: amount, payee, executed, ...
 
 
 def record(graph: TenantGraph, writes: list[Write]) -> list[Status]:
@@ -60,25 +35,6 @@ def record(graph: TenantGraph, writes: list[Write]) -> list[Status]:
 
     with collector.paused():
         return linearised(graph, attempt)
-
-
-@dataclass
-class Ahead:
-    """What a batch still being written will leave: the next batch is planned on top of it."""
-
-    rev: int  # the graph's revision once it is written
-    seen: set[str]  # the event ids it writes
-    known: dict[str, Status]  # the statuses it leaves
-    rules: Rules
-
-
-@dataclass
-class Plan:
-    rev: int
-    batch: dict | None  # None: every event was applied already
-    statuses: list[Status]  # of each write's memory, afterwards
-    ahead: Ahead | None = None
-    text: Prepared | None = None  # the batch's query text, when built ahead of sending
 
 
 def record_stream(graph: TenantGraph, batches: Iterable[list[Write]]) -> int:
@@ -258,79 +214,26 @@ def _plan(graph: TenantGraph, writes: list[Write], ahead: Ahead | None = None,
 
 def _planned(graph: TenantGraph, writes: list[Write], ahead: Ahead | None,
              context: tuple | None) -> Plan | None:
-    batch_ids = {w.mem_id for w in writes}
-    premise_ids = {p for w in writes for p in w.premises}
+    """Read what planning needs beyond ``context`` (a revived memory's region and the premises
+    around it), then plan on plain facts (``rescind.core.planning``)."""
     rev, seen, known, rules = context or _context(graph, writes, ahead)
     if ahead is not None:
+        ids = {w.mem_id for w in writes} | {p for w in writes for p in w.premises}
         rev, rules = ahead.rev, ahead.rules
         seen |= {w.event_id for w in writes} & ahead.seen
-        known.update({i: ahead.known[i] for i in batch_ids | premise_ids if i in ahead.known})
-    missing = sorted(p for p in premise_ids if p not in known and p not in batch_ids)
-    if missing:
-        raise UnknownPremise(missing)
-    fresh, once = [], set()
-    for w in writes:  # an event delivered twice in one batch is applied once
-        if w.event_id not in seen and w.event_id not in once:
-            once.add(w.event_id)
-            fresh.append(w)
-    if not fresh:
+        known.update({i: ahead.known[i] for i in ids if i in ahead.known})
+    planning.check_premises(writes, known)
+    new_writes = planning.fresh(writes, seen)
+    if not new_writes:
         return Plan(rev, None, [known[w.mem_id] for w in writes])
-
     # Existing memories that were OUT may come IN with a new reason; their dependents with them.
-    revived = {w.mem_id for w in fresh if w.mem_id in known and not known[w.mem_id].is_in}
+    revived = planning.revived(new_writes, known)
     if revived and ahead is not None:
         return None  # their region may be changing under the batch in flight
-    region: dict[str, Node] = graph.region(revived).nodes if revived else {}
-    new: dict[str, dict] = {}
-    groundings, justifications = [], []
-    flagged: set[str] = set()
-    for w in fresh:
-        if w.mem_id not in known and w.mem_id not in new:
-            region[w.mem_id] = Node(id=w.mem_id, kind=w.kind)
-            props = {"id": w.mem_id, "kind": w.kind, "text": w.text, "at": w.at,
-                     "agent": w.agent, "run": w.run, "names": [w.name or w.event_id],
-                     "born_rev": rev + 1, **w.extra}
-            new[w.mem_id] = {k: v for k, v in props.items() if v is not None}
-        if w.source is not None and w.mem_id in new:
-            new[w.mem_id]["grounded"] = True
-        elif w.source is not None:
-            flagged.add(w.mem_id)  # an existing memory gains its first (or another) grounding
-        elif w.mem_id in new:
-            names = new[w.mem_id]["names"]
-            if (w.name or w.event_id) not in names:
-                names.append(w.name or w.event_id)
-        node = region.get(w.mem_id)
-        if w.source is not None:
-            if node is not None:
-                node.groundings.append(Grounding(w.source, w.at, None))
-            groundings.append({"id": w.event_id, "source": w.source, "mem": w.mem_id, "at": w.at})
-        else:
-            if node is not None:
-                node.justifications.append(tuple(sorted(w.premises)))
-            justifications.append({"id": w.event_id, "mem": w.mem_id, "premises": list(w.premises),
-                                   "agent": w.agent, "run": w.run, "at": w.at, "rule": w.rule})
-    boundary_ids = {p for n in region.values() for j in n.justifications for p in j} - set(region)
-    if boundary_ids - known.keys():  # premises of revived memories' other justifications
-        known.update(graph.statuses(boundary_ids - known.keys()))
-    boundary = {p: known[p] for p in boundary_ids if p in known}
-    result = settle(region, boundary, rules)
-    max_at = max(w.at for w in fresh)
-    changes = []
-    for mid, st in result.items():
-        if mid in new:
-            new[mid].update(status=st.status, born=st.status)
-            if st.cause is not None:
-                new[mid].update(cause=st.cause, hops=st.hops, born_cause=st.cause,
-                                born_hops=st.hops)
-        elif known.get(mid) != st:
-            changes.append((mid, st))
-    updates = [{"id": m, "props": {"grounded": True}} for m in sorted(flagged)]
-    batch = {"new": list(new.values()), "updates": updates,
-             "changes": status_changes(changes, rev + 1, "write", None, max_at),
-             "groundings": groundings, "justifications": justifications, "at": max_at}
-    final = {**known, **result}
-    nxt = Ahead(rev + 1, {w.event_id for w in fresh}, {m: final[m] for m in result}, rules)
-    return Plan(rev, batch, [final[w.mem_id] for w in writes], nxt)
+    region = graph.region(revived).nodes if revived else {}
+    if unread := planning.outside(region, known):  # premises of their other justifications
+        known.update(graph.statuses(unread))
+    return planning.plan_batch(writes, new_writes, rev, known, rules, region)
 
 
 def execute(graph: TenantGraph, action: str, at: int) -> None:

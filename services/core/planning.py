@@ -1,0 +1,151 @@
+"""The planning half of a write batch, on plain facts: what the batch creates, grounds and
+justifies, and the status every memory it touches has afterwards.
+
+The engine (``rescind.engine.writes``) reads the facts, calls ``plan_batch`` and writes what it
+returns, guarded by the revision it planned against; nothing here touches FalkorDB, so the
+planning is tested without a server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rescind.contract.errors import NotFound
+from rescind.core.belief import Grounding, Node, Rules, Status, settle
+from rescind.core.changes import status_changes
+
+
+class UnknownPremise(NotFound):
+    """A write names a premise that is not in the graph (yet)."""
+
+    def __init__(self, missing: list[str]) -> None:
+        self.missing = missing
+        super().__init__(f"unknown premise(s): {', '.join(missing)}")
+
+
+@dataclass
+class Write:
+    """One justified write. ``mem_id`` is derived by the caller from kind and text."""
+
+    event_id: str
+    mem_id: str
+    kind: str
+    text: str
+    at: int
+    name: str | None = None  # the scenario's or agent's own name for the memory
+    premises: tuple[str, ...] = ()
+    source: str | None = None  # observations: who said it
+    agent: str | None = None
+    run: str | None = None
+    rule: str = "declared"  # how the premises were chosen (scenario, model-input, run)
+    extra: dict = field(default_factory=dict)  # action fields: amount, payee, executed, ...
+
+
+@dataclass
+class Ahead:
+    """What a batch still being written will leave: the next batch is planned on top of it."""
+
+    rev: int  # the graph's revision once it is written
+    seen: set[str]  # the event ids it writes
+    known: dict[str, Status]  # the statuses it leaves
+    rules: Rules
+
+
+@dataclass
+class Plan:
+    rev: int
+    batch: dict | None  # None: every event was applied already
+    statuses: list[Status]  # of each write's memory, afterwards
+    ahead: Ahead | None = None
+    text: object | None = None  # the batch's query text (graph.cypher.Prepared), built ahead
+
+
+def check_premises(writes: list[Write], known: dict[str, Status]) -> None:
+    """UnknownPremise unless every premise is known or written in the same batch."""
+    batch_ids = {w.mem_id for w in writes}
+    missing = sorted({p for w in writes for p in w.premises} - known.keys() - batch_ids)
+    if missing:
+        raise UnknownPremise(missing)
+
+
+def fresh(writes: list[Write], seen: set[str]) -> list[Write]:
+    """The writes not applied yet; an event delivered twice in one batch is applied once."""
+    out, once = [], set()
+    for w in writes:
+        if w.event_id not in seen and w.event_id not in once:
+            once.add(w.event_id)
+            out.append(w)
+    return out
+
+
+def revived(writes: list[Write], known: dict[str, Status]) -> set[str]:
+    """Existing memories that are OUT and may come IN with the reason these writes add."""
+    return {w.mem_id for w in writes if w.mem_id in known and not known[w.mem_id].is_in}
+
+
+def outside(region: dict[str, Node], known: dict[str, Status]) -> set[str]:
+    """Premises of ``region``'s justifications that are neither in it nor known: their
+    statuses must be read before ``plan_batch``."""
+    premises = {p for n in region.values() for j in n.justifications for p in j}
+    return premises - region.keys() - known.keys()
+
+
+def plan_batch(writes: list[Write], new_writes: list[Write], rev: int,
+               known: dict[str, Status], rules: Rules, region: dict[str, Node]) -> Plan:
+    """The batch that applies ``new_writes`` (the ``fresh`` ones among ``writes``) at ``rev``.
+
+    ``known`` holds the statuses of every memory the writes name and of every premise
+    ``outside`` the ``region``; ``region`` the revived memories and everything downstream of
+    them, as read from the graph (it is extended in place with the new memories)."""
+    new: dict[str, dict] = {}
+    groundings, justifications = [], []
+    flagged: set[str] = set()
+    for w in new_writes:
+        if w.mem_id not in known and w.mem_id not in new:
+            region[w.mem_id] = Node(id=w.mem_id, kind=w.kind)
+            props = {"id": w.mem_id, "kind": w.kind, "text": w.text, "at": w.at,
+                     "agent": w.agent, "run": w.run, "names": [w.name or w.event_id],
+                     "born_rev": rev + 1, **w.extra}
+            new[w.mem_id] = {k: v for k, v in props.items() if v is not None}
+        if w.source is not None and w.mem_id in new:
+            new[w.mem_id]["grounded"] = True
+        elif w.source is not None:
+            flagged.add(w.mem_id)  # an existing memory gains its first (or another) grounding
+        elif w.mem_id in new:
+            names = new[w.mem_id]["names"]
+            if (w.name or w.event_id) not in names:
+                names.append(w.name or w.event_id)
+        node = region.get(w.mem_id)
+        if w.source is not None:
+            if node is not None:
+                node.groundings.append(Grounding(w.source, w.at, None))
+            groundings.append({"id": w.event_id, "source": w.source, "mem": w.mem_id, "at": w.at})
+        else:
+            if node is not None:
+                node.justifications.append(tuple(sorted(w.premises)))
+            justifications.append({"id": w.event_id, "mem": w.mem_id, "premises": list(w.premises),
+                                   "agent": w.agent, "run": w.run, "at": w.at, "rule": w.rule})
+    boundary_ids = {p for n in region.values() for j in n.justifications for p in j} - set(region)
+    boundary = {p: known[p] for p in boundary_ids if p in known}
+    result = settle(region, boundary, rules)
+    max_at = max(w.at for w in new_writes)
+    changes = []
+    for mid, st in result.items():
+        if mid in new:
+            new[mid].update(status=st.status, born=st.status)
+            if st.cause is not None:
+                new[mid].update(cause=st.cause, hops=st.hops, born_cause=st.cause,
+                                born_hops=st.hops)
+        elif known.get(mid) != st:
+            changes.append((mid, st))
+    updates = [{"id": m, "props": {"grounded": True}} for m in sorted(flagged)]
+    batch = {"new": list(new.values()), "updates": updates,
+             "changes": status_changes(changes, rev + 1, "write", None, max_at),
+             "groundings": groundings, "justifications": justifications, "at": max_at}
+    final = {**known, **result}
+    nxt = Ahead(rev + 1, {w.event_id for w in new_writes}, {m: final[m] for m in result}, rules)
+    return Plan(rev, batch, [final[w.mem_id] for w in writes], nxt)
+
+
+__all__ = ["Ahead", "Plan", "UnknownPremise", "Write", "check_premises", "fresh", "outside",
+           "plan_batch", "revived"]

@@ -1,0 +1,94 @@
+"""Planning a write batch on plain facts, without a server: what it creates, grounds and
+justifies, and the status each memory has afterwards."""
+
+import pytest
+
+from rescind.core.belief import Node, Rules, Status, Window
+from rescind.core.planning import (
+    UnknownPremise,
+    Write,
+    check_premises,
+    fresh,
+    outside,
+    plan_batch,
+    revived,
+)
+
+IN, OUT = Status("IN"), Status("OUT", "r1", 0)
+
+
+def plan(writes, known=None, rules=None, region=None, rev=7, seen=()):
+    known = dict(known or {})
+    check_premises(writes, known)
+    return plan_batch(writes, fresh(writes, set(seen)), rev, known, rules or Rules(),
+                      dict(region or {}))
+
+
+def test_a_grounded_observation_and_a_belief_on_it_are_born_in_with_their_reasons():
+    """New memories carry their status, a grounding row for the source, a justification row
+    naming the premise; the plan says which revision the batch leaves."""
+    p = plan([Write("e1", "o", "observation", "seen", 10, source="portal"),
+              Write("e2", "b", "belief", "thought", 11, premises=("o",), agent="ap")])
+    assert p.statuses == [IN, IN] and p.rev == 7
+    born = {m["id"]: m for m in p.batch["new"]}
+    assert born["o"]["status"] == "IN" and born["o"]["grounded"] is True
+    assert born["b"]["born_rev"] == 8 and "grounded" not in born["b"]
+    assert p.batch["groundings"] == [{"id": "e1", "source": "portal", "mem": "o", "at": 10}]
+    assert [(j["mem"], j["premises"]) for j in p.batch["justifications"]] == [("b", ["o"])]
+    assert p.batch["changes"] == [] and p.batch["at"] == 11
+    assert p.ahead.rev == 8 and p.ahead.seen == {"e1", "e2"}
+
+
+def test_a_belief_on_an_out_premise_is_born_out_with_the_premise_s_cause():
+    """The belief rule runs on the batch: resting only on what is OUT means OUT, one hop on."""
+    p = plan([Write("e2", "b", "belief", "thought", 11, premises=("o",))], known={"o": OUT})
+    [b] = p.batch["new"]
+    assert (b["status"], b["cause"], b["hops"]) == ("OUT", "r1", 1)
+    assert p.statuses == [Status("OUT", "r1", 1)]
+
+
+def test_an_observation_read_inside_a_retracted_window_is_born_out():
+    """A source retracted over a window: a reading inside it is not a valid grounding."""
+    rules = Rules(windows=[Window("r9", "portal", 5, 20, order=1)])
+    p = plan([Write("e1", "o", "observation", "seen", 10, source="portal")], rules=rules)
+    assert p.statuses[0].status == "OUT" and p.statuses[0].cause == "r9"
+
+
+def test_an_event_delivered_twice_or_already_applied_is_applied_once():
+    """Idempotent by event id: a repeat in the same batch, or one seen before, adds nothing."""
+    w = Write("e1", "o", "observation", "seen", 10, source="portal")
+    assert [x.event_id for x in fresh([w, w], set())] == ["e1"]
+    assert fresh([w], {"e1"}) == []
+
+
+def test_a_premise_that_is_neither_known_nor_in_the_batch_is_refused_by_name():
+    """The writer holds such a write until its premise arrives: the error names what is missing."""
+    writes = [Write("e2", "b", "belief", "x", 1, premises=("o", "q")),
+              Write("e3", "c", "belief", "y", 2, premises=("b",))]
+    with pytest.raises(UnknownPremise) as err:
+        check_premises(writes, {"o": IN})
+    assert err.value.missing == ["q"]
+
+
+def test_a_new_reason_revives_an_out_memory_and_what_rests_on_it():
+    """An OUT belief given a justification whose premise is IN comes back IN, and so does the
+    plan resting on it: both are status changes of existing memories."""
+    known = {"b": OUT, "p": Status("OUT", "r1", 1), "o2": IN}
+    writes = [Write("e5", "b", "belief", "thought", 20, premises=("o2",))]
+    assert revived(writes, known) == {"b"}
+    region = {"b": Node("b", justifications=[("o1",)]),
+              "p": Node("p", "plan", justifications=[("b",)])}
+    assert outside(region, known) == {"o1"}  # read by the engine before planning
+    known["o1"] = Status("OUT", "r1", 0)
+    p = plan(writes, known=known, region=region)
+    moved = {i: g["status"] for g in p.batch["changes"] for i in g["ids"]}
+    assert moved == {"b": "IN", "p": "IN"} and p.batch["new"] == []
+    assert p.statuses == [IN]
+
+
+def test_a_second_grounding_of_an_existing_memory_marks_it_grounded():
+    """The same observation read again from a source: no new memory, a grounding row, a flag."""
+    p = plan([Write("e9", "o", "observation", "seen", 30, source="contract")],
+             known={"o": IN}, region={})
+    assert p.batch["new"] == [] and p.batch["updates"] == [{"id": "o", "props": {"grounded": True}}]
+    assert p.batch["groundings"][0]["source"] == "contract" and p.statuses == [IN]
