@@ -2,6 +2,8 @@
 
 - ``Mutation``: everything one atomic graph write changes (planned by the engine, written by
   ``rescind.graph``).
+- ``Region``: the memories downstream of some seeds, as the belief rule needs them (read by
+  ``rescind.graph.region``, settled by ``rescind.core.operations``).
 - ``BlastRadius``: what an operation takes OUT (or brings back IN), by kind, nearest first.
 - ``RetractionResult``: what a committed operation did: its status changes and blast radius.
   It is stored with the operation (as JSON) and returned again when the operation repeats.
@@ -16,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
+
+from rescind.core.belief import Node, Status
 
 # The blast radius's groups, in the order people read them.
 BLAST_GROUPS = ("observations", "beliefs", "plans", "answers", "executed_actions",
@@ -45,6 +49,26 @@ class Mutation:
             "retractions": self.retractions, "retraction_updates": self.retraction_updates,
             "supersedes": self.supersedes, "changes": self.changes, "outbox": self.outbox,
         }
+
+
+@dataclass
+class Region:
+    """A downstream-closed set of memories as the belief rule needs them, read hop by hop."""
+
+    hops: dict[str, int] = field(default_factory=dict)
+    nodes: dict[str, Node] = field(default_factory=dict)
+    status: dict[str, Status] = field(default_factory=dict)  # region and premises outside it
+    kinds: dict[str, str] = field(default_factory=dict)
+    executed: set[str] = field(default_factory=set)
+    grounded: set[str] = field(default_factory=set)
+    withdrawn: set[str] = field(default_factory=set)  # ever withdrawn: their lists are read last
+    mid: dict[int, str] = field(default_factory=dict)  # FalkorDB node id -> memory id
+    premises: dict[tuple[int, int], list[int]] = field(default_factory=dict)  # (node, just.)
+
+    @property
+    def boundary(self) -> dict[str, Status]:
+        ids = {p for n in self.nodes.values() for j in n.justifications for p in j}
+        return {p: self.status[p] for p in ids - self.nodes.keys() if p in self.status}
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,4 +158,4 @@ class GateDecision:
 
 
 __all__ = ["BLAST_GROUPS", "BlastItem", "BlastRadius", "Change", "GateDecision", "Mutation",
-           "RetractionResult"]
+           "Region", "RetractionResult"]

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Protocol
 
 import redis
 
 from rescind.core.belief import Grounding, Node, Status
+from rescind.core.shapes import Region
 from rescind.graph import queries as q
 from rescind.graph.cypher import InFlight, send_reads
 
@@ -25,26 +25,6 @@ class TenantGraph(Protocol):
     def ensure_schema(self) -> None: ...
 
     def many(self, *queries: tuple[str, dict | None]) -> list[list[list]]: ...
-
-
-@dataclass
-class Region:
-    """A downstream-closed set of memories as the belief rule needs them, read hop by hop."""
-
-    hops: dict[str, int] = field(default_factory=dict)
-    nodes: dict[str, Node] = field(default_factory=dict)
-    status: dict[str, Status] = field(default_factory=dict)  # region and premises outside it
-    kinds: dict[str, str] = field(default_factory=dict)
-    executed: set[str] = field(default_factory=set)
-    grounded: set[str] = field(default_factory=set)
-    withdrawn: set[str] = field(default_factory=set)  # ever withdrawn: their lists are read last
-    mid: dict[int, str] = field(default_factory=dict)  # FalkorDB node id -> memory id
-    premises: dict[tuple[int, int], list[int]] = field(default_factory=dict)  # (node, just.)
-
-    @property
-    def boundary(self) -> dict[str, Status]:
-        ids = {p for n in self.nodes.values() for j in n.justifications for p in j}
-        return {p: self.status[p] for p in ids - self.nodes.keys() if p in self.status}
 
 
 def walk(graph: TenantGraph, seeds: Iterable[str] = (),

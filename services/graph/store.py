@@ -17,7 +17,7 @@ import redis
 from rescind.contract.errors import StalePreview
 from rescind.contract.layout import graph_key, lock_key
 from rescind.core.belief import Node, Rules, Status, Window
-from rescind.core.shapes import Mutation
+from rescind.core.shapes import Mutation, Region
 from rescind.graph import queries as q
 from rescind.graph.cypher import (
     ConstraintViolation,
@@ -34,7 +34,7 @@ from rescind.graph.cypher import (
     query,
     send,
 )
-from rescind.graph.region import Region, read_nodes, walk
+from rescind.graph.region import read_nodes, walk
 
 _SCHEMA_LOCK = threading.Lock()
 

@@ -1,0 +1,156 @@
+"""The operations people decide on (retract a source over a window, withdraw or correct a
+memory, reinstate any of them), and the pure half of previewing one: settling the region the
+engine read and planning the status changes its commit will write.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from dataclasses import dataclass, field
+
+from rescind.contract.kinds import IN, OUT, MemoryKind
+from rescind.core.belief import Node, Rules, Status, settle
+from rescind.core.changes import status_changes
+from rescind.core.shapes import BlastItem, BlastRadius, Change, Mutation, Region, RetractionResult
+
+
+@dataclass(frozen=True)
+class Retract:
+    id: str
+    source: str
+    start: int | None = None
+    end: int | None = None
+    reason: str = ""
+    by: str = ""
+    kind: str = "retract"
+
+
+@dataclass(frozen=True)
+class Withdraw:
+    id: str
+    memory: str
+    reason: str = ""
+    by: str = ""
+    kind: str = "withdraw"
+
+
+@dataclass(frozen=True)
+class Correct:
+    """Replace ``memory`` by ``text``, which rests on the reviewer ``by`` as a source of its own."""
+
+    id: str
+    memory: str
+    text: str
+    by: str
+    reason: str = ""
+    name: str | None = None  # what the caller calls the new memory
+    kind: str = "correct"
+
+
+@dataclass(frozen=True)
+class Reinstate:
+    retraction: str
+    by: str = ""
+    kind: str = "reinstate"
+
+    @property
+    def id(self) -> str:
+        return f"{self.retraction}~reinstated"
+
+
+Operation = Retract | Withdraw | Correct | Reinstate
+
+
+
+@dataclass
+class Preview:
+    """What an operation would change, computed at graph revision ``rev``; nothing written."""
+
+    op: Operation
+    rev: int
+    before: dict[str, Status]
+    after: dict[str, Status]
+    kinds: dict[str, str]
+    executed: set[str]
+    mutation: Mutation = field(repr=False)
+    repeated: RetractionResult | None = None  # stored, when this operation was committed already
+
+    @functools.cached_property
+    def changed(self) -> dict[str, Status]:
+        return {m: s for m, s in self.after.items() if self.before.get(m) != s}
+
+    def blast_radius(self) -> BlastRadius:
+        """Memories this operation takes OUT (or brings IN), by kind, with hop distances."""
+        going = IN if isinstance(self.op, Reinstate) else OUT
+        radius = BlastRadius(going)
+        before, kinds, executed = self.before, self.kinds, self.executed
+        by_hops: dict[int, list[tuple[str, int | None]]] = {}
+        for mid, st in self.changed.items():
+            if st.status == going and (mid not in before or before[mid].status != going):
+                by_hops.setdefault(st.hops or 0, []).append((mid, st.hops))
+        listed = {MemoryKind.OBSERVATION: radius.observations, MemoryKind.PLAN: radius.plans,
+                  MemoryKind.ANSWER: radius.answers}
+        for hops in sorted(by_hops):  # nearest first, then by id
+            for mid, h in sorted(by_hops[hops], key=_first):
+                kind = kinds.get(mid, MemoryKind.BELIEF)
+                if kind == MemoryKind.ACTION:
+                    into = radius.executed_actions if mid in executed else radius.pending_actions
+                else:
+                    into = listed.get(kind, radius.beliefs)
+                into.append(BlastItem(mid, h))
+        return radius
+
+    def result(self) -> RetractionResult:
+        changed = {m: Change(*s) for m, s in sorted(self.changed.items())}
+        return RetractionResult(self.op.kind, self.op.id, self.rev, changed, self.blast_radius())
+
+
+_first = operator.itemgetter(0)
+
+
+def settle_preview(op: Operation, rev: int, region: Region, extra: dict[str, Node],
+                   mutation: Mutation, rules: Rules, at: int) -> Preview:
+    """The preview of ``op`` at ``rev``: ``region`` (what the engine read downstream of the
+    seeds) settled under ``rules``, with ``extra`` (a correction's new memory) added and the
+    withdrawal the operation adds applied; the status changes go into ``mutation``."""
+    for mid, node in extra.items():
+        if mid in region.nodes:
+            region.nodes[mid].groundings.extend(node.groundings)
+        else:
+            region.nodes[mid], region.kinds[mid], region.hops[mid] = node, node.kind, 0
+    for w in mutation.updates:  # the withdrawal this operation adds, as the region will see it
+        if w["id"] in region.nodes and "withdrawn_by" in w["props"]:
+            region.nodes[w["id"]].withdrawn_by = list(w["props"]["withdrawn_by"])
+    after = settle(region.nodes, region.boundary, rules)
+    before = {m: region.status[m] for m in region.nodes if m in region.status}
+    p = Preview(op, rev, before, after, region.kinds, region.executed, mutation)
+    born = {m["id"]: m for m in mutation.mems}
+    node = {mid: n for n, mid in region.mid.items()}
+    moved = []
+    for mid, st in p.changed.items():
+        if mid in born:  # created by this commit: its status goes in with it
+            born[mid].update(status=st.status, cause=st.cause, hops=st.hops, born=st.status,
+                             born_cause=st.cause, born_hops=st.hops)
+        else:
+            moved.append((node[mid], st))
+    mutation.changes = status_changes(moved, rev + 1, op.kind, op.id, at)
+    return p
+
+
+def same(stored: dict, op: Retract | Withdraw | Correct) -> bool:
+    """Whether a stored record is this operation again (a repeat), not another under its id."""
+    if stored["kind"] != op.kind:
+        return False
+    if isinstance(op, Retract):
+        return (stored.get("source"), stored.get("start"), stored.get("end")) == \
+            (op.source, op.start, op.end)
+    if isinstance(op, Correct):
+        return (stored.get("memory"), stored.get("text")) == (op.memory, op.text)
+    return stored.get("memory") == op.memory
+
+
+def drop(rules: Rules, rid: str) -> None:
+    rules.windows = [w for w in rules.windows if w.id != rid]
+    rules.withdrawal_order.pop(rid, None)
+    rules.corrections.pop(rid, None)
