@@ -124,24 +124,12 @@ class Payment:
 
 
 @dataclass
-class Recall:
-    payment: str
-    invoice: str
-    reason: str
-    at: datetime
-
-    def as_dict(self) -> dict:
-        return {"payment": self.payment, "invoice": self.invoice, "reason": self.reason,
-                "at": iso(self.at)}
-
-
-@dataclass
 class Bank:
-    """Payments and recall requests, in order; the clock is the world's."""
+    """Payments, in order; the clock is the world's. (Recalls are drafted by Rescind and
+    approved by finance; the fictional bank only pays.)"""
 
     clock: Any  # a callable returning the current aware datetime
     payments: list[Payment] = field(default_factory=list)
-    recalls: list[Recall] = field(default_factory=list)
 
     def payment_for(self, invoice: str) -> Payment | None:
         return next((p for p in self.payments if p.invoice == invoice), None)
@@ -194,22 +182,12 @@ class Bank:
         payment.status, payment.hold_reason = "held", reason
         return payment
 
-    def request_recall(self, invoice: str, reason: str) -> Recall:
-        """Record a request to the bank to get back money that has left."""
-        payment = self.payment_for(invoice)
-        if payment is None or payment.status != "executed":
-            raise ValueError(f"nothing to recall for {invoice}: no executed payment")
-        recall = Recall(payment=payment.id, invoice=invoice, reason=reason, at=self.clock())
-        self.recalls.append(recall)
-        return recall
-
     def status(self, invoice: str) -> str:
         payment = self.payment_for(invoice)
         return f"{invoice}: no payment yet." if payment is None else f"{invoice}: {payment.describe()}"
 
     def snapshot(self) -> dict:
-        return {"payments": [p.as_dict() for p in self.payments],
-                "recalls": [r.as_dict() for r in self.recalls]}
+        return {"payments": [p.as_dict() for p in self.payments]}
 
 
 def _amount(value: Any) -> float:
@@ -389,5 +367,5 @@ class World:
         return {t.name: t for t in found}
 
 
-__all__ = ["DATA", "NOTES", "Bank", "Invoice", "Payment", "PortalEdit", "Recall", "Vendor", "World",
+__all__ = ["DATA", "NOTES", "Bank", "Invoice", "Payment", "PortalEdit", "Vendor", "World",
            "iso", "money", "note_key", "parse_time"]

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 
-from rescind.contract.errors import NotFound
 from rescind.graph import queries as q
 from rescind.graph.store import TenantGraph
 
@@ -63,9 +62,3 @@ def page(graph: TenantGraph, at: int | None, rev: int | None, kind: str | None, 
             found.append((row, e))
     return found, len(rows)
 
-
-def memory_at(graph: TenantGraph, mid: str, at: int | None, rev: int | None) -> dict | None:
-    rows = graph.rows(q.HISTORIES, {"ids": [mid]})
-    if not rows:
-        raise NotFound(f"no memory {mid!r}")
-    return point(entries(*rows[0][1:]), at, rev)
