@@ -68,6 +68,15 @@ def _raw_entries(msg: RedisStreamMessage) -> list[tuple[str, object]]:
     return out
 
 
+async def _survive(what: str, fn, *args) -> None:
+    """Run one step of a background loop in a thread; a failure (the server restarting, say)
+    is logged and the loop goes on, so held writes are never left without a retrier."""
+    try:
+        await asyncio.to_thread(fn, *args)
+    except Exception:
+        log.exception("%s failed; trying again on the next round", what)
+
+
 def _paused(fn, *args):
     """Decoding and planning a batch allocate many small objects: see engine.collector."""
     with collector.paused():
@@ -113,7 +122,7 @@ async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.
             await asyncio.sleep(0.2)
             if running():
                 async with workers.lock:
-                    await asyncio.to_thread(workers.retry_held)
+                    await _survive("retrying held writes", workers.retry_held)
 
     async def flush_idle() -> None:
         """A full batch is kept until the next one arrives (see Pipeline; a partial one, which
@@ -122,7 +131,7 @@ async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.
             await asyncio.sleep(IDLE_FLUSH_S / 5)
             if running() and workers.pipeline.kept_for() > IDLE_FLUSH_S:
                 async with workers.lock:
-                    await asyncio.to_thread(_paused, workers.pipeline.flush)
+                    await _survive("sending a kept batch", _paused, workers.pipeline.flush)
 
     # The reaper redoes writes through the same pipeline and holds, so it needs both too.
     background = [asyncio.create_task(retry_held()), asyncio.create_task(flush_idle())] \

@@ -138,29 +138,33 @@ class Workers:
             groups[(h.stream, h.event.tenant)].append((h.entry_id, h.event))
         for (stream, tenant), items in groups.items():
             try:
-                still = {p.key: p for p in apply_writes(self.graph(tenant), items)}
-            except Exception as exc:
+                self._retry(stream, tenant, items, by_key, now)
+            except Exception as exc:  # a restarting server, say: all of them are tried again
                 log.warning("held writes of tenant %s failed again (%s); kept", tenant, exc)
                 self.held.update({k: by_key[k] for k, _ in items})
-                continue
-            done = []
-            for key, _ in items:
-                h = by_key[key]
-                if key not in still:
-                    done.append(key)
-                elif now - h.since > self.settings.patience_s:
-                    reason = f"premise never arrived: {', '.join(still[key].missing)}"
-                    st.dead_letter(self.conn, stream, key, h.event.model_dump(mode="json",
-                                   by_alias=True), reason, layout.WRITER_GROUP)
-                    done.append(key)
-                else:
-                    h.missing = still[key].missing
-                    self.held[key] = h
-            self._ack(stream, layout.WRITER_GROUP, done)
-            kept = [k for k, _ in items if k in self.held]
-            if kept:  # we still own them: keep the reaper's hands off
-                self.conn.xclaim(stream, layout.WRITER_GROUP, self.consumer("writer"), 0, kept,
-                                 justid=True)
+
+    def _retry(self, stream: str, tenant: str, items: list[tuple[str, ev.Event]],
+               by_key: dict[str, Held], now: float) -> None:
+        """Apply one tenant's held writes; ack what landed or waited too long, keep the rest."""
+        still = {p.key: p for p in apply_writes(self.graph(tenant), items)}
+        done = []
+        for key, _ in items:
+            h = by_key[key]
+            if key not in still:
+                done.append(key)
+            elif now - h.since > self.settings.patience_s:
+                reason = f"premise never arrived: {', '.join(still[key].missing)}"
+                st.dead_letter(self.conn, stream, key, h.event.model_dump(mode="json",
+                               by_alias=True), reason, layout.WRITER_GROUP)
+                done.append(key)
+            else:
+                h.missing = still[key].missing
+                self.held[key] = h
+        self._ack(stream, layout.WRITER_GROUP, done)
+        kept = [k for k, _ in items if k in self.held]
+        if kept:  # we still own them: keep the reaper's hands off
+            self.conn.xclaim(stream, layout.WRITER_GROUP, self.consumer("writer"), 0, kept,
+                             justid=True)
 
     # -- retraction -----------------------------------------------------------------------
     def control(self, stream: str, entry_id: str, body: object) -> None:
