@@ -76,14 +76,18 @@ def test_sigkill_a_writer_mid_stream_then_start_another(falkordb, tenant_name):
 
 def test_a_falkordb_restart_mid_load_loses_nothing(tmp_path, tenant_name):
     """The server stops and comes back on its data directory while 3,000 events flow; the
-    publisher buffers, the workers reconnect, and every event is applied exactly once."""
+    publisher buffers, the workers reconnect, and every event is applied exactly once.
+
+    A batch the server handed out as it stopped may never reach the writer (FastStream's fetch
+    fails with the connection): it stays pending on the writer's name, and the reaper, which
+    every deployment runs beside the writers, claims it back."""
     port = free_port()
     url = f"redis://127.0.0.1:{port}"
     server = EmbeddedFalkorDB(data_dir=tmp_path, port=port).start()
     events = observations(tenant_name, 3_000)
     pub = Publisher(url, connect_timeout=0.2)
-    workers = WorkerThread(WorkerSettings(url=url, worker_id="restart", batch=200),
-                           ("writer",)).start()
+    workers = WorkerThread(WorkerSettings(url=url, worker_id="restart", batch=200,
+                                          reaper_idle_ms=2_000), ("writer", "reaper")).start()
     try:
         for e in events[:1_500]:
             pub.publish(e)
