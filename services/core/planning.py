@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from rescind.contract.errors import NotFound
 from rescind.core.belief import Grounding, Node, Rules, Status, settle
 from rescind.core.changes import status_changes
+from rescind.core.shapes import WriteBatch
 
 
 class UnknownPremise(NotFound):
@@ -54,7 +55,7 @@ class Ahead:
 @dataclass
 class Plan:
     rev: int
-    batch: dict | None  # None: every event was applied already
+    batch: WriteBatch | None  # None: every event was applied already
     statuses: list[Status]  # of each write's memory, afterwards
     ahead: Ahead | None = None
     text: object | None = None  # the batch's query text (graph.cypher.Prepared), built ahead
@@ -139,9 +140,9 @@ def plan_batch(writes: list[Write], new_writes: list[Write], rev: int,
         elif known.get(mid) != st:
             changes.append((mid, st))
     updates = [{"id": m, "props": {"grounded": True}} for m in sorted(flagged)]
-    batch = {"new": list(new.values()), "updates": updates,
-             "changes": status_changes(changes, rev + 1, "write", None, max_at),
-             "groundings": groundings, "justifications": justifications, "at": max_at}
+    batch = WriteBatch(max_at, list(new.values()), updates,
+                       status_changes(changes, rev + 1, "write", None, max_at), groundings,
+                       justifications)
     final = {**known, **result}
     nxt = Ahead(rev + 1, {w.event_id for w in new_writes}, {m: final[m] for m in result}, rules)
     return Plan(rev, batch, [final[w.mem_id] for w in writes], nxt)

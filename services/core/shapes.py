@@ -1,5 +1,7 @@
 """The shapes that cross layers, named once: a reader learns each from its definition here.
 
+- ``WriteBatch``: the justified writes one guarded query sends (planned by
+  ``rescind.core.planning``).
 - ``Mutation``: everything one atomic graph write changes (planned by the engine, written by
   ``rescind.graph``).
 - ``Region``: the memories downstream of some seeds, as the belief rule needs them (read by
@@ -24,6 +26,23 @@ from rescind.core.belief import Node, Status
 # The blast radius's groups, in the order people read them.
 BLAST_GROUPS = ("observations", "beliefs", "plans", "answers", "executed_actions",
                 "pending_actions")
+
+
+@dataclass
+class WriteBatch:
+    """Justified writes, sent in one guarded query (``queries.WRITE_BATCH``)."""
+
+    at: int  # the latest moment among the writes
+    new: list[dict] = field(default_factory=list)  # new memories, with their born status
+    updates: list[dict] = field(default_factory=list)  # {id, props} of existing memories
+    changes: list[dict] = field(default_factory=list)  # existing memories: status_changes()
+    groundings: list[dict] = field(default_factory=list)  # {id, source, mem, at}
+    justifications: list[dict] = field(default_factory=list)  # {id, mem, premises, ...}
+
+    def params(self, rev: int) -> dict[str, Any]:
+        return {"rev": rev, "at": self.at, "new": self.new, "updates": self.updates,
+                "changes": self.changes, "groundings": self.groundings,
+                "justifications": self.justifications}
 
 
 @dataclass
@@ -158,4 +177,4 @@ class GateDecision:
 
 
 __all__ = ["BLAST_GROUPS", "BlastItem", "BlastRadius", "Change", "GateDecision", "Mutation",
-           "Region", "RetractionResult"]
+           "Region", "RetractionResult", "WriteBatch"]

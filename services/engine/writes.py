@@ -18,6 +18,7 @@ from rescind.contract.errors import StalePreview
 from rescind.core import planning
 from rescind.core.belief import IN, Status
 from rescind.core.planning import Ahead, Plan, UnknownPremise, Write
+from rescind.core.shapes import WriteBatch
 from rescind.engine import collector
 from rescind.graph.store import BatchInFlight, TenantGraph, linearised
 
@@ -238,8 +239,7 @@ def _planned(graph: TenantGraph, writes: list[Write], ahead: Ahead | None,
 
 def execute(graph: TenantGraph, action: str, at: int) -> None:
     """Record that a proposed action was carried out."""
-    batch = {"new": [], "changes": [], "groundings": [], "justifications": [],
-             "updates": [{"id": action, "props": {"executed": True, "executed_at": at}}], "at": at}
+    batch = WriteBatch(at, updates=[{"id": action, "props": {"executed": True, "executed_at": at}}])
     linearised(graph, lambda: graph.write_batch(batch, graph.revision()))
 
 

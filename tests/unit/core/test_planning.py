@@ -30,19 +30,19 @@ def test_a_grounded_observation_and_a_belief_on_it_are_born_in_with_their_reason
     p = plan([Write("e1", "o", "observation", "seen", 10, source="portal"),
               Write("e2", "b", "belief", "thought", 11, premises=("o",), agent="ap")])
     assert p.statuses == [IN, IN] and p.rev == 7
-    born = {m["id"]: m for m in p.batch["new"]}
+    born = {m["id"]: m for m in p.batch.new}
     assert born["o"]["status"] == "IN" and born["o"]["grounded"] is True
     assert born["b"]["born_rev"] == 8 and "grounded" not in born["b"]
-    assert p.batch["groundings"] == [{"id": "e1", "source": "portal", "mem": "o", "at": 10}]
-    assert [(j["mem"], j["premises"]) for j in p.batch["justifications"]] == [("b", ["o"])]
-    assert p.batch["changes"] == [] and p.batch["at"] == 11
+    assert p.batch.groundings == [{"id": "e1", "source": "portal", "mem": "o", "at": 10}]
+    assert [(j["mem"], j["premises"]) for j in p.batch.justifications] == [("b", ["o"])]
+    assert p.batch.changes == [] and p.batch.at == 11
     assert p.ahead.rev == 8 and p.ahead.seen == {"e1", "e2"}
 
 
 def test_a_belief_on_an_out_premise_is_born_out_with_the_premise_s_cause():
     """The belief rule runs on the batch: resting only on what is OUT means OUT, one hop on."""
     p = plan([Write("e2", "b", "belief", "thought", 11, premises=("o",))], known={"o": OUT})
-    [b] = p.batch["new"]
+    [b] = p.batch.new
     assert (b["status"], b["cause"], b["hops"]) == ("OUT", "r1", 1)
     assert p.statuses == [Status("OUT", "r1", 1)]
 
@@ -81,8 +81,8 @@ def test_a_new_reason_revives_an_out_memory_and_what_rests_on_it():
     assert outside(region, known) == {"o1"}  # read by the engine before planning
     known["o1"] = Status("OUT", "r1", 0)
     p = plan(writes, known=known, region=region)
-    moved = {i: g["status"] for g in p.batch["changes"] for i in g["ids"]}
-    assert moved == {"b": "IN", "p": "IN"} and p.batch["new"] == []
+    moved = {i: g["status"] for g in p.batch.changes for i in g["ids"]}
+    assert moved == {"b": "IN", "p": "IN"} and p.batch.new == []
     assert p.statuses == [IN]
 
 
@@ -90,5 +90,5 @@ def test_a_second_grounding_of_an_existing_memory_marks_it_grounded():
     """The same observation read again from a source: no new memory, a grounding row, a flag."""
     p = plan([Write("e9", "o", "observation", "seen", 30, source="contract")],
              known={"o": IN}, region={})
-    assert p.batch["new"] == [] and p.batch["updates"] == [{"id": "o", "props": {"grounded": True}}]
-    assert p.batch["groundings"][0]["source"] == "contract" and p.statuses == [IN]
+    assert p.batch.new == [] and p.batch.updates == [{"id": "o", "props": {"grounded": True}}]
+    assert p.batch.groundings[0]["source"] == "contract" and p.statuses == [IN]
