@@ -216,11 +216,11 @@ def audit_order(graph: TenantGraph) -> list[dict]:
 
 
 def recalls(graph: TenantGraph) -> list[dict]:
-    return rc.recall_list(graph)
+    return [r.to_dict() for r in rc.recall_list(graph)]
 
 
 def recall(graph: TenantGraph, ref: str) -> dict:
-    return rc.find(graph, resolve(graph, ref))
+    return rc.find(graph, resolve(graph, ref)).to_dict()
 
 
 # -- deciding ---------------------------------------------------------------------------------
@@ -297,7 +297,7 @@ def gate(graph: TenantGraph, body: models.GateAsk, threshold: float, min_domains
 
 
 def approve(graph: TenantGraph, ref: str, by: str) -> dict:
-    return rc.approve(graph, resolve(graph, ref), by, ev.to_micros(_now()))
+    return rc.approve(graph, resolve(graph, ref), by, ev.to_micros(_now())).to_dict()
 
 
 def ingest(conn: redis.Redis, tenant: str, batch: models.EventBatch,

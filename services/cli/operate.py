@@ -107,7 +107,7 @@ def recalls_list(
     from rescind.views import operator as views
 
     with operator_graph(url, data_dir, tenant) as graph:
-        rows = recall_list(graph)
+        rows = [r.to_dict() for r in recall_list(graph)]
     emit(rows, as_json, views.recalls)
 
 
@@ -122,7 +122,7 @@ def recalls_show(
     from rescind.operator.recalls import find
 
     with operator_graph(url, data_dir, tenant) as graph:
-        row = find(graph, decisions.resolve(graph, action))
+        row = find(graph, decisions.resolve(graph, action)).to_dict()
     emit(row, as_json, lambda r, c: c.print(f"[{r['state']}]\n{r['draft']}", markup=False))
 
 
@@ -139,7 +139,8 @@ def recalls_approve(
     from rescind.operator.recalls import approve
 
     with operator_graph(url, data_dir, tenant) as graph:
-        row = approve(graph, decisions.resolve(graph, action), by, to_micros(datetime.now(UTC)))
+        row = approve(graph, decisions.resolve(graph, action), by,
+                      to_micros(datetime.now(UTC))).to_dict()
     emit(row, as_json, lambda r, c: c.print(
         f"approved by {by}: recall of {r['amount']:,.2f} to {r['payee']} is in the outbox"
         if r["amount"] is not None else f"approved by {by}: the recall is in the outbox"))

@@ -9,6 +9,7 @@
 - ``BlastRadius``: what an operation takes OUT (or brings back IN), by kind, nearest first.
 - ``RetractionResult``: what a committed operation did: its status changes and blast radius.
   It is stored with the operation (as JSON) and returned again when the operation repeats.
+- ``Recall``: a drafted bank recall of an executed payment, for finance.
 - ``GateDecision``: the payment gate's answer about one action.
 
 Plain dataclasses with slots: a 10k-memory retraction builds 10k ``BlastItem``s, and orjson
@@ -18,7 +19,7 @@ encodes dataclasses natively; ``to_dict``/``from_dict`` give the stored and publ
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
 from rescind.core.belief import Node, Status
@@ -165,6 +166,23 @@ class RetractionResult:
 
 
 @dataclass(frozen=True)
+class Recall:
+    """A drafted bank recall of an executed payment that went OUT; nothing leaves before finance
+    approves it (``state`` "drafted", then "approved")."""
+
+    action: str
+    name: str
+    amount: float | None
+    payee: str | None
+    account: str | None
+    state: str
+    draft: str  # the text of the request to the bank
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class GateDecision:
     """The payment gate's answer: may ``action`` run, why, and how many trust domains an
     attacker would have to control to fake what it rests on."""
@@ -177,4 +195,4 @@ class GateDecision:
 
 
 __all__ = ["BLAST_GROUPS", "BlastItem", "BlastRadius", "Change", "GateDecision", "Mutation",
-           "Region", "RetractionResult", "WriteBatch"]
+           "Recall", "Region", "RetractionResult", "WriteBatch"]

@@ -189,7 +189,7 @@ def summary(graph: TenantGraph, week: Any, gates: GateLog, compromise: dict | No
         "compromise": None if compromise is None else {
             "source": COMPROMISED, "window": list(ATTACK), "reason": REASON, **compromise},
         "held": held,
-        "recalls": [{k: r[k] for k in ("name", "amount", "payee", "account", "state", "draft")}
+        "recalls": [{k: v for k, v in r.to_dict().items() if k != "action"}
                     for r in recall_list(graph)],
         "gates": gates.decisions,
         "bank": [p.as_dict() for p in week.world.bank.payments],

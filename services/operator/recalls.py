@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rescind.contract.errors import Conflict, NotFound
-from rescind.core.shapes import Mutation
+from rescind.core.shapes import Mutation, Recall
 from rescind.graph.store import TenantGraph, linearised
 
 
-def recall_list(graph: TenantGraph, names: dict[str, str] | None = None) -> list[dict]:
+def recall_list(graph: TenantGraph) -> list[Recall]:
     """Executed actions that are OUT, and those already approved; largest amount first."""
     rows = []
     for a in graph.actions():
@@ -16,20 +18,17 @@ def recall_list(graph: TenantGraph, names: dict[str, str] | None = None) -> list
         state = "approved" if a.get("recall_state") == "approved" else "drafted"
         if state == "drafted" and a.get("status") != "OUT":
             continue
-        rows.append({"action": a["id"], "name": (a.get("names") or [a["id"]])[0],
-                     "amount": a.get("amount"), "payee": a.get("payee"),
-                     "account": a.get("account"), "state": state, "draft": draft(graph, a),
-                     "seq": a.get("seq", 0)})
-    rows.sort(key=lambda r: (r["amount"] is None, -(r["amount"] or 0), r["seq"]))
-    for r in rows:
-        r.pop("seq")
-    return rows
+        rows.append((a.get("seq", 0), Recall(
+            a["id"], (a.get("names") or [a["id"]])[0], a.get("amount"), a.get("payee"),
+            a.get("account"), state, draft(graph, a))))
+    rows.sort(key=lambda r: (r[1].amount is None, -(r[1].amount or 0), r[0]))
+    return [r for _, r in rows]
 
 
-def find(graph: TenantGraph, action: str) -> dict:
+def find(graph: TenantGraph, action: str) -> Recall:
     """One entry of the recall list; NotFound when the payment is not on it."""
     for r in recall_list(graph):
-        if r["action"] == action:
+        if r.action == action:
             return r
     raise NotFound(f"no recall for {action!r}: only executed payments that went OUT have one")
 
@@ -68,20 +67,20 @@ def _one_line(text: str, width: int = 160) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def approve(graph: TenantGraph, action: str, by: str, at: int) -> dict:
+def approve(graph: TenantGraph, action: str, by: str, at: int) -> Recall:
     """Finance approves a drafted recall: the action is marked, and the recall goes to the outbox."""
-    def attempt() -> dict:
+    def attempt() -> Recall:
         rev = graph.revision()
-        found = [r for r in recall_list(graph) if r["action"] == action]
+        found = [r for r in recall_list(graph) if r.action == action]
         if not found:
             raise Conflict(f"no drafted recall for action {action!r}")
-        if found[0]["state"] == "approved":
+        if found[0].state == "approved":
             raise Conflict(f"the recall of {action!r} is approved already")
         mutation = Mutation(op="approve", at=at, updates=[{"id": action, "props": {
             "recall_state": "approved", "approved_by": by, "approved_at": at}}])
         mutation.outbox.append({"id": f"recall:{action}", "action": action, "by": by, "at": at,
-                                "payload": found[0]["draft"]})
+                                "payload": found[0].draft})
         graph.apply(mutation, rev)
-        return {**found[0], "state": "approved"}
+        return replace(found[0], state="approved")
 
     return linearised(graph, attempt)

@@ -139,8 +139,8 @@ class Replay:
         }
         held = [a for a in self.actions
                 if not facts[self.mem[a]].get("executed") and statuses[self.mem[a]].status == "OUT"]
-        recalls = [{"action": back[r["action"]], "amount": r["amount"], "payee": r["payee"],
-                    "state": r["state"], "draft": r["draft"]} for r in recall_list(g)]
+        recalls = [{"action": back[r.action], "amount": r.amount, "payee": r.payee,
+                    "state": r.state, "draft": r.draft} for r in recall_list(g)]
         fragility = {a: gate_mod.fragility_of(g, self.mem[a])[0] for a in self.actions}
         return {"memories": memories, "held": held, "recalls": recalls, "gates": self.gates,
                 "fragility": fragility}
