@@ -1,0 +1,188 @@
+"""Which delivered items a written value uses: the premises of a write, by content.
+
+An agent rarely copies what it read verbatim: it prints a store value as a repr, a tool result
+as compact JSON, one field of a record, or an f-string of its own. So a write's premises are not
+found by looking for whole texts in the model's input, but by matching the *content leaves* of
+each delivered item (identifiers such as account and invoice numbers, amounts, phrases such as
+names and addresses) against the written value, however either was rendered.
+
+Facts, not items, are the unit: items that state the same fact are alternatives (either would
+justify it: OR), different facts are all needed (AND). The justifications of a write are the
+minimal sets of items that cover every fact it uses. Pure: plain values in, ids out.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+MATCHED = "matched"  # the premises were found in the written value
+MAX_JUSTIFICATIONS = 16  # alternatives kept per write (the smallest first)
+_PHRASE_MIN, _PHRASE_MAX = 8, 160  # a phrase shorter is too common, longer is a document
+_WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+# An identifier: runs of letters and digits joined by single spaces, dashes, dots or slashes
+# ("ZZ97 QKRB 0000 9034", "INV-1002", "10.1038/s41586"), with at least one digit in it.
+_IDENT = re.compile(r"[A-Za-z0-9]+(?:[ \-./][A-Za-z0-9]+)*")
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?![\w.])")
+_SEGMENT = re.compile(r"[\n;|]+|(?<=[.!?])\s+")
+
+
+@dataclass(frozen=True)
+class Delivered:
+    """One item handed to the agent: a store memory or a tool result, by its memory id."""
+
+    id: str
+    value: object
+
+
+@dataclass(frozen=True)
+class Attribution:
+    justifications: list[tuple[str, ...]]  # each: every premise needed; the list: alternatives
+    rule: str  # how they were found ("matched"; empty list and "none" when nothing matched)
+
+    @property
+    def premises(self) -> list[str]:
+        return sorted({p for j in self.justifications for p in j})
+
+
+def attribute(written: object, delivered: Sequence[Delivered],
+              limit: int = MAX_JUSTIFICATIONS) -> Attribution:
+    """The justifications of ``written`` among ``delivered``: every minimal set of items that
+    states every fact of theirs the written value uses."""
+    target = _Target(written)
+    stated: dict[tuple[str, str], set[str]] = {}  # fact -> the items that state it
+    for item in delivered:
+        for fact in facts(item.value):
+            if target.uses(fact):
+                stated.setdefault(fact, set()).add(item.id)
+    if not stated:
+        return Attribution([], "none")
+    return Attribution(minimal_covers(stated.values(), limit), MATCHED)
+
+
+def facts(value: object) -> set[tuple[str, str]]:
+    """The content leaves of a value that can identify what it says: ("id", compact),
+    ("num", canonical number), ("text", normalised phrase)."""
+    out: set[tuple[str, str]] = set()
+    for leaf in _leaves(value):
+        if isinstance(leaf, bool):
+            continue
+        if isinstance(leaf, int | float):
+            if (n := _number(leaf)) is not None:
+                out.add(("num", n))
+            continue
+        for segment in _SEGMENT.split(leaf):
+            out |= _segment_facts(segment)
+    return out
+
+
+def minimal_covers(families: Iterable[set[str]], limit: int = MAX_JUSTIFICATIONS) \
+        -> list[tuple[str, ...]]:
+    """Every minimal set that meets each of ``families`` (the smallest ``limit`` of them)."""
+    covers: list[frozenset[str]] = [frozenset()]
+    for family in sorted({frozenset(f) for f in families}, key=lambda f: (len(f), sorted(f))):
+        grown: set[frozenset[str]] = set()
+        for c in covers:
+            if c & family:
+                grown.add(c)
+            else:
+                grown.update(c | {x} for x in family)
+        minimal = [c for c in grown if not any(o < c for o in grown)]
+        covers = sorted(minimal, key=lambda c: (len(c), sorted(c)))[:limit]
+    return [tuple(sorted(c)) for c in covers]
+
+
+class _Target:
+    """The written value, rendered three ways for matching: words, compact, numbers."""
+
+    def __init__(self, written: object) -> None:
+        leaves = [str(x) for x in _leaves(written) if not isinstance(x, bool)]
+        text = " ".join(leaves)
+        self.words = " " + " ".join(_WORDS.findall(text.casefold())) + " "
+        self.compact = _compact(text)
+        self.numbers = {n for m in _NUMBER.finditer(text) if (n := _number(m.group())) is not None}
+        self.numbers |= {n for x in _leaves(written) if isinstance(x, int | float)
+                         and not isinstance(x, bool) and (n := _number(x)) is not None}
+
+    def uses(self, fact: tuple[str, str]) -> bool:
+        kind, key = fact
+        if kind == "num":
+            return key in self.numbers
+        if kind == "id":
+            return key in self.compact
+        return f" {key} " in self.words
+
+
+def _segment_facts(segment: str) -> set[tuple[str, str]]:
+    out: set[tuple[str, str]] = set()
+    for m in _IDENT.finditer(segment):
+        token = m.group()
+        compact = _compact(token)
+        if len(compact) >= 4 and any(c.isdigit() for c in compact) and not _is_plain_number(token):
+            out.add(("id", compact))
+    for m in _NUMBER.finditer(segment):
+        if (n := _number(m.group())) is not None:
+            out.add(("num", n))
+    # A phrase is what a segment says; of a labelled one ("Bank account: ..."), the value: the
+    # label is the document's wording, not a fact, and a note may word it otherwise.
+    words = _WORDS.findall((segment.split(":", 1)[1] if ":" in segment else segment).casefold())
+    phrase = " ".join(words)
+    if len(words) >= 2 and _PHRASE_MIN <= len(phrase) <= _PHRASE_MAX:
+        out.add(("text", phrase))
+    return out
+
+
+def _leaves(value: object) -> Iterable[object]:
+    """Strings and numbers inside a value; a string holding JSON (or a repr of a dict or list)
+    is read as what it holds, so an item prints the same facts however it was rendered."""
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _leaves(v)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for v in value:
+            yield from _leaves(v)
+    elif isinstance(value, str):
+        stripped = value.strip()
+        if stripped[:1] in "[{":  # JSON, or a Python repr of a dict or list
+            for parse in (json.loads, ast.literal_eval):
+                try:
+                    parsed = parse(stripped)
+                except (ValueError, SyntaxError, MemoryError, RecursionError):
+                    continue
+                if isinstance(parsed, dict | list | tuple | set):
+                    yield from _leaves(parsed)
+                    return
+        yield value
+    elif isinstance(value, int | float):
+        yield value
+    elif value is not None:
+        yield str(getattr(value, "content", value))
+
+
+def _compact(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def _is_plain_number(token: str) -> bool:
+    return _NUMBER.fullmatch(token.replace(" ", "")) is not None
+
+
+def _number(value: object) -> str | None:
+    """A canonical form of an amount worth matching: at least 100, or with a fraction; bare
+    years are left out (every dated item has one)."""
+    try:
+        x = float(str(value).replace(",", "")) if isinstance(value, str) else float(value)
+    except ValueError:
+        return None
+    if x != x or abs(x) == float("inf"):
+        return None
+    whole = x == int(x)
+    if whole and (abs(x) < 100 or 1900 <= x <= 2100):
+        return None
+    return f"{x:.2f}"
+
+
+__all__ = ["MATCHED", "Attribution", "Delivered", "attribute", "facts", "minimal_covers"]
