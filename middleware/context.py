@@ -1,8 +1,9 @@
 """Per thread: what the agent has been handed, and what its model saw last.
 
-The premises of a write are the delivered memories whose text appears in the latest model input
-of the thread (rule ``model-input``); when none does, everything delivered in the run (rule
-``run``). Matching is on normalised text, so the agent's prompt needs no tags of ours.
+The premises of a write are the delivered items whose facts it uses (rule ``matched``, see
+``attribution``): one justification per minimal set of items covering those facts. When it
+uses none, the delivered memories whose text appears in the latest model input of the thread
+(rule ``model-input``); when none does, everything delivered in the run (rule ``run``).
 """
 
 from __future__ import annotations
@@ -12,12 +13,26 @@ from dataclasses import dataclass, field
 
 from rescind.contract.events import normalise
 
+from .attribution import Delivered, attribute
+
 
 @dataclass
 class RunContext:
     delivered: dict[str, str] = field(default_factory=dict)  # memory id -> normalised text
+    values: dict[str, object] = field(default_factory=dict)  # memory id -> what was handed over
     model_input: str = ""
     agent: str = "agent"
+
+    def justifications(self, written: object, itself: str) -> tuple[list[list[str]], str]:
+        """The alternatives ``written`` rests on (each a list of premises, all needed), and the
+        rule that found them; ``itself`` (the memory being written) is never its own premise."""
+        found = attribute(written, [Delivered(m, v) for m, v in self.values.items()
+                                    if m != itself])
+        if found.justifications:
+            return [list(j) for j in found.justifications], found.rule
+        premises, rule = self.premises()
+        premises = [p for p in premises if p != itself]
+        return ([premises] if premises else []), rule
 
     def premises(self) -> tuple[list[str], str]:
         if self.model_input:
@@ -36,8 +51,10 @@ class Contexts:
         with self._lock:
             return self._by_thread.setdefault(thread, RunContext())
 
-    def deliver(self, thread: str, mem_id: str, text: str) -> None:
-        self.get(thread).delivered[mem_id] = normalise(text)
+    def deliver(self, thread: str, mem_id: str, text: str, value: object = None) -> None:
+        ctx = self.get(thread)
+        ctx.delivered[mem_id] = normalise(text)
+        ctx.values[mem_id] = text if value is None else value
 
     def saw(self, thread: str, model_input: str, agent: str | None) -> None:
         ctx = self.get(thread)

@@ -59,20 +59,20 @@ class Recorder:
         mid, _, text = memory_of(self.tenant, value)
         if self.status.is_out(mid):
             return False
-        self.contexts.deliver(thread, mid, text)
+        self.contexts.deliver(thread, mid, text, value)
         return True
 
     def wrote(self, thread: str, value: dict, name: str) -> None:
         mid, kind, text = memory_of(self.tenant, value)
         ctx = self.contexts.get(thread)
-        premises, rule = ctx.premises()
-        if not premises:  # nothing in context: the agent's own say-so, its own trust domain
-            premises = [self._agent_grounding(ctx.agent, text)]
-            rule = "run"
-        self.publisher.publish(ev.MemoryWritten(**self._base(), kind=kind, text=text,
-                                                premises=premises, agent=ctx.agent, run=thread,
-                                                rule=rule, name=name))
-        self.contexts.deliver(thread, mid, text)  # it may cite what it wrote
+        justifications, rule = ctx.justifications(value, mid)
+        if not justifications:  # nothing in context: the agent's own say-so, its own domain
+            justifications, rule = [[self._agent_grounding(ctx.agent, text)]], "run"
+        for premises in justifications:  # alternatives: one justification each, one memory
+            self.publisher.publish(ev.MemoryWritten(**self._base(), kind=kind, text=text,
+                                                    premises=premises, agent=ctx.agent,
+                                                    run=thread, rule=rule, name=name))
+        self.contexts.deliver(thread, mid, text, value)  # it may cite what it wrote
 
     def _agent_grounding(self, agent: str, text: str) -> str:
         said = f"{agent} asserted: {text}"

@@ -90,6 +90,12 @@ class ObservationRecorded(Event):
     name: Id | None = Field(None, description="The producer's own name for the memory")
 
 
+# How a write's premises were chosen: ``matched`` (the delivered items whose facts it uses),
+# ``model-input`` (delivered memories whose text the model saw), ``run`` (all delivered in the
+# run), ``declared`` (named by the writer: scenarios, the API).
+Rule = Literal["matched", "model-input", "run", "declared"]
+
+
 class MemoryWritten(Event):
     """An agent wrote a memory; ``premises`` were in its context when it did."""
 
@@ -99,8 +105,7 @@ class MemoryWritten(Event):
     premises: Premises
     agent: Id
     run: Id | None = None
-    rule: Literal["model-input", "run", "declared"] = Field(
-        "declared", description="How the premises were chosen")
+    rule: Rule = Field("declared", description="How the premises were chosen")
     name: Id | None = None
 
 
@@ -113,7 +118,7 @@ class ActionProposed(Event):
     premises: Premises
     agent: Id
     run: Id | None = None
-    rule: Literal["model-input", "run", "declared"] = "declared"
+    rule: Rule = "declared"
     amount: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     payee: str | None = Field(None, max_length=500)
     account: str | None = Field(None, max_length=200)
