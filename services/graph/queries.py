@@ -162,6 +162,13 @@ MATCH (p:Mem)-[:PREMISE_OF]->(j:Justification)-[:JUSTIFIES]->(:Mem {id: id})
 RETURN id, ID(j), p.id
 """
 
+# How each justification of ``ids`` was chosen (its rule), with its premises: explain shows it.
+JUSTIFICATION_RULES = """
+UNWIND $ids AS id
+MATCH (p:Mem)-[:PREMISE_OF]->(j:Justification)-[:JUSTIFIES]->(:Mem {id: id})
+RETURN id, j.rule, collect(p.id)
+"""
+
 # One hop upstream of a frontier: the premises of any justification of ``ids``.
 UPSTREAM_STEP = Plain("""
 UNWIND $ids AS id

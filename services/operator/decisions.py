@@ -158,6 +158,8 @@ def explain(graph: TenantGraph, ref: str, depth: int = 12) -> dict:
     sources = {g.source for n in nodes.values() for g in n.groundings}
     domains = graph.domains(sources)
     rules = graph.rules()
+    chosen = {(mid, tuple(sorted(premises))): rule
+              for mid, rule, premises in graph.rows(q.JUSTIFICATION_RULES, {"ids": sorted(ids)})}
     expanded: set[str] = set()
 
     def tree(mid: str, path: frozenset[str], left: int) -> dict:
@@ -178,6 +180,9 @@ def explain(graph: TenantGraph, ref: str, depth: int = 12) -> dict:
                           for g in node.groundings]
         out["justifications"] = [[tree(p, path | {mid}, left - 1) for p in premises]
                                  for premises in node.justifications]
+        # How each was chosen: matched, model-input, run or declared (same order).
+        out["justification_rules"] = [chosen.get((mid, tuple(sorted(premises))))
+                                      for premises in node.justifications]
         return out
 
     return tree(target, frozenset(), depth)

@@ -69,8 +69,10 @@ def _grow(branch: Tree, n: dict) -> None:
         mark = "valid" if s["valid"] else "[red]retracted[/red]"
         branch.add(f"said by [bold]{s['source']}[/bold] (trust domain {s['domain']}) at "
                    f"{s['at']}: {mark}")
+    rules = n.get("justification_rules") or []
     for i, premises in enumerate(n.get("justifications", []), 1):
-        j = branch.add(f"justification {i}: needs all of")
+        rule = f" ({rules[i - 1]})" if i <= len(rules) and rules[i - 1] else ""
+        j = branch.add(f"justification {i}{rule}: needs all of")
         for p in premises:
             _grow(j.add(_label(p)), p)
 

@@ -198,7 +198,9 @@ function treeNode(n) {
   }
   if (n.see_above) li.append(el("div", { class: "meta" }, "(its reasons are shown above)"));
   (n.justifications || []).forEach((premises, i) => {
-    const j = el("div", { class: "justification" }, el("div", { class: "meta" }, `reason ${i + 1}: rests on`));
+    const rule = (n.justification_rules || [])[i];
+    const j = el("div", { class: "justification" },
+      el("div", { class: "meta" }, `reason ${i + 1}${rule ? ` (${rule})` : ""}: rests on`));
     for (const p of premises) j.append(treeNode(p));
     li.append(j);
   });

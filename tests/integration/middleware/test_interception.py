@@ -9,6 +9,7 @@ from langchain_core.messages import AIMessage
 
 from rescind.contract import events as ev
 from rescind.graph.store import TenantGraph, connect
+from rescind.operator import decisions
 from tests.support.agent import PAID, PORTAL, SCHEDULED, agent, call, run, settle
 
 
@@ -33,6 +34,9 @@ def test_an_unmodified_prebuilt_agent_leaves_its_justifications_in_falkordb(resc
     rows = g.rows("MATCH (p:Mem)-[:PREMISE_OF]->(j:Justification)-[:JUSTIFIES]->(m:Mem) "
                   "RETURN m.kind, m.id, p.id, j.rule ORDER BY m.kind")
     assert [r for r in rows if r[0] == "belief"] == [["belief", belief, obs, "matched"]]
+    tree = decisions.explain(g, belief)  # explain (and the API, the console) show the rule
+    assert tree["justification_rules"] == ["matched"]
+    assert [p["id"] for p in tree["justifications"][0]] == [obs]
     assert any(r[0] == "action" and r[2] == belief for r in rows)
     assert g.rows("MATCH (s:Source)-[:SAID]->(m:Mem {id: $id}) RETURN s.id, s.kind",
                   {"id": obs}) == [["portal:acme", "vendor_portal"]]

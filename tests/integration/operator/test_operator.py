@@ -98,6 +98,8 @@ def test_explain_and_fragility_name_the_sources_and_domains(story):
         return found
 
     assert sources(tree) == {"portal:acme", "inbox:ap"}
+    # each justification says how it was chosen: a scenario names its premises ("scenario")
+    assert tree["justification_rules"] == ["scenario"] * len(tree["justifications"])
     code, f, _ = cli(story, "fragility", "pay-1042")
     assert code == 0 and f["fragility"] == 1 and len(f["would_fake_it"]) == 1
     assert f["would_fake_it"][0] in f["domains"] and set(f["domains"]) == {"acme-portal",
