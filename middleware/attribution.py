@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 MATCHED = "matched"  # the premises were found in the written value
@@ -52,15 +52,22 @@ def attribute(written: object, delivered: Sequence[Delivered],
               limit: int = MAX_JUSTIFICATIONS) -> Attribution:
     """The justifications of ``written`` among ``delivered``: every minimal set of items that
     states every fact of theirs the written value uses."""
+    return attribute_facts(written, {item.id: facts(item.value) for item in delivered}, limit)
+
+
+def attribute_facts(written: object, stated_by: Mapping[str, Iterable[tuple[str, str]]],
+                    limit: int = MAX_JUSTIFICATIONS) -> Attribution:
+    """``attribute`` with each item's ``facts`` computed already (once, when it was delivered:
+    a run's context is matched against every write it makes)."""
     target = _Target(written)
-    stated: dict[tuple[str, str], set[str]] = {}  # fact -> the items that state it
-    for item in delivered:
-        for fact in facts(item.value):
+    used: dict[tuple[str, str], set[str]] = {}  # fact -> the items that state it
+    for item, item_facts in stated_by.items():
+        for fact in item_facts:
             if target.uses(fact):
-                stated.setdefault(fact, set()).add(item.id)
-    if not stated:
+                used.setdefault(fact, set()).add(item)
+    if not used:
         return Attribution([], "none")
-    return Attribution(minimal_covers(stated.values(), limit), MATCHED)
+    return Attribution(minimal_covers(used.values(), limit), MATCHED)
 
 
 def facts(value: object) -> set[tuple[str, str]]:
@@ -185,4 +192,5 @@ def _number(value: object) -> str | None:
     return f"{x:.2f}"
 
 
-__all__ = ["MATCHED", "Attribution", "Delivered", "attribute", "facts", "minimal_covers"]
+__all__ = ["MATCHED", "Attribution", "Delivered", "attribute", "attribute_facts", "facts",
+           "minimal_covers"]

@@ -13,21 +13,20 @@ from dataclasses import dataclass, field
 
 from rescind.contract.events import normalise
 
-from .attribution import Delivered, attribute
+from .attribution import attribute_facts, facts
 
 
 @dataclass
 class RunContext:
     delivered: dict[str, str] = field(default_factory=dict)  # memory id -> normalised text
-    values: dict[str, object] = field(default_factory=dict)  # memory id -> what was handed over
+    facts: dict[str, frozenset] = field(default_factory=dict)  # memory id -> its content facts
     model_input: str = ""
     agent: str = "agent"
 
     def justifications(self, written: object, itself: str) -> tuple[list[list[str]], str]:
         """The alternatives ``written`` rests on (each a list of premises, all needed), and the
         rule that found them; ``itself`` (the memory being written) is never its own premise."""
-        found = attribute(written, [Delivered(m, v) for m, v in self.values.items()
-                                    if m != itself])
+        found = attribute_facts(written, {m: f for m, f in self.facts.items() if m != itself})
         if found.justifications:
             return [list(j) for j in found.justifications], found.rule
         premises, rule = self.premises()
@@ -54,7 +53,8 @@ class Contexts:
     def deliver(self, thread: str, mem_id: str, text: str, value: object = None) -> None:
         ctx = self.get(thread)
         ctx.delivered[mem_id] = normalise(text)
-        ctx.values[mem_id] = text if value is None else value
+        if mem_id not in ctx.facts:  # computed once: every later write is matched against it
+            ctx.facts[mem_id] = frozenset(facts(text if value is None else value))
 
     def saw(self, thread: str, model_input: str, agent: str | None) -> None:
         ctx = self.get(thread)
