@@ -9,6 +9,7 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from opentelemetry import trace
 
+from .context import current_run
 from .recorder import Recorder
 
 _tracer = trace.get_tracer("rescind.middleware")
@@ -16,24 +17,38 @@ _tracer = trace.get_tracer("rescind.middleware")
 
 class RescindCallbacks(BaseCallbackHandler):
     raise_error = True  # a refused gate must stop the action tool, not be logged and ignored
+    run_inline = True  # in async runs too: the root run is set where the graph's tasks see it
 
     def __init__(self, recorder: Recorder) -> None:
         self.recorder = recorder
         self._tools: dict[UUID, tuple[str, str, dict, str]] = {}
         self._spans: dict[UUID, trace.Span] = {}
+        self._roots: dict[UUID, object] = {}
+
+    def on_chain_start(self, serialized: dict, inputs: Any, *, run_id: UUID,
+                       parent_run_id: UUID | None = None, **kw: Any) -> None:
+        if parent_run_id is None:  # a top-level invocation: its own, empty context
+            self._roots[run_id] = self.recorder.contexts.begin(str(run_id))
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kw: Any) -> None:
+        if run_id in self._roots:
+            self.recorder.contexts.end(str(run_id), self._roots.pop(run_id))
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
+        self.on_chain_end(None, run_id=run_id)
 
     def on_chat_model_start(self, serialized: dict, messages: list[list[Any]], *, run_id: UUID,
                             metadata: dict | None = None, **kw: Any) -> None:
         text = "\n".join(_visible(m) for batch in messages for m in batch)
         meta = metadata or {}
-        self.recorder.model_input(str(meta.get("thread_id", "default")), text,
+        self.recorder.model_input(current_run(meta.get("thread_id")), text,
                                   meta.get("lc_agent_name") or meta.get("langgraph_node"))
 
     def on_tool_start(self, serialized: dict, input_str: str, *, run_id: UUID,
                       metadata: dict | None = None, inputs: dict | None = None,
                       **kw: Any) -> None:
         name = (serialized or {}).get("name") or kw.get("name", "")
-        thread = str((metadata or {}).get("thread_id", "default"))
+        thread = current_run((metadata or {}).get("thread_id"))
         args = inputs if isinstance(inputs, dict) else _args(input_str)
         call_id = str(kw.get("tool_call_id") or (metadata or {}).get("tool_call_id") or run_id)
         self._tools[run_id] = (name, thread, args, call_id)
@@ -51,7 +66,7 @@ class RescindCallbacks(BaseCallbackHandler):
             raise
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kw: Any) -> None:
-        name, thread, args, call_id = self._tools.pop(run_id, ("", "default", {}, ""))
+        name, thread, args, call_id = self._tools.pop(run_id, ("", current_run(), {}, ""))
         span = self._spans.pop(run_id, None) or trace.INVALID_SPAN
         with trace.use_span(span, end_on_exit=True):
             if name in self.recorder.config.sources:

@@ -1,4 +1,8 @@
-"""Per thread: what the agent has been handed, and what its model saw last.
+"""Per run: what the agent has been handed, and what its model saw last.
+
+A context belongs to one top-level invocation of a wrapped graph (its root run, tracked by the
+callback handler in ``current_run``): a new invocation starts empty, and two users' runs never
+share one, with or without a ``thread_id``.
 
 The premises of a write are the delivered items whose facts it uses (rule ``matched``, see
 ``attribution``): one justification per minimal set of items covering those facts. When it
@@ -9,11 +13,24 @@ uses none, the delivered memories whose text appears in the latest model input o
 from __future__ import annotations
 
 import threading
+import uuid
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from rescind.contract.events import normalise
 
 from .attribution import attribute_facts, facts
+
+_RUN: ContextVar[str | None] = ContextVar("rescind_run", default=None)
+
+
+def current_run(thread_id: object = None) -> str:
+    """The key of the context in use: the root run this code runs under; outside one, the
+    configured thread, else a key of its own (nothing is shared by default)."""
+    run = _RUN.get()
+    if run is not None:
+        return run
+    return f"thread:{thread_id}" if thread_id is not None else f"op:{uuid.uuid4().hex}"
 
 
 @dataclass
@@ -49,6 +66,21 @@ class Contexts:
     def get(self, thread: str) -> RunContext:
         with self._lock:
             return self._by_thread.setdefault(thread, RunContext())
+
+    def begin(self, run: str):
+        """A root run starts: its context is new; returns what ``end`` needs."""
+        with self._lock:
+            self._by_thread[run] = RunContext()
+        return _RUN.set(run)
+
+    def end(self, run: str, token) -> None:
+        """A root run ended: its context is dropped, and the run is no longer current."""
+        with self._lock:
+            self._by_thread.pop(run, None)
+        try:
+            _RUN.reset(token)
+        except ValueError:  # ended in another context than it began: just leave it
+            _RUN.set(None)
 
     def deliver(self, thread: str, mem_id: str, text: str, value: object = None) -> None:
         ctx = self.get(thread)

@@ -7,17 +7,19 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
+from .context import current_run
 from .recorder import Recorder
 
 
 def _thread() -> str:
+    """The context this store operation belongs to: the root run it happens in."""
     try:
         from langgraph.config import get_config
 
         conf = get_config()
     except RuntimeError:  # outside a graph run
-        return "default"
-    return str(conf.get("configurable", {}).get("thread_id", "default"))
+        return current_run()
+    return current_run(conf.get("configurable", {}).get("thread_id"))
 
 
 class RecordingStore(BaseStore):
