@@ -8,11 +8,16 @@ runs get a callback handler that sees model inputs and tool calls.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from rescind.contract.errors import Invalid
+
+from . import checks
 from .callbacks import RescindCallbacks
+from .checks import ConfigWarning
 from .config import ActionTool, InterceptConfig, SourceTool
 from .gate import GateRefused
 from .recorder import Recorder
@@ -27,6 +32,11 @@ def instrument(graph: Any, config: InterceptConfig, recorder: Recorder | None = 
     one ``recorder`` so that they share its connections and per-thread contexts."""
     from langgraph.store.memory import InMemoryStore
 
+    # Before anything connects; a shared recorder means several graphs share the configuration.
+    for problem in checks.problems(graph, config, whole_system=recorder is None):
+        if config.strict:
+            raise Invalid(problem)
+        warnings.warn(problem, ConfigWarning, stacklevel=2)
     recorder = recorder or (Recorder(config, clock=clock) if clock else Recorder(config))
     graph.store = RecordingStore(graph.store or InMemoryStore(), recorder)
     wrapped = graph.with_config({"callbacks": [RescindCallbacks(recorder)]})
@@ -35,5 +45,5 @@ def instrument(graph: Any, config: InterceptConfig, recorder: Recorder | None = 
     return wrapped
 
 
-__all__ = ["ActionTool", "GateRefused", "InterceptConfig", "Recorder", "RecordingStore",
+__all__ = ["ActionTool", "ConfigWarning", "GateRefused", "InterceptConfig", "Recorder", "RecordingStore",
            "RescindCallbacks", "SourceTool", "instrument"]

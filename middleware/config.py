@@ -67,6 +67,9 @@ class InterceptConfig(BaseModel):
     sources: dict[str, SourceTool] = Field(default_factory=dict)
     actions: dict[str, ActionTool] = Field(default_factory=dict)
     gate_timeout_s: float = Field(5.0, description="No answer in time: the action does not run")
+    strict: bool = Field(False, description="A configuration problem found when the graph is "
+                         "wrapped (a tool not in the graph, a template naming an argument the "
+                         "tool does not take) is an error, not a warning")
 
     @classmethod
     def load(cls, path: str | Path) -> InterceptConfig:

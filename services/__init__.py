@@ -11,6 +11,7 @@ command or its own subpackage; importing this package loads only the interceptio
 
 from rescind.middleware import (
     ActionTool,
+    ConfigWarning,
     GateRefused,
     InterceptConfig,
     Recorder,
@@ -20,5 +21,5 @@ from rescind.middleware import (
     instrument,
 )
 
-__all__ = ["ActionTool", "GateRefused", "InterceptConfig", "Recorder", "RecordingStore",
+__all__ = ["ActionTool", "ConfigWarning", "GateRefused", "InterceptConfig", "Recorder", "RecordingStore",
            "RescindCallbacks", "SourceTool", "instrument"]

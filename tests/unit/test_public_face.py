@@ -10,7 +10,7 @@ import sys
 import rescind
 import rescind.middleware
 
-PUBLIC = ["ActionTool", "GateRefused", "InterceptConfig", "Recorder", "RecordingStore",
+PUBLIC = ["ActionTool", "ConfigWarning", "GateRefused", "InterceptConfig", "Recorder", "RecordingStore",
           "RescindCallbacks", "SourceTool", "instrument"]
 
 # Server-side libraries and layers an agent process must not load by importing rescind.

@@ -1,0 +1,84 @@
+"""What `instrument` says about a configuration that cannot record what it claims to.
+
+A tool named in the configuration that the graph does not hold, or a template that names an
+argument its tool does not take, records nothing (or a literal ``{vendor}``), silently. These
+checks run when the graph is wrapped: each problem is a warning, or an error in strict mode.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+from .config import InterceptConfig
+
+
+class ConfigWarning(UserWarning):
+    """The configuration names something the wrapped graph cannot give it."""
+
+
+def problems(graph: Any, config: InterceptConfig, whole_system: bool = True) -> list[str]:
+    """Every problem found, as a sentence naming the tool and the fix; [] when none is.
+
+    Tools are found in the graph's tool nodes (as prebuilt agents and ``ToolNode`` hold them);
+    a graph that calls tools only from its own nodes exposes none, and is not judged. When the
+    graph is one of several sharing the configuration (``whole_system`` False), a tool it does
+    not hold may be another graph's: only the tools it holds are checked."""
+    tools = graph_tools(graph)
+    if not tools:
+        return []
+    found = []
+    for kind, specs in (("source", config.sources), ("action", config.actions)):
+        for name, spec in specs.items():
+            tool = tools.get(name)
+            if tool is None:
+                if not whole_system:
+                    continue
+                found.append(f"{kind} tool {name!r} is not in the graph (its tools: "
+                             f"{', '.join(sorted(tools))}); nothing will be recorded for it")
+                continue
+            args = _arguments(tool)
+            for field, template in _templates(spec):
+                missing = sorted(_fields(template) - args)
+                if missing and args:
+                    found.append(f"{kind} tool {name!r}: {field} {template!r} names "
+                                 f"{', '.join(missing)}, which the tool does not take (its "
+                                 f"arguments: {', '.join(sorted(args))})")
+    return found
+
+
+def graph_tools(graph: Any) -> dict[str, Any]:
+    """The tools held by the graph's tool nodes (``ToolNode.tools_by_name``), by name."""
+    tools: dict[str, Any] = {}
+    for node in (getattr(graph, "nodes", None) or {}).values():
+        runnable = getattr(node, "bound", node)
+        tools.update(getattr(runnable, "tools_by_name", None) or {})
+    return tools
+
+
+def _templates(spec: Any) -> list[tuple[str, str]]:
+    out = []
+    for field in ("source", "domain", "id"):
+        value = getattr(spec, field, None)
+        if isinstance(value, str):
+            out.append((field, value))
+    for field in ("amount", "payee", "account"):  # plain argument names
+        value = getattr(spec, field, None)
+        if isinstance(value, str):
+            out.append((field, "{" + value + "}"))
+    return out
+
+
+def _fields(template: str) -> set[str]:
+    try:
+        return {f.split(".")[0].split("[")[0] for _, f, _, _ in string.Formatter().parse(template)
+                if f}
+    except ValueError:
+        return set()
+
+
+def _arguments(tool: Any) -> set[str]:
+    try:
+        return set(getattr(tool, "args", None) or {})
+    except Exception:  # a tool whose schema cannot be read is not judged
+        return set()
