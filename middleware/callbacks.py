@@ -70,8 +70,7 @@ class RescindCallbacks(BaseCallbackHandler):
         span = self._spans.pop(run_id, None) or trace.INVALID_SPAN
         with trace.use_span(span, end_on_exit=True):
             if name in self.recorder.config.sources:
-                self.recorder.source_result(thread, name, args,
-                                            str(getattr(output, "content", output)))
+                self.recorder.source_result(thread, name, args, tool_text(output))
             elif name in self.recorder.config.actions:
                 self.recorder.action_done(name, call_id)
 
@@ -81,6 +80,20 @@ class RescindCallbacks(BaseCallbackHandler):
         if span is not None:
             span.record_exception(error)
             span.end()
+
+
+def tool_text(output: Any) -> str:
+    """What a tool returned, as the model reads it: a ToolMessage's content, the messages a
+    ``Command`` carries in its update, or the value itself."""
+    update = getattr(output, "update", None)
+    if isinstance(update, dict) and "messages" in update:  # a langgraph Command
+        messages = update["messages"]
+        messages = messages if isinstance(messages, list | tuple) else [messages]
+        return "\n".join(tool_text(m) for m in messages)
+    content = getattr(output, "content", output)
+    if isinstance(content, list):  # content blocks
+        return "\n".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
+    return str(content)
 
 
 def _visible(message: Any) -> str:
