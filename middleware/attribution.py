@@ -28,6 +28,8 @@ _WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 _IDENT = re.compile(r"[A-Za-z0-9]+(?:[ \-./][A-Za-z0-9]+)*")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?![\w.])")
 _SEGMENT = re.compile(r"[\n;|]+|(?<=[.!?])\s+")
+_MAX_DEPTH = 32  # deeper nesting is not read (it runs in the agent's own store call)
+_MAX_PARSED = 64 * 1024  # a longer string is matched as text, not parsed as JSON or a repr
 
 
 @dataclass(frozen=True)
@@ -142,25 +144,27 @@ def _segment_facts(segment: str) -> set[tuple[str, str]]:
     return out
 
 
-def _leaves(value: object) -> Iterable[object]:
+def _leaves(value: object, depth: int = 0) -> Iterable[object]:
     """Strings and numbers inside a value; a string holding JSON (or a repr of a dict or list)
     is read as what it holds, so an item prints the same facts however it was rendered."""
+    if depth > _MAX_DEPTH:
+        return
     if isinstance(value, dict):
         for v in value.values():
-            yield from _leaves(v)
+            yield from _leaves(v, depth + 1)
     elif isinstance(value, list | tuple | set | frozenset):
         for v in value:
-            yield from _leaves(v)
+            yield from _leaves(v, depth + 1)
     elif isinstance(value, str):
         stripped = value.strip()
-        if stripped[:1] in "[{":  # JSON, or a Python repr of a dict or list
+        if stripped[:1] in "[{" and len(stripped) <= _MAX_PARSED:  # JSON, or a repr
             for parse in (json.loads, ast.literal_eval):
                 try:
                     parsed = parse(stripped)
                 except (ValueError, SyntaxError, MemoryError, RecursionError):
                     continue
                 if isinstance(parsed, dict | list | tuple | set):
-                    yield from _leaves(parsed)
+                    yield from _leaves(parsed, depth + 1)
                     return
         yield value
     elif isinstance(value, int | float):

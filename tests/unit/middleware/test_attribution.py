@@ -57,6 +57,22 @@ def test_amounts_match_in_any_notation_and_bare_years_do_not():
     assert attribute("due in 2026", [Delivered("x", "filed 2026")]).rule == "none"
 
 
+def test_hostile_values_are_read_within_bounds_and_never_raise():
+    """Attribution runs inside the agent's store call: a value nested thousands deep, or a huge
+    repr, is read only so far (the deep account is not seen; the long text is matched as text)."""
+    deep: list = []
+    cur = deep
+    for _ in range(5000):
+        nxt: list = []
+        cur.append(nxt)
+        cur = nxt
+    cur.append("account ZZ97 QKRB 0000 9034")
+    assert facts(deep) == set()
+    huge = repr({f"k{i}": f"value {i}" for i in range(20_000)}) + " INV-123456"
+    assert ("id", "inv123456") in facts(huge)
+    assert attribute("pay INV-123456", [Delivered("big", huge)]).premises == ["big"]
+
+
 def test_minimal_covers_keep_only_minimal_sets_and_at_most_the_limit():
     """{a} covers both families, so {a, b} is not a justification; the limit keeps the smallest."""
     assert minimal_covers([{"a"}, {"a", "b"}]) == [("a",)]
@@ -107,12 +123,11 @@ RENDER_WRITE = [
 def test_a_value_built_from_x_and_y_never_rests_on_z_whatever_the_rendering(items, ri, rw):
     """The account of X and the invoice of Y, in any rendering of the items and of the written
     value: the premises are X and Y together, never Z."""
-    x, y, z = items
+    x, y, _ = items
     delivered = [Delivered(k, RENDER_ITEM[ri](v)) for k, v in zip("XYZ", items, strict=True)]
     written = RENDER_WRITE[rw](x["account"], y["invoice"], x["supplier"])
     assert attribute(written, delivered).justifications == [("X", "Y")]
     assert "Z" not in attribute(written, delivered).premises
-    del z
 
 
 @settings(max_examples=40, deadline=None)
