@@ -27,17 +27,27 @@ TenantOpt = typer.Option("demo", "--tenant", envvar="RESCIND_TENANT", help="Tena
 JsonOpt = typer.Option(False, "--json", help="Print JSON for scripts")
 PartitionsOpt = typer.Option(None, "--partitions", min=1, help="Event stream partitions (default "
                              f"RESCIND_PARTITIONS or {layout.PARTITIONS}); the agents' must match")
+DataDirOpt = typer.Option(Path(".rescind/data"), "--data-dir", envvar="RESCIND_DATA_DIR",
+                          help="Without --url: the embedded server's data (kept between commands)")
+TenantOpt = typer.Option("demo", "--tenant", envvar="RESCIND_TENANT", help="Tenant name")
+JsonOpt = typer.Option(False, "--json", help="Print JSON for scripts")
 
+
+@contextlib.contextmanager
+def reaching(url: str | None) -> Iterator[None]:
+    """Redis's connection error, told once in Rescind's terms (``Unavailable``, exit 2)."""
+    try:
+        yield
+    except redis.ConnectionError as exc:
+        raise Unavailable(f"cannot reach FalkorDB at {url}: {exc}") from exc
 
 
 @contextlib.contextmanager
 def falkordb(url: str | None, data_dir: str | None = None) -> Iterator[str]:
     """Yield a server URL: ``url`` itself, or an embedded server stopped when we leave."""
     if url:
-        try:
+        with reaching(url):
             yield url
-        except redis.ConnectionError as exc:
-            raise Unavailable(f"cannot reach FalkorDB at {url}: {exc}") from exc
         return
     from rescind.runtime.server import EmbeddedFalkorDB
 
@@ -52,28 +62,20 @@ def falkordb(url: str | None, data_dir: str | None = None) -> Iterator[str]:
         signal.signal(signal.SIGTERM, previous)
 
 
-DataDirOpt = typer.Option(Path(".rescind/data"), "--data-dir", envvar="RESCIND_DATA_DIR",
-                          help="Without --url: the embedded server's data (kept between commands)")
-TenantOpt = typer.Option("demo", "--tenant", envvar="RESCIND_TENANT", help="Tenant name")
-JsonOpt = typer.Option(False, "--json", help="Print JSON for scripts")
-
-
 @contextlib.contextmanager
 def operator_server(url: str | None, data_dir: Path) -> Iterator[str]:
     """``url``, the server that owns ``data_dir``, or an embedded server started on ``data_dir``
     for this command."""
     from rescind.runtime.server import DataDirInUse, EmbeddedFalkorDB, running_url
 
-    try:
-        with contextlib.ExitStack() as stack:
-            if not url:
-                try:
-                    url = stack.enter_context(EmbeddedFalkorDB(data_dir=data_dir)).url
-                except DataDirInUse:
-                    url = running_url(data_dir)
+    with contextlib.ExitStack() as stack:
+        if not url:
+            try:
+                url = stack.enter_context(EmbeddedFalkorDB(data_dir=data_dir)).url
+            except DataDirInUse:
+                url = running_url(data_dir)
+        with reaching(url):
             yield url
-    except redis.ConnectionError as exc:  # a foreign error, told in Rescind's terms once
-        raise Unavailable(f"cannot reach FalkorDB at {url}: {exc}") from exc
 
 
 @contextlib.contextmanager

@@ -56,6 +56,13 @@ def reinstate(
     emit(d, as_json, lambda d, c: views.blast_radius(d, c, f"Reinstated {retraction}"))
 
 
+def _show(url: str | None, data_dir: Path, tenant: str, as_json: bool, read, render) -> None:
+    """A read-only command: ``read`` the tenant's graph, then print it as JSON or ``render``."""
+    with operator_graph(url, data_dir, tenant) as graph:
+        d = read(graph)
+    emit(d, as_json, render)
+
+
 def explain(
     memory: str = typer.Argument(..., help="A memory id, or a name (an action's name)"),
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
@@ -65,9 +72,8 @@ def explain(
     from rescind.operator import decisions
     from rescind.views import operator as views
 
-    with operator_graph(url, data_dir, tenant) as graph:
-        d = decisions.explain(graph, memory)
-    emit(d, as_json, views.justification_tree)
+    _show(url, data_dir, tenant, as_json, lambda graph: decisions.explain(graph, memory),
+          views.justification_tree)
 
 
 def fragility(
@@ -79,9 +85,7 @@ def fragility(
     from rescind.operator import decisions
     from rescind.views import operator as views
 
-    with operator_graph(url, data_dir, tenant) as graph:
-        d = decisions.fragility(graph, action)
-    emit(d, as_json, views.fragility)
+    _show(url, data_dir, tenant, as_json, lambda graph: decisions.fragility(graph, action), views.fragility)
 
 
 def audit_order(
@@ -92,9 +96,7 @@ def audit_order(
     from rescind.operator import decisions
     from rescind.views import operator as views
 
-    with operator_graph(url, data_dir, tenant) as graph:
-        d = decisions.audit_order(graph)
-    emit(d, as_json, views.audit_order)
+    _show(url, data_dir, tenant, as_json, lambda graph: decisions.audit_order(graph), views.audit_order)
 
 
 @recalls_app.command("list")

@@ -9,11 +9,19 @@ import os
 import signal
 from pathlib import Path
 
-import redis
 import typer
 
-from rescind.cli.common import JsonOpt, PartitionsOpt, UrlOpt, emit, falkordb, line_progress, out, refuse
-from rescind.contract.errors import Unavailable
+from rescind.cli.common import (
+    JsonOpt,
+    PartitionsOpt,
+    UrlOpt,
+    emit,
+    falkordb,
+    line_progress,
+    out,
+    reaching,
+    refuse,
+)
 
 
 def replay(
@@ -122,10 +130,8 @@ def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int | N
                                   gate_min_domains=config.gate_min_domains, **tuning)
         await serve(settings, roles, stop)
 
-    try:
+    with reaching(url):
         asyncio.run(main())
-    except redis.ConnectionError as exc:  # a foreign error, told in Rescind's terms once
-        raise Unavailable(f"cannot reach FalkorDB at {url}: {exc}") from exc
     out.print("workers stopped")
 
 
