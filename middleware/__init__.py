@@ -13,12 +13,14 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from langchain_core.runnables.config import merge_configs
+
 from rescind.contract.errors import Invalid
 
 from . import checks
 from .callbacks import RescindCallbacks
 from .checks import ConfigWarning
-from .config import ActionTool, InterceptConfig, SourceTool
+from .config import ActionTool, InterceptConfig, SourceTool, UserSource
 from .gate import GateRefused
 from .recorder import Recorder
 from .store import RecordingStore
@@ -26,10 +28,14 @@ from .store import RecordingStore
 
 def instrument(graph: Any, config: InterceptConfig, recorder: Recorder | None = None,
                clock: Callable[[], datetime] | None = None) -> Any:
-    """The same graph, recording into Rescind; ``.rescind`` is the recorder (close it at exit).
+    """Make ``graph`` record into Rescind, in place, and return it; ``.rescind`` is the
+    recorder (close it at exit).
 
-    ``clock`` stamps the events (default: the wall clock); several graphs of one system share
-    one ``recorder`` so that they share its connections and per-thread contexts."""
+    In place, so that the object the agent code already holds records too: its store becomes a
+    recording delegate and its own config carries the callback handler (merged with any
+    callbacks a call passes). A graph instrumented twice is refused. ``clock`` stamps the
+    events (default: the wall clock); several graphs of one system share one ``recorder`` so
+    that they share its connections and per-run contexts."""
     from langgraph.store.memory import InMemoryStore
 
     # Before anything connects; a shared recorder means several graphs share the configuration.
@@ -37,13 +43,15 @@ def instrument(graph: Any, config: InterceptConfig, recorder: Recorder | None = 
         if config.strict:
             raise Invalid(problem)
         warnings.warn(problem, ConfigWarning, stacklevel=2)
+    if isinstance(getattr(graph, "store", None), RecordingStore):
+        raise Invalid("this graph is instrumented already (instrument changes it in place: use "
+                      "the graph itself)")
     recorder = recorder or (Recorder(config, clock=clock) if clock else Recorder(config))
     graph.store = RecordingStore(graph.store or InMemoryStore(), recorder)
-    wrapped = graph.with_config({"callbacks": [RescindCallbacks(recorder)]})
-    wrapped.store = graph.store
-    wrapped.rescind = recorder
-    return wrapped
+    graph.config = merge_configs(graph.config, {"callbacks": [RescindCallbacks(recorder)]})
+    graph.rescind = recorder
+    return graph
 
 
 __all__ = ["ActionTool", "ConfigWarning", "GateRefused", "InterceptConfig", "Recorder", "RecordingStore",
-           "RescindCallbacks", "SourceTool", "instrument"]
+           "RescindCallbacks", "SourceTool", "UserSource", "instrument"]

@@ -39,10 +39,12 @@ class RescindCallbacks(BaseCallbackHandler):
 
     def on_chat_model_start(self, serialized: dict, messages: list[list[Any]], *, run_id: UUID,
                             metadata: dict | None = None, **kw: Any) -> None:
-        text = "\n".join(_visible(m) for batch in messages for m in batch)
         meta = metadata or {}
-        self.recorder.model_input(current_run(meta.get("thread_id")), text,
-                                  meta.get("lc_agent_name") or meta.get("langgraph_node"))
+        said = [(str(getattr(m, "id", None) or hash(_text(m))), _text(m))
+                for batch in messages for m in batch if getattr(m, "type", None) == "human"]
+        self.recorder.model_turn(current_run(meta.get("thread_id")),
+                                 meta.get("lc_agent_name") or meta.get("langgraph_node"),
+                                 said, run_values())
 
     def on_tool_start(self, serialized: dict, input_str: str, *, run_id: UUID,
                       metadata: dict | None = None, inputs: dict | None = None,
@@ -57,7 +59,8 @@ class RescindCallbacks(BaseCallbackHandler):
         try:
             with trace.use_span(span):
                 if name in self.recorder.config.actions:
-                    call_id = self.recorder.action_start(thread, name, args, call_id)
+                    call_id = self.recorder.action_start(thread, name, args, call_id,
+                                                         {**run_values(), **args})
                     self._tools[run_id] = (name, thread, args, call_id)
         except BaseException as exc:  # a refused gate: the tool will not run, the span ends here
             self._spans.pop(run_id, None)
@@ -70,7 +73,8 @@ class RescindCallbacks(BaseCallbackHandler):
         span = self._spans.pop(run_id, None) or trace.INVALID_SPAN
         with trace.use_span(span, end_on_exit=True):
             if name in self.recorder.config.sources:
-                self.recorder.source_result(thread, name, args, tool_text(output))
+                self.recorder.source_result(thread, name, {**run_values(), **args},
+                                            tool_text(output))
             elif name in self.recorder.config.actions:
                 self.recorder.action_done(name, call_id)
 
@@ -96,11 +100,21 @@ def tool_text(output: Any) -> str:
     return str(content)
 
 
-def _visible(message: Any) -> str:
-    """What a model input shows: the content, and the arguments of earlier tool calls."""
-    calls = getattr(message, "tool_calls", None) or []
-    return "\n".join([str(getattr(message, "content", message))]
-                     + [json.dumps(c.get("args", {}), default=str) for c in calls])
+def run_values() -> dict:
+    """The run's ``configurable`` values that a template may name (``user_id``...), read from
+    the run this callback fires in; {} outside one."""
+    try:
+        from langgraph.config import get_config
+
+        conf = get_config().get("configurable", {})
+    except (RuntimeError, ImportError):
+        return {}
+    return {k: v for k, v in conf.items()
+            if isinstance(k, str) and not k.startswith("__") and isinstance(v, str | int | float)}
+
+
+def _text(message: Any) -> str:
+    return tool_text(message)
 
 
 def _args(input_str: str) -> dict:

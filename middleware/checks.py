@@ -38,7 +38,7 @@ def problems(graph: Any, config: InterceptConfig, whole_system: bool = True) -> 
                              f"{', '.join(sorted(tools))}); nothing will be recorded for it")
                 continue
             args = _arguments(tool)
-            for field, template in _templates(spec):
+            for field, template in _templates(spec, run_keys=set(config.run_keys)):
                 missing = sorted(_fields(template) - args)
                 if missing and args:
                     found.append(f"{kind} tool {name!r}: {field} {template!r} names "
@@ -56,17 +56,29 @@ def graph_tools(graph: Any) -> dict[str, Any]:
     return tools
 
 
-def _templates(spec: Any) -> list[tuple[str, str]]:
+def _templates(spec: Any, run_keys: set[str] = frozenset()) -> list[tuple[str, str]]:
+    """(field, template) pairs to check against the tool's arguments; names of the run's
+    config values (``run_keys``) are left out of the templates, as they come from the run."""
     out = []
     for field in ("source", "domain", "id"):
         value = getattr(spec, field, None)
         if isinstance(value, str):
+            if _fields(value) & run_keys:
+                value = "".join(part for part in _literal_parts(value, run_keys))
             out.append((field, value))
     for field in ("amount", "payee", "account"):  # plain argument names
         value = getattr(spec, field, None)
         if isinstance(value, str):
             out.append((field, "{" + value + "}"))
     return out
+
+
+def _literal_parts(template: str, skip: set[str]):
+    """The template without the replacement fields named in ``skip``."""
+    for literal, name, spec, conv in string.Formatter().parse(template):
+        yield literal
+        if name and name.split(".")[0].split("[")[0] not in skip:
+            yield "{" + name + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") + "}"
 
 
 def _fields(template: str) -> set[str]:

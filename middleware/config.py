@@ -22,6 +22,12 @@ Loadable from TOML::
     [actions.release_payment]       # the gate judges the stored proposal, whatever the args say
     id = "payment:{invoice}"
     stage = "execute"
+
+    [users]                         # the user's messages are a source (on by default)
+    source = "user:{user_id}"       # formatted with the run's config values
+
+Templates are formatted with the tool's arguments, then the values of the run's
+``configurable`` (``user_id``, ``thread_id``...): a name that is neither stays as written.
 """
 
 from __future__ import annotations
@@ -40,6 +46,16 @@ class SourceTool(BaseModel):
 
     source: str = Field(description="Source id template, formatted with the tool's arguments")
     kind: str = "tool"
+    domain: str | None = Field(None, description="Trust domain template; default: the source")
+
+
+class UserSource(BaseModel):
+    """The user's messages, as the model receives them, are observations of this source."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field("user:{user_id}", description="Source id template, formatted with the "
+                        "run's config values; `user:anonymous` when they do not fill it")
     domain: str | None = Field(None, description="Trust domain template; default: the source")
 
 
@@ -66,6 +82,11 @@ class InterceptConfig(BaseModel):
                             "number as the workers' (RESCIND_PARTITIONS)")
     sources: dict[str, SourceTool] = Field(default_factory=dict)
     actions: dict[str, ActionTool] = Field(default_factory=dict)
+    users: UserSource | None = Field(default_factory=UserSource, description="How user "
+                                     "messages become a source; null: they are not recorded")
+    run_keys: list[str] = Field(["user_id", "thread_id", "assistant_id"], description="Keys of "
+                                "the run's `configurable` that templates may name besides the "
+                                "tool's arguments (not checked against the tool)")
     gate_timeout_s: float = Field(5.0, description="No answer in time: the action does not run")
     strict: bool = Field(False, description="A configuration problem found when the graph is "
                          "wrapped (a tool not in the graph, a template naming an argument the "
@@ -76,9 +97,10 @@ class InterceptConfig(BaseModel):
         return cls.model_validate(tomllib.loads(Path(path).read_text(encoding="utf-8")))
 
 
-def fill(template: str, args: dict) -> str:
-    """A template such as ``portal:{vendor}`` with the tool's arguments; unknown names stay."""
+def fill(template: str, values: dict, default: str | None = None) -> str:
+    """A template such as ``portal:{vendor}`` with ``values``; when a name is missing, the
+    template as written (or ``default``)."""
     try:
-        return template.format(**{k: v for k, v in args.items() if isinstance(k, str)})
-    except (KeyError, IndexError, ValueError):
-        return template
+        return template.format(**{k: v for k, v in values.items() if isinstance(k, str)})
+    except (KeyError, IndexError, ValueError, AttributeError):
+        return template if default is None else default

@@ -1,13 +1,15 @@
-"""Per run: what the agent has been handed, and what its model saw last.
+"""Per run: what the agent has been handed, and in which model turn.
 
 A context belongs to one top-level invocation of a wrapped graph (its root run, tracked by the
 callback handler in ``current_run``): a new invocation starts empty, and two users' runs never
 share one, with or without a ``thread_id``.
 
-The premises of a write are the delivered items whose facts it uses (rule ``matched``, see
-``attribution``): one justification per minimal set of items covering those facts. When it
-uses none, the delivered memories whose text appears in the latest model input of the thread
-(rule ``model-input``); when none does, everything delivered in the run (rule ``run``).
+Delivery is by identity: a store item by its memory id (tenant, namespace, key and value), a
+tool result or a user message by its observation id. The premises of a write are the delivered
+items whose facts it uses (rule ``matched``, see ``attribution``): one justification per
+minimal set of items covering those facts. When it uses none, what was delivered in the
+model's current turn (rule ``turn-context``): since the model call before the latest one
+started, which is what the latest call could have read. Never the whole run.
 """
 
 from __future__ import annotations
@@ -16,8 +18,6 @@ import threading
 import uuid
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-
-from rescind.contract.events import normalise
 
 from .attribution import attribute_facts, facts
 
@@ -35,61 +35,65 @@ def current_run(thread_id: object = None) -> str:
 
 @dataclass
 class RunContext:
-    delivered: dict[str, str] = field(default_factory=dict)  # memory id -> normalised text
     facts: dict[str, frozenset] = field(default_factory=dict)  # memory id -> its content facts
-    model_input: str = ""
+    turn_of: dict[str, int] = field(default_factory=dict)  # memory id -> turn last delivered in
+    turn: int = 0  # model calls started so far in this run
     agent: str = "agent"
+    span: object | None = None  # the run's trace span, if tracing
 
     def justifications(self, written: object, itself: str) -> tuple[list[list[str]], str]:
         """The alternatives ``written`` rests on (each a list of premises, all needed), and the
-        rule that found them; ``itself`` (the memory being written) is never its own premise."""
+        rule that found them; ``itself`` (the memory being written) is never its own premise.
+        No alternative at all: nothing was delivered in this turn."""
         found = attribute_facts(written, {m: f for m, f in self.facts.items() if m != itself})
         if found.justifications:
             return [list(j) for j in found.justifications], found.rule
-        premises, rule = self.premises()
-        premises = [p for p in premises if p != itself]
-        return ([premises] if premises else []), rule
+        premises = [p for p in self.in_turn() if p != itself]
+        return ([premises] if premises else []), "turn-context"
 
-    def premises(self) -> tuple[list[str], str]:
-        if self.model_input:
-            seen = [m for m, text in self.delivered.items() if text and text in self.model_input]
-            if seen:
-                return seen, "model-input"
-        return list(self.delivered), "run"
+    def in_turn(self) -> list[str]:
+        """What the latest model call could have read, or what was handed over since."""
+        return [m for m, t in self.turn_of.items() if t >= self.turn - 1]
 
 
 class Contexts:
     def __init__(self) -> None:
-        self._by_thread: dict[str, RunContext] = {}
+        self._by_run: dict[str, RunContext] = {}
         self._lock = threading.Lock()
 
-    def get(self, thread: str) -> RunContext:
+    def get(self, run: str) -> RunContext:
         with self._lock:
-            return self._by_thread.setdefault(thread, RunContext())
+            return self._by_run.setdefault(run, RunContext())
 
     def begin(self, run: str):
         """A root run starts: its context is new; returns what ``end`` needs."""
         with self._lock:
-            self._by_thread[run] = RunContext()
+            self._by_run[run] = RunContext()
         return _RUN.set(run)
 
-    def end(self, run: str, token) -> None:
-        """A root run ended: its context is dropped, and the run is no longer current."""
+    def end(self, run: str, token) -> RunContext | None:
+        """A root run ended: its context is dropped (and returned), and the run is no longer
+        current."""
         with self._lock:
-            self._by_thread.pop(run, None)
+            ctx = self._by_run.pop(run, None)
         try:
             _RUN.reset(token)
         except ValueError:  # ended in another context than it began: just leave it
             _RUN.set(None)
+        return ctx
 
-    def deliver(self, thread: str, mem_id: str, text: str, value: object = None) -> None:
-        ctx = self.get(thread)
-        ctx.delivered[mem_id] = normalise(text)
+    def deliver(self, run: str, mem_id: str, value: object) -> None:
+        ctx = self.get(run)
+        ctx.turn_of[mem_id] = ctx.turn
         if mem_id not in ctx.facts:  # computed once: every later write is matched against it
-            ctx.facts[mem_id] = frozenset(facts(text if value is None else value))
+            ctx.facts[mem_id] = frozenset(facts(value))
 
-    def saw(self, thread: str, model_input: str, agent: str | None) -> None:
-        ctx = self.get(thread)
-        ctx.model_input = normalise(model_input)
+    def was_delivered(self, run: str, mem_id: str) -> bool:
+        return mem_id in self.get(run).facts
+
+    def model_turn(self, run: str, agent: str | None) -> None:
+        """A model call starts: a new turn."""
+        ctx = self.get(run)
+        ctx.turn += 1
         if agent:
             ctx.agent = agent

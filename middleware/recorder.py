@@ -21,12 +21,18 @@ from .publisher import Publisher
 from .status import StatusCache
 
 
-def memory_of(tenant: str, value: dict) -> tuple[str, str, str]:
-    """(id, kind, text) of a store item: ``value["text"]`` if there is one, else its JSON."""
+def store_key(namespace: tuple[str, ...], key: str) -> str:
+    """How a store item is named in Rescind: its namespace and key, joined by ``/``."""
+    return "/".join((*namespace, key))
+
+
+def memory_of(tenant: str, key: str, value: dict) -> tuple[str, str, str]:
+    """(id, kind, text) of the value a store key holds: ``value["text"]`` if there is one,
+    else its JSON; identified by key and text, so two keys never merge."""
     kind = value.get("kind") if value.get("kind") in WRITTEN_KINDS else "belief"
     text = value.get("text") if isinstance(value.get("text"), str) and value.get("text") \
         else json.dumps(value, sort_keys=True, default=str)
-    return ev.memory_id(tenant, kind, text), kind, text
+    return ev.store_memory_id(tenant, kind, key, text), kind, text
 
 
 def _utc_now() -> datetime:
@@ -42,10 +48,13 @@ class Recorder:
         self.config = config
         self.clock = clock
         self.tenant = config.tenant
+        self.started = datetime.now(UTC)  # store items last changed before this predate us
         self.publisher = publisher or Publisher(config.url, partitions=config.partitions)
         self.status = status or StatusCache(config.url, config.tenant)
         self.gate = gate or GateClient(config.url, config.tenant, config.gate_timeout_s)
         self.contexts = Contexts()
+        self._adopted: set[str] = set()  # store memories adopted by this process
+        self._said: dict[str, None] = {}  # user messages recorded already (bounded, in order)
 
     def _base(self) -> dict:
         carrier: dict[str, str] = {}
@@ -54,25 +63,37 @@ class Recorder:
                 "traceparent": carrier.get("traceparent"), "tracestate": carrier.get("tracestate")}
 
     # store reads and writes
-    def delivered(self, thread: str, value: dict) -> bool:
-        """A store item is handed to the agent; False when it is OUT (the agent must not see it)."""
-        mid, _, text = memory_of(self.tenant, value)
+    def delivered(self, run: str, key: str, value: dict, changed_at: datetime | None = None) -> bool:
+        """A store item is handed to the agent; False when it is OUT (the agent must not see
+        it). An item last changed before this recorder started is adopted on first sight."""
+        mid, kind, text = memory_of(self.tenant, key, value)
         if self.status.is_out(mid):
             return False
-        self.contexts.deliver(thread, mid, text, value)
+        if changed_at is not None and changed_at < self.started and mid not in self._adopted:
+            self._adopted.add(mid)
+            self.publisher.publish(ev.MemoryAdopted(**self._base(), kind=kind, key=key, text=text))
+        self.contexts.deliver(run, mid, value)
         return True
 
-    def wrote(self, thread: str, value: dict, name: str) -> None:
-        mid, kind, text = memory_of(self.tenant, value)
-        ctx = self.contexts.get(thread)
+    def wrote(self, run: str, key: str, value: dict, before: dict | None) -> None:
+        """The agent put ``value`` at ``key``, which held ``before`` (None: nothing)."""
+        mid, kind, text = memory_of(self.tenant, key, value)
+        old = memory_of(self.tenant, key, before)[0] if before is not None else None
+        ctx = self.contexts.get(run)
         justifications, rule = ctx.justifications(value, mid)
         if not justifications:  # nothing in context: the agent's own say-so, its own domain
-            justifications, rule = [[self._agent_grounding(ctx.agent, text)]], "run"
+            justifications, rule = [[self._agent_grounding(ctx.agent, text)]], "agent"
         for premises in justifications:  # alternatives: one justification each, one memory
-            self.publisher.publish(ev.MemoryWritten(**self._base(), kind=kind, text=text,
-                                                    premises=premises, agent=ctx.agent,
-                                                    run=thread, rule=rule, name=name))
-        self.contexts.deliver(thread, mid, text, value)  # it may cite what it wrote
+            self.publisher.publish(ev.MemoryWritten(
+                **self._base(), kind=kind, text=text, premises=premises, agent=ctx.agent,
+                run=run, rule=rule, key=key, supersedes=old if old != mid else None))
+        self._adopted.add(mid)
+        self.contexts.deliver(run, mid, value)  # it may cite what it wrote
+
+    def deleted(self, run: str, key: str, before: dict) -> None:
+        self.publisher.publish(ev.MemoryDeleted(
+            **self._base(), memory=memory_of(self.tenant, key, before)[0], key=key,
+            agent=self.contexts.get(run).agent, run=run))
 
     def _agent_grounding(self, agent: str, text: str) -> str:
         said = f"{agent} asserted: {text}"
@@ -81,28 +102,50 @@ class Recorder:
         return ev.memory_id(self.tenant, "observation", said)
 
     # model inputs and tool calls
-    def model_input(self, thread: str, text: str, agent: str | None) -> None:
-        self.contexts.saw(thread, text, agent)
+    def model_turn(self, run: str, agent: str | None, said: list[tuple[str, str]],
+                   values: dict) -> None:
+        """A model call starts, its input holding the user's messages ``said`` ((message id,
+        text) each): each becomes an observation of the user's source once."""
+        users = self.config.users
+        for message_id, text in said if users is not None else ():
+            if not text.strip():
+                continue
+            oid = ev.memory_id(self.tenant, "observation", text)
+            if message_id not in self._said:
+                self._said[message_id] = None
+                if len(self._said) > 10_000:
+                    del self._said[next(iter(self._said))]
+                source = fill(users.source, values, default="user:anonymous")
+                domain = fill(users.domain, values, default=source) if users.domain else None
+                self.publisher.publish(ev.ObservationRecorded(
+                    **self._base(), source=source, source_kind="user", source_domain=domain,
+                    text=text[:ev.MAX_TEXT]))
+            self.contexts.deliver(run, oid, text)
+        self.contexts.model_turn(run, agent)
 
-    def source_result(self, thread: str, tool: str, args: dict, output: str) -> None:
+    def source_result(self, run: str, tool: str, values: dict, output: str) -> None:
+        """A source tool answered; ``values`` are its arguments and the run's config values."""
+        if not output.strip():
+            return
         spec = self.config.sources[tool]
-        source = fill(spec.source, args)
-        domain = fill(spec.domain, args) if spec.domain else None
+        source = fill(spec.source, values)
+        domain = fill(spec.domain, values) if spec.domain else None
+        text = output[:ev.MAX_TEXT]
         self.publisher.publish(ev.ObservationRecorded(**self._base(), source=source,
                                                       source_kind=spec.kind,
-                                                      source_domain=domain, text=output))
-        self.contexts.deliver(thread, ev.memory_id(self.tenant, "observation", output), output)
+                                                      source_domain=domain, text=text))
+        self.contexts.deliver(run, ev.memory_id(self.tenant, "observation", text), text)
 
-    def action_start(self, thread: str, tool: str, args: dict, call_id: str) -> str:
+    def action_start(self, run: str, tool: str, args: dict, call_id: str,
+                     values: dict | None = None) -> str:
         """Propose the action and/or ask the gate, by the tool's stage; GateRefused stops the
         tool. Returns the action's name."""
         spec = self.config.actions[tool]
-        name = fill(spec.id, args) if spec.id else call_id
+        name = fill(spec.id, values or args) if spec.id else call_id
         if spec.stage == "execute":  # judged by what was proposed, not by today's arguments
             self.gate.ask(name, [], None, None, proposed=True, at=self.clock())
             return name
-        ctx = self.contexts.get(thread)
-        premises, rule = ctx.premises()
+        ctx = self.contexts.get(run)
         amount = _number(args.get(spec.amount)) if spec.amount else None
         if spec.amount and amount is None:  # fail closed: a gate cannot judge an unknown sum
             raise GateRefused(f"{tool}: the amount {args.get(spec.amount)!r} in argument "
@@ -110,12 +153,18 @@ class Recorder:
         payee = str(args[spec.payee]) if spec.payee and spec.payee in args else None
         account = str(args[spec.account]) if spec.account and spec.account in args else None
         text = f"{tool}({json.dumps(args, sort_keys=True, default=str)})"
-        if not premises:
-            premises, rule = [self._agent_grounding(ctx.agent, text)], "run"
-        self.publisher.publish(ev.ActionProposed(
-            **self._base(), action=name, text=text, premises=premises, agent=ctx.agent,
-            run=thread, rule=rule, amount=amount, payee=payee, account=account,
-            seq=time.time_ns()))
+        # What the call draws on, found as for a write: the delivered items that state its
+        # arguments (account, amount, invoice), else the model's turn. One proposal per
+        # alternative; the gate is asked about the first (the smallest).
+        alternatives, rule = ctx.justifications(args, itself="")
+        if not alternatives:
+            alternatives, rule = [[self._agent_grounding(ctx.agent, text)]], "agent"
+        seq = time.time_ns()
+        for premises in alternatives:
+            self.publisher.publish(ev.ActionProposed(
+                **self._base(), action=name, text=text, premises=premises, agent=ctx.agent,
+                run=run, rule=rule, amount=amount, payee=payee, account=account, seq=seq))
+        premises = alternatives[0]
         if spec.stage == "both":
             self.publisher.flush(self.config.gate_timeout_s)  # the gate reads what we sent
             self.gate.ask(name, premises, amount, payee, at=self.clock())

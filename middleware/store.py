@@ -1,4 +1,9 @@
-"""A delegating LangGraph store: records reads and writes, hides OUT memories from the agent."""
+"""A delegating LangGraph store: records reads and writes, hides OUT memories from the agent.
+
+A store memory is identified by its namespace and key: a put that changes what a key holds
+supersedes the old value, a delete withdraws it. To know what a put replaces, the items it
+overwrites are read first, in one extra batch.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,10 @@ from typing import Any
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
 from .context import current_run
-from .recorder import Recorder
+from .recorder import Recorder, store_key
 
 
-def _thread() -> str:
+def _run() -> str:
     """The context this store operation belongs to: the root run it happens in."""
     try:
         from langgraph.config import get_config
@@ -22,6 +27,10 @@ def _thread() -> str:
     return current_run(conf.get("configurable", {}).get("thread_id"))
 
 
+def _overwritten(ops: list[Any]) -> list[GetOp]:
+    return [GetOp(op.namespace, op.key) for op in ops if isinstance(op, PutOp)]
+
+
 class RecordingStore(BaseStore):
     def __init__(self, inner: BaseStore, recorder: Recorder) -> None:
         self.inner = inner
@@ -29,21 +38,36 @@ class RecordingStore(BaseStore):
 
     def batch(self, ops: Iterable[Any]) -> list[Any]:
         ops = list(ops)
-        return self._after(ops, self.inner.batch(ops))
+        reads = _overwritten(ops)
+        before = self.inner.batch(reads) if reads else []
+        return self._after(ops, self.inner.batch(ops), before)
 
     async def abatch(self, ops: Iterable[Any]) -> list[Any]:
         ops = list(ops)
-        return self._after(ops, await self.inner.abatch(ops))
+        reads = _overwritten(ops)
+        before = await self.inner.abatch(reads) if reads else []
+        return self._after(ops, await self.inner.abatch(ops), before)
 
-    def _after(self, ops: list[Any], results: list[Any]) -> list[Any]:
-        thread = _thread()
+    def _after(self, ops: list[Any], results: list[Any], before: list[Any]) -> list[Any]:
+        run = _run()
+        held = iter(before)
         out = []
         for op, result in zip(ops, results, strict=True):
             if isinstance(op, GetOp) and isinstance(result, Item):
-                result = result if self.recorder.delivered(thread, result.value) else None
+                result = result if self._delivered(run, result) else None
             elif isinstance(op, SearchOp) and isinstance(result, list):
-                result = [i for i in result if self.recorder.delivered(thread, i.value)]
-            elif isinstance(op, PutOp) and op.value is not None:
-                self.recorder.wrote(thread, op.value, "/".join((*op.namespace, op.key)))
+                result = [i for i in result if self._delivered(run, i)]
+            elif isinstance(op, PutOp):
+                old = next(held)
+                old = old.value if isinstance(old, Item) else None
+                key = store_key(op.namespace, op.key)
+                if op.value is not None:
+                    self.recorder.wrote(run, key, op.value, old)
+                elif old is not None:
+                    self.recorder.deleted(run, key, old)
             out.append(result)
         return out
+
+    def _delivered(self, run: str, item: Item) -> bool:
+        return self.recorder.delivered(run, store_key(item.namespace, item.key), item.value,
+                                       item.updated_at)

@@ -18,8 +18,9 @@ from rescind.middleware import (
     RecordingStore,
     RescindCallbacks,
     SourceTool,
+    UserSource,
     instrument,
 )
 
 __all__ = ["ActionTool", "ConfigWarning", "GateRefused", "InterceptConfig", "Recorder", "RecordingStore",
-           "RescindCallbacks", "SourceTool", "instrument"]
+           "RescindCallbacks", "SourceTool", "UserSource", "instrument"]

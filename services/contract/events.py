@@ -39,6 +39,14 @@ def memory_id(tenant: str, kind: str, text: str) -> str:
     return f"{kind[:3]}-{digest.hexdigest()}"
 
 
+def store_memory_id(tenant: str, kind: str, key: str, text: str) -> str:
+    """A value an agent keeps in its store is one version of the memory at ``key``
+    (namespace/key): the same text under two keys is two memories, never merged."""
+    digest = hashlib.blake2b(f"{tenant}\x1fstore\x1f{key}\x1f{kind}\x1f{normalise(text)}".encode(),
+                             digest_size=10)
+    return f"{kind[:3]}-{digest.hexdigest()}"
+
+
 def action_id(tenant: str, name: str) -> str:
     """Actions are events, not facts: each proposal is its own memory, named by its proposer."""
     digest = hashlib.blake2b(f"{tenant}\x1faction\x1f{name}".encode(), digest_size=10)
@@ -91,9 +99,11 @@ class ObservationRecorded(Event):
 
 
 # How a write's premises were chosen: ``matched`` (the delivered items whose facts it uses),
-# ``model-input`` (delivered memories whose text the model saw), ``run`` (all delivered in the
-# run), ``declared`` (named by the writer: scenarios, the API).
-Rule = Literal["matched", "model-input", "run", "declared"]
+# ``turn-context`` (nothing matched: what was delivered in the model's current turn),
+# ``agent`` (nothing delivered: the agent's own say-so), ``declared`` (named by the writer:
+# scenarios, the API).
+Rule = Literal["matched", "turn-context", "agent", "declared"]
+StoreKey = Annotated[str, Field(min_length=1, max_length=1000, pattern=r"^[^\x00-\x1f]+$")]
 
 
 class MemoryWritten(Event):
@@ -107,6 +117,39 @@ class MemoryWritten(Event):
     run: Id | None = None
     rule: Rule = Field("declared", description="How the premises were chosen")
     name: Id | None = None
+    key: StoreKey | None = Field(None, description="A store item: its namespace/key. The memory "
+                                 "is then identified by key and text (store_memory_id), and its "
+                                 "versions share the key")
+    supersedes: Id | None = Field(None, description="The memory id of the value this one "
+                                  "replaced at the same key: it goes OUT (cause superseded)")
+
+    def memory(self) -> str:
+        if self.key is not None:
+            return store_memory_id(self.tenant, self.kind, self.key, self.text)
+        return memory_id(self.tenant, self.kind, self.text)
+
+
+class MemoryDeleted(Event):
+    """An agent deleted a store item: the version it held goes OUT (cause deleted)."""
+
+    type: Literal["memory_deleted"] = "memory_deleted"
+    memory: Id
+    key: StoreKey
+    agent: Id
+    run: Id | None = None
+
+
+class MemoryAdopted(Event):
+    """A store item that predates the wrapper, first seen on read: it becomes a memory grounded
+    on the source ``store:preexisting`` (its own trust domain), unless the graph knows it."""
+
+    type: Literal["memory_adopted"] = "memory_adopted"
+    kind: WrittenKind
+    key: StoreKey
+    text: Text
+
+    def memory(self) -> str:
+        return store_memory_id(self.tenant, self.kind, self.key, self.text)
 
 
 class ActionProposed(Event):
@@ -204,21 +247,24 @@ class GateAnswered(Event):
 
 
 AnyEvent = Annotated[
-    SourceDeclared | ObservationRecorded | MemoryWritten | ActionProposed | ActionExecuted | SourceCompromised
+    SourceDeclared | ObservationRecorded | MemoryWritten | MemoryDeleted | MemoryAdopted
+    | ActionProposed | ActionExecuted | SourceCompromised
     | MemoryWithdrawn | MemoryCorrected | RetractionReinstated | StatusChanged | RecallApproved
     | GateAsked | GateAnswered,
     Field(discriminator="type"),
 ]
 EVENT = TypeAdapter(AnyEvent)
 
-WRITES = (SourceDeclared, ObservationRecorded, MemoryWritten, ActionProposed, ActionExecuted)
+WRITES = (SourceDeclared, ObservationRecorded, MemoryWritten, MemoryDeleted, MemoryAdopted,
+          ActionProposed, ActionExecuted)
+PREEXISTING = "store:preexisting"  # the source of adopted store items
 CONTROL = (SourceCompromised, MemoryWithdrawn, MemoryCorrected, RetractionReinstated,
            RecallApproved)
 
 __all__ = [
-    "EVENT", "SCHEMA", "ActionExecuted", "ActionProposed", "AnyEvent", "Event", "GateAnswered", "GateAsked",
-    "MemoryCorrected",
+    "EVENT", "PREEXISTING", "SCHEMA", "ActionExecuted", "ActionProposed", "AnyEvent", "Event",
+    "GateAnswered", "GateAsked", "MemoryAdopted", "MemoryCorrected", "MemoryDeleted",
     "MemoryWithdrawn", "MemoryWritten", "ObservationRecorded", "RecallApproved",
     "RetractionReinstated", "SourceCompromised", "SourceDeclared", "StatusChanged", "action_id",
-    "from_micros", "memory_id", "normalise", "to_micros",
+    "from_micros", "memory_id", "normalise", "store_memory_id", "to_micros",
 ]

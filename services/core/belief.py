@@ -66,13 +66,20 @@ class Status(NamedTuple):
         return self.status == IN
 
 
+# What the store puts on a memory's old version (a store key updated or deleted): always
+# active, and named after any retraction that also covers it (they come last in the order).
+SUPERSEDED, DELETED = "superseded", "deleted"
+STORE_MARKS = {SUPERSEDED: 1 << 62, DELETED: (1 << 62) + 1}
+
+
 @dataclass
 class Rules:
     """The active retractions: source windows, and the corrections whose groundings count."""
 
     windows: list[Window] = field(default_factory=list)
     corrections: dict[str, int] = field(default_factory=dict)  # active correction id -> order
-    withdrawal_order: dict[str, int] = field(default_factory=dict)  # active withdraw/correct -> order
+    # active withdraw/correct ids (and the store's marks) -> order
+    withdrawal_order: dict[str, int] = field(default_factory=lambda: dict(STORE_MARKS))
 
     def by_source(self) -> dict[str, list[Window]]:
         index: dict[str, list[Window]] = {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rescind.contract.errors import NotFound
-from rescind.core.belief import Grounding, Node, Rules, Status, settle
+from rescind.core.belief import DELETED, STORE_MARKS, SUPERSEDED, Grounding, Node, Rules, Status, settle
 from rescind.core.changes import status_changes
 from rescind.core.shapes import WriteBatch
 
@@ -22,6 +22,9 @@ class UnknownPremise(NotFound):
     def __init__(self, missing: list[str]) -> None:
         self.missing = missing
         super().__init__(f"unknown premise(s): {', '.join(missing)}")
+
+
+_NOWHERE = Status("OUT")  # what a deleted memory that never reached the graph "has"
 
 
 @dataclass
@@ -38,8 +41,12 @@ class Write:
     source: str | None = None  # observations: who said it
     agent: str | None = None
     run: str | None = None
-    rule: str = "declared"  # how the premises were chosen (scenario, model-input, run)
+    rule: str = "declared"  # how the premises were chosen (matched, turn-context, ...)
     extra: dict = field(default_factory=dict)  # action fields: amount, payee, executed, ...
+    key: str | None = None  # a store memory: its namespace/key, shared by its versions
+    supersedes: str | None = None  # the version of the same key this one replaces
+    deletes: bool = False  # not a write: the store item ``mem_id`` was deleted
+    adopt: bool = False  # a grounding only if the memory is new (a store item that predates us)
 
 
 @dataclass
@@ -61,6 +68,12 @@ class Plan:
     text: object | None = None  # the batch's query text (graph.cypher.Prepared), built ahead
 
 
+def named(writes: list[Write]) -> set[str]:
+    """Every memory the writes name: what they write, rest on, replace or delete."""
+    ids = {w.mem_id for w in writes} | {p for w in writes for p in w.premises}
+    return ids | {w.supersedes for w in writes if w.supersedes}
+
+
 def check_premises(writes: list[Write], known: dict[str, Status]) -> None:
     """UnknownPremise unless every premise is known or written in the same batch."""
     batch_ids = {w.mem_id for w in writes}
@@ -80,8 +93,12 @@ def fresh(writes: list[Write], seen: set[str]) -> list[Write]:
 
 
 def revived(writes: list[Write], known: dict[str, Status]) -> set[str]:
-    """Existing memories that are OUT and may come IN with the reason these writes add."""
-    return {w.mem_id for w in writes if w.mem_id in known and not known[w.mem_id].is_in}
+    """Existing memories whose status these writes may change, whose region must be read: OUT
+    ones that may come IN with the reason a write adds, and store versions replaced or
+    deleted."""
+    out = {w.mem_id for w in writes if w.mem_id in known and not known[w.mem_id].is_in}
+    retired = {w.supersedes for w in writes if w.supersedes in known}
+    return out | retired | {w.mem_id for w in writes if w.deletes and w.mem_id in known}
 
 
 def outside(region: dict[str, Node], known: dict[str, Status]) -> set[str]:
@@ -101,12 +118,22 @@ def plan_batch(writes: list[Write], new_writes: list[Write], rev: int,
     new: dict[str, dict] = {}
     groundings, justifications = [], []
     flagged: set[str] = set()
+    marked: dict[str, list[str]] = {}  # existing memories whose store marks change
     for w in new_writes:
+        if w.deletes:
+            _mark(w.mem_id, DELETED, region, new, marked)
+            continue
+        if w.adopt and (w.mem_id in known or w.mem_id in new):
+            continue  # known already: adopting it would add a reason it does not have
+        if w.supersedes and w.supersedes != w.mem_id:
+            _mark(w.supersedes, SUPERSEDED, region, new, marked)
+        if w.key and w.mem_id in region and w.mem_id not in new:
+            _unmark(w.mem_id, region, marked)  # an old value written again is current again
         if w.mem_id not in known and w.mem_id not in new:
             region[w.mem_id] = Node(id=w.mem_id, kind=w.kind)
             props = {"id": w.mem_id, "kind": w.kind, "text": w.text, "at": w.at,
                      "agent": w.agent, "run": w.run, "names": [w.name or w.event_id],
-                     "born_rev": rev + 1, **w.extra}
+                     "key": w.key, "born_rev": rev + 1, **w.extra}
             new[w.mem_id] = {k: v for k, v in props.items() if v is not None}
         if w.source is not None and w.mem_id in new:
             new[w.mem_id]["grounded"] = True
@@ -140,13 +167,34 @@ def plan_batch(writes: list[Write], new_writes: list[Write], rev: int,
         elif known.get(mid) != st:
             changes.append((mid, st))
     updates = [{"id": m, "props": {"grounded": True}} for m in sorted(flagged)]
+    updates += [{"id": m, "props": {"withdrawn_by": marks}} for m, marks in sorted(marked.items())]
     batch = WriteBatch(max_at, list(new.values()), updates,
                        status_changes(changes, rev + 1, "write", None, max_at), groundings,
                        justifications)
     final = {**known, **result}
     nxt = Ahead(rev + 1, {w.event_id for w in new_writes}, {m: final[m] for m in result}, rules)
-    return Plan(rev, batch, [final[w.mem_id] for w in writes], nxt)
+    return Plan(rev, batch, [final.get(w.mem_id, _NOWHERE) for w in writes], nxt)
 
 
 __all__ = ["Ahead", "Plan", "UnknownPremise", "Write", "check_premises", "fresh", "outside",
            "plan_batch", "revived"]
+
+
+def _mark(mid: str, mark: str, region: dict[str, Node], new: dict[str, dict],
+          marked: dict[str, list[str]]) -> None:
+    """Put a store mark on ``mid``; a memory that never reached the graph has nothing to mark."""
+    node = region.get(mid)
+    if node is None or mark in node.withdrawn_by:
+        return
+    node.withdrawn_by.append(mark)
+    if mid in new:
+        new[mid]["withdrawn_by"] = list(node.withdrawn_by)
+    else:
+        marked[mid] = list(node.withdrawn_by)
+
+
+def _unmark(mid: str, region: dict[str, Node], marked: dict[str, list[str]]) -> None:
+    node = region[mid]
+    if any(m in STORE_MARKS for m in node.withdrawn_by):
+        node.withdrawn_by = [m for m in node.withdrawn_by if m not in STORE_MARKS]
+        marked[mid] = list(node.withdrawn_by)

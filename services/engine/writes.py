@@ -194,7 +194,7 @@ def _landed(graph: TenantGraph, write: BatchInFlight, writes: list[Write]) -> bo
 def _context(graph: TenantGraph, writes: list[Write], ahead: Ahead | None = None):
     """What planning ``writes`` reads (see TenantGraph.write_context), less what ``ahead``
     already knows."""
-    ids = {w.mem_id for w in writes} | {p for w in writes for p in w.premises}
+    ids = planning.named(writes)
     return graph.write_context(
         [w.event_id for w in writes if w.source is None],
         [{"id": w.event_id, "mem": w.mem_id} for w in writes if w.source is not None],
@@ -219,14 +219,14 @@ def _planned(graph: TenantGraph, writes: list[Write], ahead: Ahead | None,
     around it), then plan on plain facts (``rescind.core.planning``)."""
     rev, seen, known, rules = context or _context(graph, writes, ahead)
     if ahead is not None:
-        ids = {w.mem_id for w in writes} | {p for w in writes for p in w.premises}
+        ids = planning.named(writes)
         rev, rules = ahead.rev, ahead.rules
         seen |= {w.event_id for w in writes} & ahead.seen
         known.update({i: ahead.known[i] for i in ids if i in ahead.known})
     planning.check_premises(writes, known)
     new_writes = planning.fresh(writes, seen)
     if not new_writes:
-        return Plan(rev, None, [known[w.mem_id] for w in writes])
+        return Plan(rev, None, [known.get(w.mem_id, Status("OUT")) for w in writes])
     # Existing memories that were OUT may come IN with a new reason; their dependents with them.
     revived = planning.revived(new_writes, known)
     if revived and ahead is not None:

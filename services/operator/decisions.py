@@ -180,7 +180,7 @@ def explain(graph: TenantGraph, ref: str, depth: int = 12) -> dict:
                           for g in node.groundings]
         out["justifications"] = [[tree(p, path | {mid}, left - 1) for p in premises]
                                  for premises in node.justifications]
-        # How each was chosen: matched, model-input, run or declared (same order).
+        # How each was chosen: matched, turn-context, agent or declared (same order).
         out["justification_rules"] = [chosen.get((mid, tuple(sorted(premises))))
                                       for premises in node.justifications]
         return out

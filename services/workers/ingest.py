@@ -74,14 +74,28 @@ class Pending:
     missing: list[str] = field(default_factory=list)
 
 
+_WRITTEN = (ev.ObservationRecorded, ev.MemoryWritten, ev.MemoryAdopted, ev.MemoryDeleted,
+            ev.ActionProposed)
+# Adopted store items rest on this source: a trust domain of its own, retractable as a whole.
+_PREEXISTING = ev.SourceDeclared(event_id="store-preexisting", tenant="x", at=ev.EPOCH,
+                                 source=ev.PREEXISTING, source_kind="store",
+                                 name="the agent's store before Rescind wrapped it")
+
+
 def to_write(e: ev.Event) -> Write:
     if isinstance(e, ev.ObservationRecorded):
         return Write(e.event_id, ev.memory_id(e.tenant, "observation", e.text), "observation",
                      e.text, ev.to_micros(e.at), name=e.name or e.event_id, source=e.source)
     if isinstance(e, ev.MemoryWritten):
-        return Write(e.event_id, ev.memory_id(e.tenant, e.kind, e.text), e.kind, e.text,
-                     ev.to_micros(e.at), name=e.name or e.event_id, premises=tuple(e.premises),
-                     agent=e.agent, run=e.run, rule=e.rule)
+        return Write(e.event_id, e.memory(), e.kind, e.text, ev.to_micros(e.at),
+                     name=e.name or e.key or e.event_id, premises=tuple(e.premises),
+                     agent=e.agent, run=e.run, rule=e.rule, key=e.key, supersedes=e.supersedes)
+    if isinstance(e, ev.MemoryAdopted):
+        return Write(e.event_id, e.memory(), e.kind, e.text, ev.to_micros(e.at), name=e.key,
+                     source=ev.PREEXISTING, key=e.key, adopt=True)
+    if isinstance(e, ev.MemoryDeleted):
+        return Write(e.event_id, e.memory, "belief", "", ev.to_micros(e.at), name=e.key,
+                     agent=e.agent, run=e.run, key=e.key, deletes=True)
     assert isinstance(e, ev.ActionProposed)
     extra = {"amount": e.amount, "payee": e.payee, "account": e.account,
              "executed": e.executed, "executed_at": ev.to_micros(e.at) if e.executed else None,
@@ -101,10 +115,11 @@ def apply_writes(graph: TenantGraph, items: list[tuple[str, ev.Event]],
     worker's patience runs out it is dead-lettered with the missing ids. Nothing is dropped.
     """
     declared = [e for _, e in items if isinstance(e, ev.SourceDeclared)]
+    if any(isinstance(e, ev.MemoryAdopted) for _, e in items):
+        declared.append(_PREEXISTING.model_copy(update={"tenant": graph.tenant}))
     observed = [e for _, e in items if isinstance(e, ev.ObservationRecorded)]
     _ensure_sources(graph, declared, observed)
-    writes = [(k, e) for k, e in items if isinstance(e, (ev.ObservationRecorded, ev.MemoryWritten,
-                                                          ev.ActionProposed))]
+    writes = [(k, e) for k, e in items if isinstance(e, _WRITTEN)]
     executions = [(k, e) for k, e in items if isinstance(e, ev.ActionExecuted)]
     held: list[Pending] = []
     while writes:

@@ -4,6 +4,7 @@ run it and wait for the workers."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from typing import Annotated, Any
 
@@ -14,6 +15,7 @@ from langchain_core.tools import tool
 from langgraph.prebuilt import InjectedStore, create_react_agent
 from langgraph.store.memory import InMemoryStore
 
+from rescind.contract import events as ev
 from rescind.contract import layout
 from rescind.middleware import InterceptConfig, instrument
 from rescind.middleware.config import ActionTool, SourceTool
@@ -32,8 +34,17 @@ def read_vendor_portal(vendor: str) -> str:
 @tool
 def save_note(text: str, store: Annotated[Any, InjectedStore()]) -> str:
     """Save a note to long-term memory."""
-    store.put(("notes",), str(abs(hash(text))), {"kind": "belief", "text": text})
+    store.put(("notes",), note_key(text), {"kind": "belief", "text": text})
     return "saved"
+
+
+def note_key(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def note_id(tenant: str, text: str) -> str:
+    """The memory id of a note ``save_note`` kept: its store key and its text."""
+    return ev.store_memory_id(tenant, "belief", f"notes/{note_key(text)}", text)
 
 
 @tool

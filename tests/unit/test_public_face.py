@@ -11,7 +11,7 @@ import rescind
 import rescind.middleware
 
 PUBLIC = ["ActionTool", "ConfigWarning", "GateRefused", "InterceptConfig", "Recorder", "RecordingStore",
-          "RescindCallbacks", "SourceTool", "instrument"]
+          "RescindCallbacks", "SourceTool", "UserSource", "instrument"]
 
 # Server-side libraries and layers an agent process must not load by importing rescind.
 HEAVY = ["fastapi", "starlette", "uvicorn", "falkordb", "faststream", "mcp", "typer"]

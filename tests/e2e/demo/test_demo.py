@@ -10,7 +10,6 @@ import sys
 import pytest
 
 from rescind.agents.llm import PolicyModel, ReplayModel
-from rescind.contract import events as ev
 from rescind.demo import week as demo
 from rescind.graph.store import TenantGraph, connect
 from rescind.operator import decisions as security
@@ -51,8 +50,8 @@ def test_the_compromise_takes_out_exactly_what_rests_on_the_attacker_alone(repla
         "Plan: pay INV-1001 to Northwind Supplies", "Plan: pay INV-1002 to Northwind Supplies"}
     assert sum(1 for k, _ in out if k == "action") == 2
     assert summary["out"] == {"action": 2, "belief": 2, "observation": 1, "plan": 2}
-    remit = ev.memory_id("demo-test", "belief",
-                         "Northwind Supplies remit address: 400 Harbor Lane, Portsmouth, ME 03801, USA")
+    [[remit]] = g.rows("MATCH (m:Mem {text: $t}) RETURN m.id", {"t": (
+        "Northwind Supplies remit address: 400 Harbor Lane, Portsmouth, ME 03801, USA")})
     assert g.statuses([remit])[remit].status == "IN"
     assert remit in {k["id"] for k in summary["compromise"]["kept"]}
 
@@ -71,7 +70,8 @@ def test_the_pending_payment_is_held_and_the_executed_one_drafted_for_recall(rep
     draft = recall["draft"]
     for part in (f"Account: {ATTACKER}", "Amount: 6,000.00", "Reference: payment:INV-1001",
                  "Reason: Northwind's supplier portal was taken over",
-                 "Evidence", "Confirmed: Northwind Supplies bank account"):
+                 "Evidence", f"Northwind Supplies bank account: {ATTACKER}",
+                 "Plan: pay INV-1001 to Northwind Supplies"):
         assert part in draft
 
 

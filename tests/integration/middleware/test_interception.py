@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage
 from rescind.contract import events as ev
 from rescind.graph.store import TenantGraph, connect
 from rescind.operator import decisions
-from tests.support.agent import PAID, PORTAL, SCHEDULED, agent, call, run, settle
+from tests.support.agent import PAID, PORTAL, SCHEDULED, agent, call, note_id, run, settle
 
 
 def test_an_unmodified_prebuilt_agent_leaves_its_justifications_in_falkordb(rescind_workers,
@@ -30,7 +30,7 @@ def test_an_unmodified_prebuilt_agent_leaves_its_justifications_in_falkordb(resc
     settle(rescind_workers, wrapped)
     g = TenantGraph(connect(rescind_workers), tenant_name)
     obs = ev.memory_id(tenant_name, "observation", PORTAL["acme"])
-    belief = ev.memory_id(tenant_name, "belief", note)
+    belief = note_id(tenant_name, note)
     rows = g.rows("MATCH (p:Mem)-[:PREMISE_OF]->(j:Justification)-[:JUSTIFIES]->(m:Mem) "
                   "RETURN m.kind, m.id, p.id, j.rule ORDER BY m.kind")
     assert [r for r in rows if r[0] == "belief"] == [["belief", belief, obs, "matched"]]

@@ -7,7 +7,7 @@ from langchain_core.messages import AIMessage
 
 from rescind.contract import events as ev
 from rescind.graph.store import TenantGraph, connect
-from tests.support.agent import PORTAL, agent, call, settle
+from tests.support.agent import PORTAL, agent, call, note_id, settle
 
 NOTE = "Acme is paid to IBAN GB33 BUKB 2020 1555 5555 55"
 OTHER = "The user's favourite colour is blue"
@@ -22,7 +22,7 @@ def script() -> list[AIMessage]:
 
 def premises(url: str, tenant: str, text: str) -> list[tuple[str, str]]:
     g = TenantGraph(connect(url), tenant)
-    mid = ev.memory_id(tenant, "belief", text)
+    mid = note_id(tenant, text)
     return [tuple(r) for r in g.rows(
         "MATCH (p:Mem)-[:PREMISE_OF]->(j:Justification)-[:JUSTIFIES]->(:Mem {id: $id}) "
         "RETURN p.kind, j.rule", {"id": mid})]
@@ -32,14 +32,15 @@ def check(url: str, tenant: str) -> None:
     obs = ev.memory_id(tenant, "observation", PORTAL["acme"])
     g = TenantGraph(connect(url), tenant)
     rows = g.rows("MATCH (p:Mem)-[:PREMISE_OF]->(:Justification)-[:JUSTIFIES]->(m:Mem {id: $id}) "
-                  "RETURN p.id", {"id": ev.memory_id(tenant, "belief", NOTE)})
+                  "RETURN p.id", {"id": note_id(tenant, NOTE)})
     assert rows == [[obs]]
-    # The second run was handed nothing: its note rests on the agent's own word, not the portal.
-    assert premises(url, tenant, OTHER) == [("observation", "run")]
-    said = g.rows("MATCH (s:Source)-[:SAID]->(:Mem)-[:PREMISE_OF]->(:Justification)"
-                  "-[:JUSTIFIES]->(:Mem {id: $id}) RETURN s.kind",
-                  {"id": ev.memory_id(tenant, "belief", OTHER)})
-    assert said == [["agent"]]
+    # The second run was handed only the user's message: its note rests on that (the model's
+    # turn), never on the portal the first run read.
+    assert premises(url, tenant, OTHER) == [("observation", "turn-context")]
+    said = g.rows("MATCH (s:Source)-[:SAID]->(o:Mem)-[:PREMISE_OF]->(:Justification)"
+                  "-[:JUSTIFIES]->(:Mem {id: $id}) RETURN s.id, s.kind, o.text",
+                  {"id": note_id(tenant, OTHER)})
+    assert said == [["user:anonymous", "user", "remember my colour"]]
 
 
 def test_two_invocations_without_a_thread_share_nothing(rescind_workers, tenant_name):

@@ -92,3 +92,61 @@ def test_a_second_grounding_of_an_existing_memory_marks_it_grounded():
              known={"o": IN}, region={})
     assert p.batch.new == [] and p.batch.updates == [{"id": "o", "props": {"grounded": True}}]
     assert p.batch.groundings[0]["source"] == "contract" and p.statuses == [IN]
+
+
+# -- store memories: versions of one key, deletion, adoption ---------------------------------
+def changed(p) -> dict:
+    """memory -> (status, cause, hops) of every status change the batch writes."""
+    return {m: (g["status"], g["cause"], g["hops"]) for g in p.batch.changes for m in g["ids"]}
+
+
+def test_a_new_version_of_a_store_key_supersedes_the_old_one_and_what_rests_on_it():
+    """v1 (IN, with a note resting on it) is replaced by v2: v1 goes OUT with the cause
+    ``superseded``, the note one hop on; the mark is written on v1; v2 is born IN."""
+    region = {"v1": Node("v1", groundings=[]), "n": Node("n", justifications=[("v1",)])}
+    region["v1"].justifications = [("o",)]
+    p = plan([Write("e3", "v2", "belief", "blue", 12, premises=("o",), key="p/u1/colour",
+                    supersedes="v1")],
+             known={"o": IN, "v1": IN, "n": IN}, region=region)
+    assert revived([Write("e3", "v2", "belief", "blue", 12, supersedes="v1")], {"v1": IN}) \
+        == {"v1"}
+    assert p.statuses == [IN]
+    assert changed(p) == {"v1": ("OUT", "superseded", 0), "n": ("OUT", "superseded", 1)}
+    assert p.batch.updates == [{"id": "v1", "props": {"withdrawn_by": ["superseded"]}}]
+    assert p.batch.new[0]["key"] == "p/u1/colour"
+
+
+def test_writing_an_old_value_again_makes_that_version_current_again():
+    """A key goes red -> blue -> red: the first version (superseded) loses its mark and comes
+    back IN with the new reason; blue is superseded in its turn."""
+    region = {"red": Node("red", justifications=[("o",)], withdrawn_by=["superseded"]),
+              "blue": Node("blue", justifications=[("o",)])}
+    p = plan([Write("e4", "red", "belief", "red", 13, premises=("o",), key="k",
+                    supersedes="blue")],
+             known={"o": IN, "red": Status("OUT", "superseded", 0), "blue": IN}, region=region)
+    assert p.statuses == [IN]
+    assert sorted(p.batch.updates, key=lambda u: u["id"]) == [
+        {"id": "blue", "props": {"withdrawn_by": ["superseded"]}},
+        {"id": "red", "props": {"withdrawn_by": []}}]
+
+
+def test_a_deleted_store_item_is_withdrawn_and_an_unknown_one_is_ignored():
+    region = {"v": Node("v", justifications=[("o",)])}
+    p = plan([Write("e5", "v", "belief", "", 14, key="k", deletes=True),
+              Write("e6", "never", "belief", "", 14, key="k2", deletes=True)],
+             known={"o": IN, "v": IN}, region=region)
+    assert changed(p) == {"v": ("OUT", "deleted", 0)}
+    assert p.batch.new == [] and p.batch.justifications == []
+    assert p.statuses == [Status("OUT", "deleted", 0), Status("OUT")]
+
+
+def test_an_adopted_store_item_is_grounded_only_when_the_graph_does_not_know_it():
+    """Adoption gives a pre-existing item a reason of its own (store:preexisting); a memory
+    already known (written through the wrapper) gains nothing from being read."""
+    adopt = Write("e7", "m", "belief", "likes tea", 15, source="store:preexisting", key="k",
+                  adopt=True)
+    p = plan([adopt])
+    assert p.statuses == [IN] and p.batch.groundings[0]["source"] == "store:preexisting"
+    again = plan([adopt], known={"m": Status("OUT", "r1", 1)},
+                 region={"m": Node("m", justifications=[("o",)])})
+    assert again.batch.groundings == [] and again.batch.new == []

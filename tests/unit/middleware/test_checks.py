@@ -53,13 +53,23 @@ def test_a_configuration_that_matches_the_graph_has_no_problem():
 def test_a_tool_not_in_the_graph_and_a_template_with_a_wrong_argument_are_named():
     """Each problem names the tool, what is wrong, and what the graph offers instead."""
     found = problems(graph(), config(
-        sources={"read_portal": SourceTool(source="crm:{user_id}"),
+        sources={"read_portal": SourceTool(source="crm:{customer}"),
                  "read_contract": SourceTool(source="contract:{vendor}")},
         actions={"pay": {"amount": "sum", "payee": "vendor"}}))
     assert len(found) == 3
     assert any("'read_contract' is not in the graph" in p and "read_portal" in p for p in found)
-    assert any("'crm:{user_id}' names user_id" in p and "vendor" in p for p in found)
+    assert any("'crm:{customer}' names customer" in p and "vendor" in p for p in found)
     assert any("amount '{sum}' names sum" in p for p in found)
+
+
+def test_a_template_may_name_the_run_s_config_values_listed_in_run_keys():
+    """``crm:{user_id}``: the value comes from the run's config, not the tool: no problem; a
+    name that is neither an argument nor a run key still is, and run_keys can add names."""
+    tools = {"read_portal": SourceTool(source="crm:{user_id}/{vendor}", domain="crm:{tenant}")}
+    assert [p for p in problems(graph(), config(sources=tools))] == [
+        "source tool 'read_portal': domain 'crm:{tenant}' names tenant, which the tool does not "
+        "take (its arguments: vendor)"]
+    assert problems(graph(), config(sources=tools, run_keys=["user_id", "tenant"])) == []
 
 
 def test_instrument_warns_and_strict_mode_refuses_before_connecting():
