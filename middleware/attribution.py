@@ -23,9 +23,11 @@ MATCHED = "matched"  # the premises were found in the written value
 MAX_JUSTIFICATIONS = 16  # alternatives kept per write (the smallest first)
 _PHRASE_MIN, _PHRASE_MAX = 8, 160  # a phrase shorter is too common, longer is a document
 _WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
-# An identifier: runs of letters and digits joined by single spaces, dashes, dots or slashes
-# ("ZZ97 QKRB 0000 9034", "INV-1002", "10.1038/s41586"), with at least one digit in it.
-_IDENT = re.compile(r"[A-Za-z0-9]+(?:[ \-./][A-Za-z0-9]+)*")
+# An identifier: code words (with a digit, or in capitals) joined by single spaces, dashes,
+# dots or slashes ("ZZ97 QKRB 0000 9034", "INV-1002", "10.1038/s41586"), with at least one
+# digit in it. Plain words end it: in "my IBAN is now PT50 0002" the identifier is "PT50 0002".
+_CODE = r"(?:[A-Za-z]*\d[A-Za-z0-9]*|[A-Z][A-Z0-9]+)(?![A-Za-z0-9])"
+_IDENT = re.compile(rf"(?<![A-Za-z0-9]){_CODE}(?:[ \-./]{_CODE})*")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?![\w.])")
 _SEGMENT = re.compile(r"[\n;|]+|(?<=[.!?])\s+")
 _MAX_DEPTH = 32  # deeper nesting is not read (it runs in the agent's own store call)

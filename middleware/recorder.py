@@ -27,11 +27,12 @@ def store_key(namespace: tuple[str, ...], key: str) -> str:
 
 
 def memory_of(tenant: str, key: str, value: dict) -> tuple[str, str, str]:
-    """(id, kind, text) of the value a store key holds: ``value["text"]`` if there is one,
-    else its JSON; identified by key and text, so two keys never merge."""
+    """(id, kind, text) of the value a store key holds: its ``text`` (or ``content``, as
+    langmem and memory-agent write it) if it has one, else its JSON; identified by key and
+    text, so two keys never merge."""
     kind = value.get("kind") if value.get("kind") in WRITTEN_KINDS else "belief"
-    text = value.get("text") if isinstance(value.get("text"), str) and value.get("text") \
-        else json.dumps(value, sort_keys=True, default=str)
+    text = next((v for f in ("text", "content") if isinstance(v := value.get(f), str)
+                 and v.strip()), None) or json.dumps(value, sort_keys=True, default=str)
     return ev.store_memory_id(tenant, kind, key, text), kind, text
 
 

@@ -46,7 +46,8 @@ _FACTS = ("ID(m), m.id, m.kind, m.status, m.cause, m.hops, size(m.withdrawn_by),
 # (about 50 ms at a million memories), while inline properties cost nothing extra.
 MEM_FIELDS = ("id", "kind", "text", "at", "agent", "run", "names", "status", "cause", "hops",
               "born", "born_rev", "born_cause", "born_hops", "grounded", "history", "amount",
-              "payee", "account", "reference", "executed", "executed_at", "seq")
+              "payee", "account", "reference", "executed", "executed_at", "seq", "key",
+              "withdrawn_by")
 RETRACTION_FIELDS = ("id", "kind", "state", "order", "reason", "by", "at", "source", "start",
                      "end", "memory", "new_memory", "text", "result")
 
@@ -178,6 +179,11 @@ RETURN DISTINCT p.id
 
 # A memory by the name its writer gave it (a scan: names are for people, not for hot paths).
 MEMORY_NAMED = "MATCH (m:Mem) WHERE $name IN m.names RETURN m.id LIMIT 2"
+# A store key's current version: the one not superseded, else the latest (a scan, as above).
+MEMORY_KEYED = """
+MATCH (m:Mem) WHERE m.key = $key
+RETURN m.id ORDER BY CASE WHEN 'superseded' IN coalesce(m.withdrawn_by, []) THEN 1 ELSE 0 END,
+       m.born_rev DESC LIMIT 1"""
 
 MEMORY_FACTS = """
 UNWIND $ids AS id

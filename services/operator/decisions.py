@@ -43,7 +43,8 @@ def when(us: int | None) -> str:
 
 
 def resolve(graph: TenantGraph, ref: str) -> str:
-    """A memory id, or the name an agent or scenario gave it (an action's name, say)."""
+    """A memory id, the name an agent or scenario gave it (an action's name, say), or a store
+    key (namespace/key: its current version)."""
     if graph.statuses([ref]):
         return ref
     named = ev.action_id(graph.tenant, ref)
@@ -52,6 +53,8 @@ def resolve(graph: TenantGraph, ref: str) -> str:
     rows = graph.rows(q.MEMORY_NAMED, {"name": ref})
     if len(rows) == 1:
         return rows[0][0]
+    if keyed := graph.rows(q.MEMORY_KEYED, {"key": ref}):
+        return keyed[0][0]
     raise NotFound(f"no memory or action {ref!r} in tenant {graph.tenant}")
 
 
