@@ -25,7 +25,8 @@ class StatusCache:
     def refresh(self, block_ms: int | None = None) -> None:
         """Read status events up to now (or wait ``block_ms`` for the next ones)."""
         with self._lock:
-            reply = self._conn.xread({layout.STATUS: self._last}, count=10_000, block=block_ms)
+            reply = self._conn.xread({layout.status_stream(self.tenant): self._last},
+                                     count=10_000, block=block_ms)
             self._apply(reply)
 
     def _apply(self, reply) -> None:

@@ -148,7 +148,6 @@ def test_a_compromise_event_takes_out_what_rests_on_the_source(workers, tenant_n
     pub.close()
     wait_idle(conn, layout.tenant_stream(tenant_name))
     assert set(statuses(workers, tenant_name).values()) == {"OUT"}
-    changed = [layout.decode(f).event() for _, f in conn.xrange(layout.STATUS)]
-    mine = [c for c in changed if c["tenant"] == tenant_name]
+    mine = [layout.decode(f).event() for _, f in conn.xrange(layout.status_stream(tenant_name))]
     assert {c["status"] for c in mine} == {"OUT"} and len(mine) == 2
     assert all(c["cause"] == "r1" for c in mine)
