@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from rescind.contract.errors import NotFound
 from rescind.core.belief import Grounding, Node, Rules, Status, settle
 from rescind.core.changes import status_changes
-from rescind.core.shapes import WriteBatch
+from rescind.core.shapes import Change, WriteBatch
 
 
 class UnknownPremise(NotFound):
@@ -148,5 +148,17 @@ def plan_batch(writes: list[Write], new_writes: list[Write], rev: int,
     return Plan(rev, batch, [final[w.mem_id] for w in writes], nxt)
 
 
-__all__ = ["Ahead", "Plan", "UnknownPremise", "Write", "check_premises", "fresh", "outside",
-           "plan_batch", "revived"]
+def moved(batch: WriteBatch) -> dict[str, Change]:
+    """What a write batch tells the agents' status caches: every existing memory whose status
+    it changed, and every new memory born OUT (one born IN needs no word: a cache counts an
+    unknown memory as IN)."""
+    out = {m["id"]: Change(m["status"], m.get("cause"), m.get("hops")) for m in batch.new
+           if m.get("status") == "OUT"}
+    for group in batch.changes:
+        for mid in group["ids"]:
+            out[mid] = Change(group["status"], group["cause"], group["hops"])
+    return out
+
+
+__all__ = ["Ahead", "Plan", "UnknownPremise", "Write", "check_premises", "fresh", "moved",
+           "outside", "plan_batch", "revived"]
