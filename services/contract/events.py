@@ -210,7 +210,9 @@ class RetractionReinstated(Event):
 
 
 class StatusChanged(Event):
-    """Emitted by the retraction worker for every memory whose status a commit changed."""
+    """Emitted for every memory whose status a commit changed (the retraction worker, the API,
+    the CLI), and by the writer for every memory a write brought back IN or that was born OUT;
+    on the tenant's own status stream."""
 
     type: Literal["status_changed"] = "status_changed"
     memory: Id

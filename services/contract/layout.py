@@ -7,8 +7,8 @@ dead-lettering, publishing statuses) are in ``rescind.contract.streams``.
 
 Hash tag: on a Redis cluster a key's slot is the hash of what stands between its first ``{`` and
 ``}``. Every per-tenant key carries the tag ``{tenant}``, so a tenant's graph, its locks, its token
-index and its audit log share one shard. A tenant name is checked before it reaches any key:
-1 to 64 characters from ``a-z 0-9 _ -`` (BadTenantName otherwise).
+index, its audit log and its status stream share one shard. A tenant name is checked before it
+reaches any key: 1 to 64 characters from ``a-z 0-9 _ -`` (BadTenantName otherwise).
 
 Keys of one tenant ``t``
     ``rescind:{t}``                 the tenant's graph (FalkorDB; listed by GRAPH.LIST)
@@ -17,6 +17,9 @@ Keys of one tenant ``t``
     ``rescind:{t}:api:tokens``      hash: token id -> SHA-256 of each of the tenant's tokens
     ``rescind:{t}:audit``           stream: every mutation asked through the API or MCP, with its
                                     result (capped near ``AUDIT_MAXLEN``)
+    ``rescind:{t}:status``          stream: StatusChanged events of the tenant, for its agents'
+                                    caches (capped near ``STATUS_MAXLEN``); a cache starts from
+                                    a snapshot of the graph's OUT set and follows from there
 
 Keys of the whole server
     ``rescind:api:token:<sha256>``  hash: one token's record (tenant, role, who); found by the
@@ -30,8 +33,6 @@ Streams (shared by all tenants: the subscribers stay static while tenants come a
                                     parallelism of each group (``PARTITIONS`` by default)
     ``rescind:gate``                GateAsked requests
     ``rescind:gate:reply:<id>``     list: the GateAnswered to one request (expires in a minute)
-    ``rescind:status``              StatusChanged events, for the agents' caches (capped near
-                                    ``STATUS_MAXLEN``)
     ``rescind:dead``                entries that cannot be applied: fields ``stream``, ``id``,
                                     ``group``, ``reason`` and ``body`` (cut at ``MAX_ENTRY_BYTES``)
 
@@ -41,9 +42,9 @@ Consumer groups
                                     group skips the other's event types)
     ``rescind-gate``                on ``rescind:gate``
 
-Envelope: an entry of ``rescind:events:<p>``, ``rescind:gate`` or ``rescind:status`` has one field,
-``__data__``, holding ``{"data": "<the event's JSON>", "headers": {"traceparent": ...}}``: the
-envelope FastStream's parser reads, headers included, so a trace continues in the workers.
+Envelope: an entry of ``rescind:events:<p>``, ``rescind:gate`` or ``rescind:{t}:status`` has one
+field, ``__data__``, holding ``{"data": "<the event's JSON>", "headers": {"traceparent": ...}}``:
+the envelope FastStream's parser reads, headers included, so a trace continues in the workers.
 ``encode`` builds it and ``decode`` reads it; anything else is ``Invalid``, with what is wrong.
 """
 
@@ -68,7 +69,7 @@ PARTITIONS = 4  # events streams; agents, API and workers must agree (RESCIND_PA
 GATE_THRESHOLD = 10_000.0
 GATE_MIN_DOMAINS = 2
 MAX_ENTRY_BYTES = 256 * 1024  # larger entries are dead-lettered unread
-STATUS_MAXLEN = 100_000
+STATUS_MAXLEN = 100_000  # per tenant
 AUDIT_MAXLEN = 100_000
 
 # -- tenants ---------------------------------------------------------------------------------
@@ -115,6 +116,10 @@ def audit_key(tenant: str) -> str:
     return f"{_tagged(tenant)}:audit"
 
 
+def status_stream(tenant: str) -> str:
+    return f"{_tagged(tenant)}:status"
+
+
 # -- keys of the whole server ----------------------------------------------------------------
 def token_key(digest: str) -> str:
     if not _SHA256.fullmatch(digest):
@@ -128,7 +133,6 @@ TENANTS = "rescind:api:tenants"
 # -- streams and groups ----------------------------------------------------------------------
 EVENT_STREAM = "rescind:events:{partition}"
 GATE = "rescind:gate"
-STATUS = "rescind:status"
 DEAD = "rescind:dead"
 WRITER_GROUP = "rescind-writer"
 RETRACTION_GROUP = "rescind-retraction"

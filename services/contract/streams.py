@@ -14,7 +14,6 @@ import redis
 
 from rescind.contract import events as ev
 from rescind.contract import layout
-from rescind.contract.errors import Invalid
 
 
 def ensure_groups(conn: redis.Redis, partitions: int = layout.PARTITIONS,
@@ -41,35 +40,20 @@ def publish_status(conn: redis.Redis, tenant: str, op_id: str, rev: int,
                    changed: Mapping[str, tuple[str, str | None, int | None]], at,
                    traceparent: str | None = None) -> None:
     """One StatusChanged per memory that operation ``op_id``, committed at ``rev``, moved
-    (memory id -> status, cause, hops), for the agents' caches."""
+    (memory id -> status, cause, hops), on the tenant's status stream, for its agents' caches."""
+    if not changed:
+        return
+    name = layout.status_stream(tenant)
     pipe = conn.pipeline(transaction=False)
     for mid, (status, why, hops) in changed.items():
         e = ev.StatusChanged(event_id=f"{op_id}:{rev}:{mid}", tenant=tenant,
                              at=at, memory=mid, status=status, cause=why, hops=hops,
                              revision=rev + 1, traceparent=traceparent)
-        pipe.xadd(layout.STATUS, layout.encode(e.model_dump_json(by_alias=True)),
+        pipe.xadd(name, layout.encode(e.model_dump_json(by_alias=True)),
                   maxlen=layout.STATUS_MAXLEN, approximate=True)
     pipe.execute()
 
 
-def forget_status(conn: redis.Redis, tenant: str, chunk: int = 5000) -> int:
-    """Delete a tenant's StatusChanged entries (when the tenant starts afresh): agents' caches
-    read the stream from the start and would otherwise hide the new run's memories."""
-    gone, start = 0, "-"
-    while True:
-        entries = conn.xrange(layout.STATUS, min=start, max="+", count=chunk)
-        if not entries:
-            return gone
-        ids = [i for i, fields in entries if _tenant_of(fields) == tenant]
-        if ids:
-            gone += conn.xdel(layout.STATUS, *ids)
-        if len(entries) < chunk:
-            return gone
-        start = "(" + entries[-1][0].decode()
-
-
-def _tenant_of(fields: dict) -> str | None:
-    try:
-        return layout.decode(fields).event().get("tenant")
-    except Invalid:
-        return None
+def forget_status(conn: redis.Redis, tenant: str) -> int:
+    """Delete the tenant's status stream (when the tenant starts afresh); 1 if there was one."""
+    return conn.delete(layout.status_stream(tenant))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from rescind.contract.errors import NotFound
 from rescind.core.belief import DELETED, STORE_MARKS, SUPERSEDED, Grounding, Node, Rules, Status, settle
 from rescind.core.changes import status_changes
-from rescind.core.shapes import WriteBatch
+from rescind.core.shapes import Change, WriteBatch
 
 
 class UnknownPremise(NotFound):
@@ -176,10 +176,20 @@ def plan_batch(writes: list[Write], new_writes: list[Write], rev: int,
     return Plan(rev, batch, [final.get(w.mem_id, _NOWHERE) for w in writes], nxt)
 
 
-__all__ = ["Ahead", "Plan", "UnknownPremise", "Write", "check_premises", "fresh", "outside",
-           "plan_batch", "revived"]
+def moved(batch: WriteBatch) -> dict[str, Change]:
+    """What a write batch tells the agents' status caches: every existing memory whose status
+    it changed, and every new memory born OUT (one born IN needs no word: a cache counts an
+    unknown memory as IN)."""
+    out = {m["id"]: Change(m["status"], m.get("cause"), m.get("hops")) for m in batch.new
+           if m.get("status") == "OUT"}
+    for group in batch.changes:
+        for mid in group["ids"]:
+            out[mid] = Change(group["status"], group["cause"], group["hops"])
+    return out
 
 
+__all__ = ["Ahead", "Plan", "UnknownPremise", "Write", "check_premises", "fresh", "moved",
+           "named", "outside", "plan_batch", "revived"]
 def _mark(mid: str, mark: str, region: dict[str, Node], new: dict[str, dict],
           marked: dict[str, list[str]]) -> None:
     """Put a store mark on ``mid``; a memory that never reached the graph has nothing to mark."""

@@ -3,6 +3,10 @@
 A batch is planned against one graph revision (the reads here, the planning on plain facts in
 ``rescind.core.planning``) and written in one atomic query guarded by that revision, so a write
 that races a retraction is recomputed, never stale.
+
+A write can change statuses too: a memory written on an OUT premise is born OUT, and a new
+reason can bring an OUT memory back IN. ``moved``, if given, hears of those changes once the
+batch that makes them has landed (the writer worker publishes them for the agents' caches).
 """
 
 from __future__ import annotations
@@ -18,24 +22,33 @@ from rescind.contract.errors import StalePreview
 from rescind.core import planning
 from rescind.core.belief import IN, Status
 from rescind.core.planning import Ahead, Plan, UnknownPremise, Write
-from rescind.core.shapes import WriteBatch
+from rescind.core.shapes import Change, WriteBatch
 from rescind.engine import collector
 from rescind.graph.store import BatchInFlight, TenantGraph, linearised
 
 log = logging.getLogger("rescind.writes")
 
+# Told, once a batch has landed, of the statuses it changed: (graph, the revision the batch was
+# planned against, its latest moment in microseconds, memory id -> its new status).
+Moved = Callable[[TenantGraph, int, int, dict[str, Change]], None]
 
-def record(graph: TenantGraph, writes: list[Write]) -> list[Status]:
+
+def record(graph: TenantGraph, writes: list[Write], moved: Moved | None = None) -> list[Status]:
     """Apply ``writes`` in order; returns the status each written memory has afterwards."""
+    landed: list[Plan] = []
 
     def attempt() -> list[Status]:
         plan = _plan(graph, writes)
         if plan.batch is not None:
             graph.write_batch(plan.batch, plan.rev)
+            landed.append(plan)
         return plan.statuses
 
     with collector.paused():
-        return linearised(graph, attempt)
+        statuses = linearised(graph, attempt)
+    if landed:
+        _tell(moved, graph, landed[-1])
+    return statuses
 
 
 def record_stream(graph: TenantGraph, batches: Iterable[list[Write]]) -> int:
@@ -87,7 +100,8 @@ class Pipeline:
     in order.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, moved: Moved | None = None) -> None:
+        self._moved = moved  # told of each landed batch's status changes, before what follows it
         self._lander = ThreadPoolExecutor(1, thread_name_prefix="rescind-landing")
         self._lock = threading.Lock()
         self._queued: _Batch | None = None  # planned, not sent
@@ -164,7 +178,9 @@ class Pipeline:
         ok, error = False, None
         with collector.paused():
             try:
-                ok = _landed(batch.graph, sent, batch.writes)
+                ok = _landed(batch.graph, sent, batch.writes, self._moved)
+                if ok:
+                    _tell(self._moved, batch.graph, batch.plan)
             except BaseException as exc:  # the server went away mid-write, say: the caller retries
                 error = exc
         self._finish(batch, error)
@@ -181,14 +197,30 @@ class Pipeline:
                 log.exception("what was to follow a write batch failed")
 
 
-def _landed(graph: TenantGraph, write: BatchInFlight, writes: list[Write]) -> bool:
+def _landed(graph: TenantGraph, write: BatchInFlight, writes: list[Write],
+            moved: Moved | None) -> bool:
     """Wait for a write in flight; if it went stale, redo its batch plainly (False)."""
     try:
         write.result()
         return True
     except StalePreview:
-        record(graph, writes)
+        record(graph, writes, moved)
         return False
+
+
+def _tell(moved: Moved | None, graph: TenantGraph, plan: Plan) -> None:
+    """Tell ``moved`` what the landed ``plan`` changed; its failure is logged, not raised: the
+    batch is in the graph whatever happens to the news."""
+    if moved is None or plan.batch is None:
+        return
+    changed = planning.moved(plan.batch)
+    if not changed:
+        return
+    try:
+        moved(graph, plan.rev, plan.batch.at, changed)
+    except Exception:
+        log.exception("a write batch landed, but telling of its %d status changes failed",
+                      len(changed))
 
 
 def _context(graph: TenantGraph, writes: list[Write], ahead: Ahead | None = None):
@@ -243,5 +275,5 @@ def execute(graph: TenantGraph, action: str, at: int) -> None:
     linearised(graph, lambda: graph.write_batch(batch, graph.revision()))
 
 
-__all__ = ["IN", "Pipeline", "UnknownPremise", "Write", "execute",
+__all__ = ["IN", "Moved", "Pipeline", "UnknownPremise", "Write", "execute",
            "record", "record_stream"]

@@ -18,7 +18,7 @@ from rescind.contract.errors import Invalid, RescindError, StalePreview
 from rescind.contract.layout import MAX_ENTRY_BYTES
 from rescind.core.shapes import Mutation, RetractionResult
 from rescind.engine import retraction as ret
-from rescind.engine.writes import Pipeline, UnknownPremise, Write, execute, record
+from rescind.engine.writes import Moved, Pipeline, UnknownPremise, Write, execute, record
 from rescind.graph.store import TenantGraph, linearised
 from rescind.operator.recalls import approve
 from rescind.runtime.telemetry import tracer
@@ -106,9 +106,10 @@ def to_write(e: ev.Event) -> Write:
 
 
 def apply_writes(graph: TenantGraph, items: list[tuple[str, ev.Event]],
-                 pipeline: Pipeline | None = None) -> list[Pending]:
+                 pipeline: Pipeline | None = None, moved: Moved | None = None) -> list[Pending]:
     """Apply one tenant's writes in order, in one batch; return those whose premises are missing.
-    With a ``pipeline`` the batch is only sent: ``pipeline.then`` says when it has landed.
+    With a ``pipeline`` the batch is only sent: ``pipeline.then`` says when it has landed (and
+    the pipeline's own ``moved`` hears of the statuses it changed); without, ``moved`` does.
 
     Rule for a premise that has not arrived: the write (and any write of the same batch that
     rests on it) is held back, unacknowledged, and tried again with later batches; after the
@@ -128,7 +129,11 @@ def apply_writes(graph: TenantGraph, items: list[tuple[str, ev.Event]],
             with tracer.start_as_current_span("rescind.record", context=parent, links=links,
                                               attributes={"rescind.tenant": graph.tenant,
                                                           "rescind.writes": len(writes)}):
-                (pipeline.record if pipeline else record)(graph, [to_write(e) for _, e in writes])
+                batch = [to_write(e) for _, e in writes]
+                if pipeline is not None:
+                    pipeline.record(graph, batch)
+                else:
+                    record(graph, batch, moved)
             break
         except UnknownPremise as exc:
             missing = set(exc.missing)

@@ -1,6 +1,7 @@
 """What each worker role does with the entries it is handed, apart from how FastStream hands
-them over (``rescind.workers.app``): the writer batches justified writes, the retraction role
-applies decisions and tells the agents, the gate answers, the reaper retries or dead-letters.
+them over (``rescind.workers.app``): the writer batches justified writes (and tells the agents
+of the statuses a write changed), the retraction role applies decisions and tells the agents,
+the gate answers, the reaper retries or dead-letters.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from rescind.contract import events as ev
 from rescind.contract import layout
 from rescind.contract import streams as st
 from rescind.contract.errors import Invalid
-from rescind.core.shapes import GateDecision, RetractionResult
+from rescind.core.shapes import Change, GateDecision, RetractionResult
 from rescind.engine.gate import UnknownAction, check, check_premises
 from rescind.engine.writes import Pipeline
 from rescind.graph.store import TenantGraph, connect
@@ -59,7 +60,9 @@ class Workers:
         self.graphs: dict[str, TenantGraph] = {}
         self.held: dict[str, Held] = {}
         self.lock = asyncio.Lock()  # one batch at a time per process keeps the graph linear
-        self.pipeline = Pipeline()  # a batch is written while the next is read and planned
+        # A batch is written while the next is read and planned; once it lands, the statuses it
+        # changed are published before its events are acknowledged.
+        self.pipeline = Pipeline(moved=self._moved)
         self._lost: list[Held] = []  # batches that could not be written, from its thread
         self._lost_lock = threading.Lock()
 
@@ -146,7 +149,7 @@ class Workers:
     def _retry(self, stream: str, tenant: str, items: list[tuple[str, ev.Event]],
                by_key: dict[str, Held], now: float) -> None:
         """Apply one tenant's held writes; ack what landed or waited too long, keep the rest."""
-        still = {p.key: p for p in apply_writes(self.graph(tenant), items)}
+        still = {p.key: p for p in apply_writes(self.graph(tenant), items, moved=self._moved)}
         done = []
         for key, _ in items:
             h = by_key[key]
@@ -165,6 +168,11 @@ class Workers:
         if kept:  # we still own them: keep the reaper's hands off
             self.conn.xclaim(stream, layout.WRITER_GROUP, self.consumer("writer"), 0, kept,
                              justid=True)
+
+    def _moved(self, graph: TenantGraph, rev: int, at: int, changed: dict[str, Change]) -> None:
+        """A write batch landed that took memories OUT (born on an OUT premise) or brought
+        them back IN: the tenant's agents' caches hear of it, as of a retraction."""
+        st.publish_status(self.conn, graph.tenant, "write", rev, changed, ev.from_micros(at))
 
     # -- retraction -----------------------------------------------------------------------
     def control(self, stream: str, entry_id: str, body: object) -> None:

@@ -41,8 +41,11 @@ def document(partitions: int = layout.PARTITIONS) -> str:
                        title="payment-gate", description="Asked before an action tool runs")
     async def gate(event: ev.GateAsked) -> None: ...
 
-    broker.publisher(stream=layout.STATUS, title="status-changes", schema=ev.StatusChanged,
-                     description="Every status a commit changed")
+    # One stream per tenant: the address shows the placeholder "tenant" in the hash tag's braces.
+    broker.publisher(stream=layout.status_stream("tenant"), title="status-changes",
+                     schema=ev.StatusChanged,
+                     description="Every status a commit or a write changed, on the tenant's own "
+                                 "stream (rescind:{acme}:status for tenant acme)")
     broker.publisher(stream=name, title="events", schema=WriteEvent | ControlEvent,
                      description="What the middleware and security publish")
     spec = AsyncAPI(broker, title="Rescind events", version="1",

@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 from rescind.api import ROLES, create_app
 from rescind.contract import layout
 from rescind.contract import streams as st
+from rescind.contract.errors import Invalid
 from rescind.graph.store import TenantGraph, connect
 from rescind.runtime.settings import Settings
 from rescind.scenario.replay import replay_text
@@ -65,12 +66,14 @@ def make_story(url: str, tenant: str, client: TestClient | None = None) -> Story
 
 
 def forget(url: str, tenant: str) -> None:
-    """Remove everything a story left: graph, tokens, registry entry, audit log, events."""
+    """Remove everything a story left: graph, tokens, registry entry, audit log, status stream,
+    events."""
     conn = redis.Redis.from_url(url)
     TenantGraph(connect(url), tenant).delete()
     for h in conn.hvals(layout.tenant_tokens_key(tenant)):
         conn.delete(layout.token_key(h.decode()))
     conn.delete(layout.tenant_tokens_key(tenant), layout.audit_key(tenant))
+    st.forget_status(conn, tenant)
     conn.hdel(layout.TENANTS, tenant)
     drop_events(conn, tenant)
 
@@ -79,5 +82,13 @@ def drop_events(conn: redis.Redis, tenant: str) -> int:
     """Delete the tenant's entries from its partition stream, so no later test's workers read
     them (consumer groups created later start from the beginning of the stream)."""
     name = layout.tenant_stream(tenant)
-    ids = [i for i, fields in conn.xrange(name) if st._tenant_of(fields) == tenant]
+    ids = [i for i, fields in conn.xrange(name) if tenant_of(fields) == tenant]
     return conn.xdel(name, *ids) if ids else 0
+
+
+def tenant_of(fields: dict) -> str | None:
+    """The tenant of one stream entry's event (None for an entry that is not an event)."""
+    try:
+        return layout.decode(fields).event().get("tenant")
+    except Invalid:
+        return None

@@ -31,7 +31,8 @@ def test_compromise_recall_approve_reinstate_over_http(story):
     approves once; reinstating puts every status back."""
     before = story.statuses()
     conn = redis.Redis.from_url(story.url)
-    seen = conn.xlen(layout.STATUS) if conn.exists(layout.STATUS) else 0
+    feed = layout.status_stream(story.tenant)
+    seen = conn.xlen(feed)  # 0 when the stream does not exist
     p = story.client.post(f"{story.base}/retractions/preview", json=COMPROMISE,
                           headers=story.as_("security")).json()
     assert p["committed"] is False and story.statuses() == before
@@ -46,7 +47,7 @@ def test_compromise_recall_approve_reinstate_over_http(story):
     assert sorted(m for m, s in after.items() if s != before[m]) == sorted(
         m for m, s in after.items() if s == "OUT") and len([s for s in after.values()
                                                             if s == "OUT"]) == 7
-    assert conn.xlen(layout.STATUS) - seen == 7
+    assert conn.xlen(feed) - seen == 7
     recalls = story.client.get(f"{story.base}/recalls", headers=story.as_("viewer")).json()
     assert [(x["name"], x["amount"], x["state"]) for x in recalls] == [("pay-1041", 6000, "drafted")]
     assert "Reason: Acme's portal was taken over (retraction r-acme)" in recalls[0]["draft"]

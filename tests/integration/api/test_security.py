@@ -13,8 +13,7 @@ import redis
 
 from rescind.api import ROLES
 from rescind.contract import layout
-from rescind.contract import streams as st
-from tests.support.api import Story, forget, make_story
+from tests.support.api import Story, forget, make_story, tenant_of
 from tests.support.api_examples import EXAMPLES, ROUTES, TENANT_ROUTES, Ex, route_id, route_key
 
 _n = itertools.count()
@@ -43,11 +42,12 @@ def snapshot(s: Story) -> tuple:
     """Everything a request could change in a tenant."""
     conn = redis.Redis.from_url(s.url)
     stream = layout.tenant_stream(s.tenant)
-    events = [i for i, f in conn.xrange(stream) if st._tenant_of(f) == s.tenant]
+    events = [i for i, f in conn.xrange(stream) if tenant_of(f) == s.tenant]
     return (s.graph.revision(), sorted(s.statuses().items()),
             s.graph.rows("MATCH (o:Outbox) RETURN count(o)"),
             sorted(conn.hkeys(layout.tenant_tokens_key(s.tenant))),
             conn.xlen(layout.audit_key(s.tenant)), events,
+            conn.xlen(layout.status_stream(s.tenant)),
             conn.hexists(layout.TENANTS, f"{s.tenant}-x"))
 
 

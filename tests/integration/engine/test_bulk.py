@@ -84,10 +84,10 @@ def test_a_concurrent_writer_makes_the_plan_ahead_stale_and_nothing_is_lost(grap
     redone = []
     plain = w.record
 
-    def counting(g, writes):
+    def counting(g, writes, moved=None):
         if writes and writes[0].event_id.startswith("o"):
             redone.append(len(writes))
-        return plain(g, writes)
+        return plain(g, writes, moved)
 
     monkeypatch.setattr(w, "record", counting)
     graph.apply(Mutation(op="source", sources=[{"id": "s", "kind": "p", "name": "s",

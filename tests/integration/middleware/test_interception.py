@@ -5,12 +5,25 @@ payment the model insists on."""
 from __future__ import annotations
 
 import pytest
+import redis
 from langchain_core.messages import AIMessage
 
 from rescind.contract import events as ev
+from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
+from rescind.middleware import Recorder
 from rescind.operator import decisions
-from tests.support.agent import PAID, PORTAL, SCHEDULED, agent, call, note_id, run, settle
+from tests.support.agent import (
+    PAID,
+    PORTAL,
+    SCHEDULED,
+    agent,
+    call,
+    note_id,
+    note_key,
+    run,
+    settle,
+)
 
 
 def test_an_unmodified_prebuilt_agent_leaves_its_justifications_in_falkordb(rescind_workers,
@@ -62,7 +75,9 @@ def test_the_gate_stops_a_large_payment_on_one_domain_whatever_the_model_says(re
 
 def test_after_a_retraction_the_agent_no_longer_reads_the_contaminated_note(rescind_workers,
                                                                             tenant_name):
-    """Once the portal is compromised, the note resting on it is filtered out of store reads."""
+    """Once the portal is compromised, the note resting on it is filtered out of store reads;
+    an agent process started later hides it too, though the status events were trimmed away
+    (it starts from a snapshot of the graph)."""
     note = "Acme is paid to IBAN GB33 BUKB 2020 1555 5555 55"
     wrapped = agent([
         call("read_vendor_portal", {"vendor": "acme"}, 1),
@@ -89,6 +104,12 @@ def test_after_a_retraction_the_agent_no_longer_reads_the_contaminated_note(resc
     [recalled] = [m for m in result["messages"] if getattr(m, "name", None) == "recall_notes"]
     assert recalled.content == ""  # the tool, reading through the store, saw no notes
     wrapped.rescind.close()
+    redis.Redis.from_url(rescind_workers).xtrim(layout.status_stream(tenant_name), maxlen=0,
+                                                approximate=False)
+    later = Recorder(wrapped.rescind.config)
+    assert later.status.synced and not later.delivered(
+        "t-later", f"notes/{note_key(note)}", {"kind": "belief", "text": note})
+    later.close()
 
 
 def test_a_scheduled_payment_stays_pending_and_its_release_is_judged_by_the_proposal(

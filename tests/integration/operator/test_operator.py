@@ -58,14 +58,15 @@ def test_the_whole_flow_commit_recall_approve_reinstate(story):
     every change; reinstating puts every status back exactly."""
     before = statuses(story)
     conn = redis.Redis.from_url(story[0])
-    seen = conn.xlen(layout.STATUS) if conn.exists(layout.STATUS) else 0
+    feed = layout.status_stream(story[1])
+    seen = conn.xlen(feed)  # 0 when the stream does not exist
     code, d, _ = cli(story, "compromise", "portal:acme", *WINDOW, "--reason", "portal hacked",
                      "--commit", "--id", "r-portal")
     assert code == 0 and d["committed"] is True and d["retraction"] == "r-portal"
     after = statuses(story)
     out = {m for m, s in after.items() if s == "OUT"}
     assert len(out) == 7 and out == {m for m, s in after.items() if before[m] != s}
-    assert conn.xlen(layout.STATUS) - seen == 7
+    assert conn.xlen(feed) - seen == 7
     code, rows, _ = cli(story, "recalls", "list")
     assert [(r["name"], r["amount"], r["state"]) for r in rows] == [("pay-1041", 6000, "drafted")]
     assert "Reason: portal hacked (retraction r-portal)" in rows[0]["draft"]

@@ -15,6 +15,7 @@ from rescind.contract import events as ev
 from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
+from rescind.middleware.status import StatusCache
 from rescind.scenario.via_streams import wait_idle
 from rescind.workers.app import WorkerSettings, WorkerThread
 
@@ -148,7 +149,58 @@ def test_a_compromise_event_takes_out_what_rests_on_the_source(workers, tenant_n
     pub.close()
     wait_idle(conn, layout.tenant_stream(tenant_name))
     assert set(statuses(workers, tenant_name).values()) == {"OUT"}
-    changed = [layout.decode(f).event() for _, f in conn.xrange(layout.STATUS)]
-    mine = [c for c in changed if c["tenant"] == tenant_name]
+    mine = [layout.decode(f).event() for _, f in conn.xrange(layout.status_stream(tenant_name))]
     assert {c["status"] for c in mine} == {"OUT"} and len(mine) == 2
     assert all(c["cause"] == "r1" for c in mine)
+
+
+def test_writes_that_change_statuses_are_published_for_the_agents_caches(workers, tenant_name):
+    """A memory written on an OUT premise is born OUT (here one planned in the writer's
+    pipeline, and one held for its premise and retried), and a new reason brings an OUT memory
+    back IN: the writer publishes each on the tenant's status stream once its batch landed, and
+    an agent's cache started before learns them all."""
+    t, conn, pub = tenant_name, redis.Redis.from_url(workers), Publisher(workers)
+    cache = StatusCache(workers, t)
+    stream = layout.tenant_stream(t)
+
+    def settle() -> None:
+        pub.flush()
+        wait_idle(conn, stream)
+
+    def changes() -> dict[str, list[str]]:
+        seen: dict[str, list[str]] = {}
+        for _, f in conn.xrange(layout.status_stream(t)):
+            c = layout.decode(f).event()
+            seen.setdefault(c["memory"], []).append(c["status"])
+        return seen
+
+    def note(eid: str, text: str, premises: list[str]) -> ev.MemoryWritten:
+        return ev.MemoryWritten(event_id=eid, tenant=t, at=AT, kind="belief", text=text,
+                                premises=premises, agent="ap")
+
+    o1, o2 = ev.memory_id(t, "observation", "acct 1"), ev.memory_id(t, "observation", "acct 2")
+    b, later, held = (ev.memory_id(t, "belief", x) for x in ("on acct", "later", "held"))
+    for e in world(t)[:3]:
+        pub.publish(e)
+    settle()
+    pub.publish(ev.SourceCompromised(event_id="r", tenant=t, at=AT, retraction="r1",
+                                     source="portal", reason="hacked", by="sec"))
+    settle()
+    assert changes() == {o1: ["OUT"]}
+    pub.publish(note("b", "on acct", [o1]))  # born OUT
+    pub.publish(note("h", "held", [later]))  # its premise is not there yet
+    deadline = time.monotonic() + 5  # until that batch landed (the held write stays pending)
+    while time.monotonic() < deadline and b not in changes():
+        time.sleep(0.01)
+    pub.publish(note("l", "later", [o1]))  # born OUT; then the held write, born OUT too
+    settle()
+    pub.publish(note("b2", "on acct", [o2]))  # a reason that stands: b comes back IN
+    settle()
+    pub.close()
+    assert statuses(workers, t) == {o1: "OUT", o2: "IN", b: "IN", later: "OUT", held: "OUT"}
+    assert changes() == {o1: ["OUT"], b: ["OUT", "IN"], later: ["OUT"], held: ["OUT"]}
+    deadline = time.monotonic() + 5
+    while cache.out != {o1, later, held} and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert cache.out == {o1, later, held}
+    cache.close()

@@ -29,8 +29,7 @@ def test_the_names_on_the_wire_are_pinned():
     migration, never a refactoring."""
     assert layout.event_stream(3) == "rescind:events:3"
     assert layout.event_streams(2) == ["rescind:events:0", "rescind:events:1"]
-    assert (layout.GATE, layout.STATUS, layout.DEAD) == ("rescind:gate", "rescind:status",
-                                                         "rescind:dead")
+    assert (layout.GATE, layout.DEAD) == ("rescind:gate", "rescind:dead")
     assert layout.gate_reply_key("ab12") == "rescind:gate:reply:ab12"
     assert (layout.WRITER_GROUP, layout.RETRACTION_GROUP, layout.GATE_GROUP) == (
         "rescind-writer", "rescind-retraction", "rescind-gate")
@@ -38,6 +37,7 @@ def test_the_names_on_the_wire_are_pinned():
     assert layout.lock_key("acme", "schema") == "rescind:{acme}:lock:schema"
     assert layout.tenant_tokens_key("acme") == "rescind:{acme}:api:tokens"
     assert layout.audit_key("acme") == "rescind:{acme}:audit"
+    assert layout.status_stream("acme") == "rescind:{acme}:status"
     assert layout.token_key("a" * 64) == "rescind:api:token:" + "a" * 64
     assert (layout.ADMIN_TOKENS, layout.TENANTS) == ("rescind:api:admin-tokens",
                                                      "rescind:api:tenants")

@@ -9,10 +9,12 @@ from rescind.core.planning import (
     Write,
     check_premises,
     fresh,
+    moved,
     outside,
     plan_batch,
     revived,
 )
+from rescind.core.shapes import Change
 
 IN, OUT = Status("IN"), Status("OUT", "r1", 0)
 
@@ -150,3 +152,15 @@ def test_an_adopted_store_item_is_grounded_only_when_the_graph_does_not_know_it(
     again = plan([adopt], known={"m": Status("OUT", "r1", 1)},
                  region={"m": Node("m", justifications=[("o",)])})
     assert again.batch.groundings == [] and again.batch.new == []
+
+
+def test_what_a_batch_tells_the_agents_caches_is_what_it_moved_and_what_was_born_out():
+    """Existing memories whose status changed, and new memories born OUT; not those born IN."""
+    born = plan([Write("e1", "o", "observation", "seen", 10, source="portal"),
+                 Write("e2", "b", "belief", "thought", 11, premises=("x",))], known={"x": OUT})
+    assert moved(born.batch) == {"b": Change("OUT", "r1", 1)}
+    known = {"b": OUT, "o2": IN, "o1": OUT}
+    region = {"b": Node("b", justifications=[("o1",)])}
+    back = plan([Write("e5", "b", "belief", "thought", 20, premises=("o2",))], known=known,
+                region=region)
+    assert moved(back.batch) == {"b": Change("IN", None, None)}

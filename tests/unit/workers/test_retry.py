@@ -38,7 +38,7 @@ def held_write(workers: Workers, key: str, waited_s: float = 0.0) -> None:
 def test_a_failed_acknowledgement_keeps_the_writes_held_and_the_next_round_acks_them(monkeypatch):
     """The writes land but their ack fails (the server went away): they stay held rather than
     pending with no owner, and the next retry acknowledges them."""
-    monkeypatch.setattr(roles, "apply_writes", lambda graph, items, pipeline=None: [])
+    monkeypatch.setattr(roles, "apply_writes", lambda graph, items, pipeline=None, moved=None: [])
     workers = Workers(WorkerSettings(url="redis://127.0.0.1:1"))
     workers.conn = FlakyConn(fails=1)
     held_write(workers, "1-0")
@@ -59,7 +59,7 @@ def test_a_write_still_waiting_for_its_premise_stays_held_and_owned(monkeypatch)
         def __init__(self, key):
             self.key, self.missing = key, ["obs-1"]
 
-    monkeypatch.setattr(roles, "apply_writes", lambda graph, items, pipeline=None:
+    monkeypatch.setattr(roles, "apply_writes", lambda graph, items, pipeline=None, moved=None:
                         [Waiting(k) for k, _ in items])
     workers = Workers(WorkerSettings(url="redis://127.0.0.1:1"))
     workers.conn = FlakyConn(fails=0)
@@ -80,7 +80,7 @@ def test_a_write_that_waited_past_its_patience_is_dead_lettered_with_the_reason(
         def __init__(self, key):
             self.key, self.missing = key, ["obs-9"]
 
-    monkeypatch.setattr(roles, "apply_writes", lambda graph, items, pipeline=None:
+    monkeypatch.setattr(roles, "apply_writes", lambda graph, items, pipeline=None, moved=None:
                         [Waiting(k) for k, _ in items])
     workers = Workers(WorkerSettings(url="redis://127.0.0.1:1", patience_s=5))
     workers.conn = FlakyConn(fails=0)
