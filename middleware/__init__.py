@@ -27,7 +27,8 @@ from .store import RecordingStore
 
 
 def instrument(graph: Any, config: InterceptConfig, recorder: Recorder | None = None,
-               clock: Callable[[], datetime] | None = None) -> Any:
+               clock: Callable[[], datetime] | None = None,
+               tracer_provider: Any = None) -> Any:
     """Make ``graph`` record into Rescind, in place, and return it; ``.rescind`` is the
     recorder (close it at exit).
 
@@ -35,7 +36,8 @@ def instrument(graph: Any, config: InterceptConfig, recorder: Recorder | None = 
     recording delegate and its own config carries the callback handler (merged with any
     callbacks a call passes). A graph instrumented twice is refused. ``clock`` stamps the
     events (default: the wall clock); several graphs of one system share one ``recorder`` so
-    that they share its connections and per-run contexts."""
+    that they share its connections and per-run contexts. ``tracer_provider`` exports the
+    agent side's spans (one trace per run; default: the process's OpenTelemetry provider)."""
     from langgraph.store.memory import InMemoryStore
 
     # Before anything connects; a shared recorder means several graphs share the configuration.
@@ -46,7 +48,9 @@ def instrument(graph: Any, config: InterceptConfig, recorder: Recorder | None = 
     if isinstance(getattr(graph, "store", None), RecordingStore):
         raise Invalid("this graph is instrumented already (instrument changes it in place: use "
                       "the graph itself)")
-    recorder = recorder or (Recorder(config, clock=clock) if clock else Recorder(config))
+    if recorder is None:
+        extra = {"clock": clock} if clock else {}
+        recorder = Recorder(config, tracer_provider=tracer_provider, **extra)
     graph.store = RecordingStore(graph.store or InMemoryStore(), recorder)
     graph.config = merge_configs(graph.config, {"callbacks": [RescindCallbacks(recorder)]})
     graph.rescind = recorder

@@ -12,8 +12,6 @@ from opentelemetry import trace
 from .context import current_run
 from .recorder import Recorder
 
-_tracer = trace.get_tracer("rescind.middleware")
-
 
 class RescindCallbacks(BaseCallbackHandler):
     raise_error = True  # a refused gate must stop the action tool, not be logged and ignored
@@ -27,15 +25,23 @@ class RescindCallbacks(BaseCallbackHandler):
 
     def on_chain_start(self, serialized: dict, inputs: Any, *, run_id: UUID,
                        parent_run_id: UUID | None = None, **kw: Any) -> None:
-        if parent_run_id is None:  # a top-level invocation: its own, empty context
+        if parent_run_id is None:  # a top-level invocation: its own context and trace
             self._roots[run_id] = self.recorder.contexts.begin(str(run_id))
+            self.recorder.contexts.get(str(run_id)).span = self.recorder.tracer().start_span(
+                "rescind.run", context=self.recorder.parent(None),
+                attributes={"rescind.tenant": self.recorder.tenant, "rescind.run": str(run_id)})
 
-    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kw: Any) -> None:
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, error: BaseException | None = None,
+                     **kw: Any) -> None:
         if run_id in self._roots:
-            self.recorder.contexts.end(str(run_id), self._roots.pop(run_id))
+            ctx = self.recorder.contexts.end(str(run_id), self._roots.pop(run_id))
+            if ctx is not None and ctx.span is not None:
+                if error is not None:
+                    ctx.span.record_exception(error)
+                ctx.span.end()
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
-        self.on_chain_end(None, run_id=run_id)
+        self.on_chain_end(None, run_id=run_id, error=error)
 
     def on_chat_model_start(self, serialized: dict, messages: list[list[Any]], *, run_id: UUID,
                             metadata: dict | None = None, **kw: Any) -> None:
@@ -54,7 +60,9 @@ class RescindCallbacks(BaseCallbackHandler):
         args = inputs if isinstance(inputs, dict) else _args(input_str)
         call_id = str(kw.get("tool_call_id") or (metadata or {}).get("tool_call_id") or run_id)
         self._tools[run_id] = (name, thread, args, call_id)
-        span = _tracer.start_span(f"rescind.tool {name}", attributes={"rescind.thread": thread})
+        span = self.recorder.tracer().start_span(f"rescind.tool {name}",
+                                                 context=self.recorder.parent(thread),
+                                                 attributes={"rescind.run": thread})
         self._spans[run_id] = span
         try:
             with trace.use_span(span):

@@ -9,7 +9,8 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from opentelemetry import propagate
+from opentelemetry import propagate, trace
+from opentelemetry.sdk.trace import TracerProvider
 
 from rescind.contract import events as ev
 from rescind.contract.kinds import WRITTEN_KINDS
@@ -45,8 +46,10 @@ class Recorder:
 
     def __init__(self, config: InterceptConfig, publisher: Publisher | None = None,
                  status: StatusCache | None = None, gate: GateClient | None = None,
-                 clock: Callable[[], datetime] = _utc_now) -> None:
+                 clock: Callable[[], datetime] = _utc_now,
+                 tracer_provider: trace.TracerProvider | None = None) -> None:
         self.config = config
+        self._provider = tracer_provider
         self.clock = clock
         self.tenant = config.tenant
         self.started = datetime.now(UTC)  # store items last changed before this predate us
@@ -57,9 +60,27 @@ class Recorder:
         self._adopted: set[str] = set()  # store memories adopted by this process
         self._said: dict[str, None] = {}  # user messages recorded already (bounded, in order)
 
-    def _base(self) -> dict:
+    # tracing: one trace per top-level run; its tool calls and store writes are its spans
+    def tracer(self) -> trace.Tracer:
+        """The given provider's tracer, else the process's; with no OpenTelemetry SDK set up in
+        the agent process, a private one that exports nothing but gives every run a real trace
+        id, which the workers' spans continue (and export)."""
+        provider = self._provider or trace.get_tracer_provider()
+        if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
+            provider = self._provider = TracerProvider()
+        return provider.get_tracer("rescind.middleware")
+
+    def parent(self, run: str | None):
+        """The trace context new spans and events of ``run`` belong to: the current span if one
+        is recording, else the run's own span."""
+        if trace.get_current_span().get_span_context().is_valid or run is None:
+            return None
+        span = self.contexts.get(run).span
+        return trace.set_span_in_context(span) if span is not None else None
+
+    def _base(self, run: str | None = None) -> dict:
         carrier: dict[str, str] = {}
-        propagate.inject(carrier)  # the current span (the tool call's) continues in the workers
+        propagate.inject(carrier, context=self.parent(run))  # the workers continue this trace
         return {"event_id": uuid.uuid4().hex, "tenant": self.tenant, "at": self.clock(),
                 "traceparent": carrier.get("traceparent"), "tracestate": carrier.get("tracestate")}
 
@@ -72,7 +93,8 @@ class Recorder:
             return False
         if changed_at is not None and changed_at < self.started and mid not in self._adopted:
             self._adopted.add(mid)
-            self.publisher.publish(ev.MemoryAdopted(**self._base(), kind=kind, key=key, text=text))
+            self.publisher.publish(ev.MemoryAdopted(**self._base(run), kind=kind, key=key,
+                                                      text=text))
         self.contexts.deliver(run, mid, value)
         return True
 
@@ -83,22 +105,25 @@ class Recorder:
         ctx = self.contexts.get(run)
         justifications, rule = ctx.justifications(value, mid)
         if not justifications:  # nothing in context: the agent's own say-so, its own domain
-            justifications, rule = [[self._agent_grounding(ctx.agent, text)]], "agent"
-        for premises in justifications:  # alternatives: one justification each, one memory
-            self.publisher.publish(ev.MemoryWritten(
-                **self._base(), kind=kind, text=text, premises=premises, agent=ctx.agent,
-                run=run, rule=rule, key=key, supersedes=old if old != mid else None))
+            justifications, rule = [[self._agent_grounding(ctx.agent, text, run)]], "agent"
+        with self.tracer().start_as_current_span("rescind.store put", context=self.parent(run),
+                                                 attributes={"rescind.key": key}):
+            for premises in justifications:  # alternatives: one justification each
+                self.publisher.publish(ev.MemoryWritten(
+                    **self._base(run), kind=kind, text=text, premises=premises,
+                    agent=ctx.agent, run=run, rule=rule, key=key,
+                    supersedes=old if old != mid else None))
         self._adopted.add(mid)
         self.contexts.deliver(run, mid, value)  # it may cite what it wrote
 
     def deleted(self, run: str, key: str, before: dict) -> None:
         self.publisher.publish(ev.MemoryDeleted(
-            **self._base(), memory=memory_of(self.tenant, key, before)[0], key=key,
+            **self._base(run), memory=memory_of(self.tenant, key, before)[0], key=key,
             agent=self.contexts.get(run).agent, run=run))
 
-    def _agent_grounding(self, agent: str, text: str) -> str:
+    def _agent_grounding(self, agent: str, text: str, run: str | None = None) -> str:
         said = f"{agent} asserted: {text}"
-        self.publisher.publish(ev.ObservationRecorded(**self._base(), source=f"agent:{agent}",
+        self.publisher.publish(ev.ObservationRecorded(**self._base(run), source=f"agent:{agent}",
                                                       source_kind="agent", text=said))
         return ev.memory_id(self.tenant, "observation", said)
 
@@ -119,7 +144,7 @@ class Recorder:
                 source = fill(users.source, values, default="user:anonymous")
                 domain = fill(users.domain, values, default=source) if users.domain else None
                 self.publisher.publish(ev.ObservationRecorded(
-                    **self._base(), source=source, source_kind="user", source_domain=domain,
+                    **self._base(run), source=source, source_kind="user", source_domain=domain,
                     text=text[:ev.MAX_TEXT]))
             self.contexts.deliver(run, oid, text)
         self.contexts.model_turn(run, agent)
@@ -132,7 +157,7 @@ class Recorder:
         source = fill(spec.source, values)
         domain = fill(spec.domain, values) if spec.domain else None
         text = output[:ev.MAX_TEXT]
-        self.publisher.publish(ev.ObservationRecorded(**self._base(), source=source,
+        self.publisher.publish(ev.ObservationRecorded(**self._base(run), source=source,
                                                       source_kind=spec.kind,
                                                       source_domain=domain, text=text))
         self.contexts.deliver(run, ev.memory_id(self.tenant, "observation", text), text)
@@ -159,11 +184,11 @@ class Recorder:
         # alternative; the gate is asked about the first (the smallest).
         alternatives, rule = ctx.justifications(args, itself="")
         if not alternatives:
-            alternatives, rule = [[self._agent_grounding(ctx.agent, text)]], "agent"
+            alternatives, rule = [[self._agent_grounding(ctx.agent, text, run)]], "agent"
         seq = time.time_ns()
         for premises in alternatives:
             self.publisher.publish(ev.ActionProposed(
-                **self._base(), action=name, text=text, premises=premises, agent=ctx.agent,
+                **self._base(run), action=name, text=text, premises=premises, agent=ctx.agent,
                 run=run, rule=rule, amount=amount, payee=payee, account=account, seq=seq))
         premises = alternatives[0]
         if spec.stage == "both":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from pathlib import Path
 
 import redis
@@ -15,6 +16,7 @@ from fastapi.staticfiles import StaticFiles
 from rescind.api import routes
 from rescind.api.auth import PERMISSIONS, TokenStore
 from rescind.api.state import Api, Guard
+from rescind.contract import layout
 from rescind.contract.errors import RescindError, Unauthenticated, http_status
 from rescind.graph.store import connect
 from rescind.runtime.settings import Settings
@@ -43,10 +45,13 @@ def create_app(settings: Settings | None = None, conn: redis.Redis | None = None
     app.include_router(routes.router)
     _errors(app)
 
-    @app.get("/api/health", tags=["health"], summary="Liveness and the FalkorDB connection")
+    @app.get("/api/health", tags=["health"], summary="Liveness, the FalkorDB connection, and "
+             "writes waiting for a premise that has not arrived")
     def health() -> dict:
         try:
-            return {"ok": bool(conn.ping())}
+            waiting = [int(v) for v in conn.hvals(layout.WAITING)]
+            return {"ok": bool(conn.ping()), "premises_awaited": len(waiting),
+                    "longest_wait_s": int(time.time()) - min(waiting) if waiting else 0}
         except redis.ConnectionError:
             return JSONResponse({"ok": False, "detail": "FalkorDB unreachable"}, 503)
 

@@ -33,6 +33,8 @@ Streams (shared by all tenants: the subscribers stay static while tenants come a
                                     parallelism of each group (``PARTITIONS`` by default)
     ``rescind:gate``                GateAsked requests
     ``rescind:gate:reply:<id>``     list: the GateAnswered to one request (expires in a minute)
+    ``rescind:writer:waiting``      hash: ``<tenant> <memory id>`` -> epoch seconds since a write
+                                    waits for that premise (cleared when it lands or is given up)
     ``rescind:dead``                entries that cannot be applied: fields ``stream``, ``id``,
                                     ``group``, ``reason`` and ``body`` (cut at ``MAX_ENTRY_BYTES``)
 
@@ -134,6 +136,7 @@ TENANTS = "rescind:api:tenants"
 EVENT_STREAM = "rescind:events:{partition}"
 GATE = "rescind:gate"
 DEAD = "rescind:dead"
+WAITING = "rescind:writer:waiting"  # hash: "<tenant> <premise id>" -> when a write began to wait
 WRITER_GROUP = "rescind-writer"
 RETRACTION_GROUP = "rescind-retraction"
 GROUPS = (WRITER_GROUP, RETRACTION_GROUP)  # on every events stream

@@ -12,6 +12,11 @@ from itertools import combinations
 
 from rescind.core.belief import Node, Rules, Window, settle
 
+# The trust domain of what a user types or an agent asserts on its own: not independent
+# evidence, since whoever talks to the agent controls it. Fragility counts it as fallen already.
+UNTRUSTED = "~untrusted"
+UNTRUSTED_KINDS = ("user", "agent")
+
 
 def cone_domains(cone: Mapping[str, Node], domain_of: Mapping[str, str], rules: Rules) -> list[str]:
     """Trust domains of the sources whose groundings still count somewhere in the cone."""
@@ -21,14 +26,14 @@ def cone_domains(cone: Mapping[str, Node], domain_of: Mapping[str, str], rules: 
         for g in node.groundings
         if rules.grounding_cause(g) is None
     }
-    return sorted(found)
+    return sorted(found - {UNTRUSTED})
 
 
 def falls_with(
     target: str, cone: Mapping[str, Node], domain_of: Mapping[str, str], rules: Rules, domains
 ) -> bool:
     """Would ``target`` be OUT if every source in ``domains`` were retracted for all time?"""
-    fallen = set(domains)
+    fallen = set(domains) | {UNTRUSTED}
     sources = {g.source for node in cone.values() for g in node.groundings}
     extra = [
         Window(id=f"~{s}", source=s, order=1 << 30)

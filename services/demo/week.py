@@ -42,11 +42,13 @@ def intercept_config(tenant: str, url: str) -> InterceptConfig:
 
     Invoices are not a source here: the demo asks where the money goes, not whether a bill is
     genuine (that is the three-way match's job), so a plan rests on the notes about the payee.
+    The agents' tasks come from the desk's own schedule, not from a person: user messages are
+    not a source here (``users=None``).
     """
     payment = {"id": "payment:{invoice}", "amount": "amount", "payee": "vendor",
                "account": "account"}
     return InterceptConfig(
-        tenant=tenant, url=url,
+        tenant=tenant, url=url, users=None,
         sources={
             "read_vendor_portal": SourceTool(source="portal:{vendor}", kind="vendor_portal"),
             "read_contract": SourceTool(source="contract:{vendor}", kind="signed_contract",

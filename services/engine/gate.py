@@ -18,7 +18,7 @@ def cone(graph: TenantGraph, target: str) -> tuple[dict[str, Node], dict[str, st
     """Everything ``target`` rests on, and the trust domain of every source in it."""
     nodes = graph.nodes(graph.upstream(target))
     sources = {g.source for n in nodes.values() for g in n.groundings}
-    return nodes, graph.domains(sources)
+    return nodes, graph.trust_domains(sources)
 
 
 def fragility_of(graph: TenantGraph, target: str) -> tuple[int, tuple[str, ...]]:

@@ -218,7 +218,7 @@ SOURCE = "MATCH (s:Source {id: $id}) RETURN s.id, s.kind, s.name, s.domain"
 DOMAINS_OF = """
 UNWIND $ids AS id
 MATCH (s:Source {id: id})
-RETURN s.id, s.domain
+RETURN s.id, s.domain, s.kind
 """
 
 ACTIVE_RETRACTIONS = """

@@ -24,6 +24,9 @@ tracer = trace.get_tracer("rescind")
 meter = metrics.get_meter("rescind")
 events_applied = meter.create_counter("rescind.events.applied", description="Events written")
 batch_size = meter.create_histogram("rescind.writer.batch_size", description="Entries per batch")
+premise_never_arrived = meter.create_counter(
+    "rescind.writer.premise_never_arrived",
+    description="Writes given up (dead-lettered) because a premise never arrived")
 retraction_ms = meter.create_histogram("rescind.retraction.duration", unit="ms",
                                        description="Preview and commit of one retraction")
 

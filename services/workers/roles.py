@@ -101,6 +101,7 @@ class Workers:
             now = time.monotonic()
             for p in held:
                 self.held.setdefault(p.key, Held(stream, p.key, p.event, now, p.missing))
+            self._waiting(tenant, [m for p in held for m in p.missing])
             sent = [(k, e) for k, e in items if k not in kept]
             # Acknowledged once the batch is in the graph; if it cannot be written, held.
             self.pipeline.then(functools.partial(self._landed, stream, tenant, sent),
@@ -150,20 +151,30 @@ class Workers:
                by_key: dict[str, Held], now: float) -> None:
         """Apply one tenant's held writes; ack what landed or waited too long, keep the rest."""
         still = {p.key: p for p in apply_writes(self.graph(tenant), items, moved=self._moved)}
-        done = []
+        done, settled = [], []
         for key, _ in items:
             h = by_key[key]
             if key not in still:
                 done.append(key)
+                settled += h.missing
             elif now - h.since > self.settings.patience_s:
-                reason = f"premise never arrived: {', '.join(still[key].missing)}"
+                missing = still[key].missing
+                reason = f"premise never arrived: {', '.join(missing)}"
+                log.warning("write %s of tenant %s waited %.0fs for premise(s) %s: given up, "
+                            "dead-lettered", h.event.event_id, tenant, now - h.since,
+                            ", ".join(missing))
+                telemetry.premise_never_arrived.add(1, {"tenant": tenant})
                 st.dead_letter(self.conn, stream, key, h.event.model_dump(mode="json",
                                by_alias=True), reason, layout.WRITER_GROUP)
                 done.append(key)
+                settled += missing
             else:
                 h.missing = still[key].missing
                 self.held[key] = h
         self._ack(stream, layout.WRITER_GROUP, done)
+        still_waiting = {m for h in self.held.values() if h.event.tenant == tenant
+                         for m in h.missing}
+        self._waiting(tenant, [m for m in settled if m not in still_waiting], done=True)
         kept = [k for k, _ in items if k in self.held]
         if kept:  # we still own them: keep the reaper's hands off
             self.conn.xclaim(stream, layout.WRITER_GROUP, self.consumer("writer"), 0, kept,
@@ -173,6 +184,22 @@ class Workers:
         """A write batch landed that took memories OUT (born on an OUT premise) or brought
         them back IN: the tenant's agents' caches hear of it, as of a retraction."""
         st.publish_status(self.conn, graph.tenant, "write", rev, changed, ev.from_micros(at))
+
+    def _waiting(self, tenant: str, premises: list[str], done: bool = False) -> None:
+        """Tell health which premises writes wait for (since when), or no longer wait for."""
+        fields = sorted({f"{tenant} {m}" for m in premises if not m.startswith("error:")})
+        if not fields:
+            return
+        try:
+            if done:
+                self.conn.hdel(layout.WAITING, *fields)
+            else:
+                pipe = self.conn.pipeline(transaction=False)
+                for f in fields:
+                    pipe.hsetnx(layout.WAITING, f, int(time.time()))
+                pipe.execute()
+        except Exception:  # health is told on a best-effort basis; the writes go on
+            log.exception("could not record which premises writes wait for")
 
     # -- retraction -----------------------------------------------------------------------
     def control(self, stream: str, entry_id: str, body: object) -> None:

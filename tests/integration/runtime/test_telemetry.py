@@ -91,3 +91,52 @@ def test_the_workers_report_events_batches_lag_and_retraction_latency(
     assert lag[(wrapped.rescind.publisher.stream_of(tenant_name), "rescind-writer")] == 0
     durations = [p for p in points["rescind.retraction.duration"] if p.attributes["op"] == "retract"]
     assert durations and durations[0].count >= 1 and durations[0].sum > 0
+
+
+def test_one_trace_per_run_with_its_tool_calls_and_store_writes_as_spans(rescind_workers,
+                                                                         tenant_name):
+    """Each top-level invocation is one trace: a ``rescind.run`` span whose children are the
+    tool calls and the store writes (a note saved from inside a tool), continued by the
+    writer's ``rescind.record``; a second invocation is another trace."""
+    EXPORTER.clear()
+    note = "Acme is paid to IBAN GB33 BUKB 2020 1555 5555 55"
+    wrapped = agent([call("read_vendor_portal", {"vendor": "acme"}, 1),
+                     call("save_note", {"text": note}, 2), AIMessage(content="ok"),
+                     call("read_vendor_portal", {"vendor": "acme"}, 3), AIMessage(content="ok")],
+                    rescind_workers, tenant_name)
+    run(wrapped, "note acme's account")
+    run(wrapped, "read it again")
+    settle(rescind_workers, wrapped)
+    wrapped.rescind.close()
+    spans = EXPORTER.get_finished_spans()
+    runs = [s for s in spans if s.name == "rescind.run"]
+    assert len(runs) == 2 and runs[0].context.trace_id != runs[1].context.trace_id
+    first = runs[0].context
+    children = {s.name for s in spans if s.parent is not None
+                and s.parent.span_id == first.span_id}
+    assert {"rescind.tool read_vendor_portal", "rescind.tool save_note",
+            "rescind.store put"} <= children, children
+    in_first = {s.name for s in spans if s.context.trace_id == first.trace_id}
+    assert "rescind.record" in in_first
+
+
+def test_a_tracer_provider_given_to_instrument_gets_the_agent_side_spans(rescind_workers,
+                                                                         tenant_name):
+    """``instrument(..., tracer_provider=...)``: the run's spans go to that provider."""
+    from langchain_core.messages import AIMessage as AI
+
+    from rescind.middleware import InterceptConfig, SourceTool, instrument
+    from tests.support import foreign as f
+
+    mine = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(mine))
+    graph = instrument(f.per_user(f.scripted(f.call("fetch_page", {
+        "url": "https://trends.example/colour"}), AI(content="ok")), None),
+        InterceptConfig(tenant=tenant_name, url=rescind_workers,
+                        sources={"fetch_page": SourceTool(source="web:{url}")}),
+        tracer_provider=provider)
+    graph.invoke({"messages": [("user", "colour?")]}, {"configurable": {"user_id": "a"}})
+    graph.rescind.close()
+    names = [s.name for s in mine.get_finished_spans()]
+    assert names.count("rescind.run") == 1 and "rescind.tool fetch_page" in names

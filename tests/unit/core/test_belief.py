@@ -1,7 +1,7 @@
 """The pure belief rule and fragility, on plain data (no server)."""
 
 from rescind.core.belief import Grounding, Node, Rules, Status, Window, settle
-from rescind.core.fragility import fragility
+from rescind.core.fragility import UNTRUSTED, cone_domains, fragility
 
 
 def obs(mid: str, source: str, at: int = 10) -> Node:
@@ -64,6 +64,18 @@ def test_fragility_counts_trust_domains_not_sources():
     assert fragility("b", region, {"s1": "d1", "s2": "d1"}, Rules()) == 1
     assert fragility("b", region, {"s1": "d1", "s2": "d2"},
                      Rules(windows=[Window("r", "s1"), Window("r2", "s2")])) == 0
+
+
+def test_a_user_s_or_an_agent_s_word_adds_no_trust_domain():
+    """The portal states it and the user repeats it: still one domain an attacker must take;
+    resting on the user's word alone, nothing needs to fall to fake it."""
+    region = {"o1": obs("o1", "portal"), "o2": obs("o2", "user:u1"),
+              "b": Node("b", justifications=[("o1",), ("o2",)]),
+              "c": Node("c", justifications=[("o2",)])}
+    domains = {"portal": "portal", "user:u1": UNTRUSTED}
+    assert fragility("b", region, domains, Rules()) == 1
+    assert fragility("c", region, domains, Rules()) == 0
+    assert cone_domains(region, domains, Rules()) == ["portal"]
 
 
 def test_fragility_of_a_conjunction_is_its_weakest_premise():
