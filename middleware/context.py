@@ -19,7 +19,7 @@ import uuid
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from .attribution import attribute_facts, facts
+from .attribution import FactIndex, facts
 
 _RUN: ContextVar[str | None] = ContextVar("rescind_run", default=None)
 
@@ -37,6 +37,8 @@ def current_run(thread_id: object = None) -> str:
 class RunContext:
     facts: dict[str, frozenset] = field(default_factory=dict)  # memory id -> its content facts
     turn_of: dict[str, int] = field(default_factory=dict)  # memory id -> turn last delivered in
+    unread: dict[str, object] = field(default_factory=dict)  # delivered, facts not computed yet
+    index: FactIndex = field(default_factory=FactIndex)  # fact -> the items stating it
     turn: int = 0  # model calls started so far in this run
     agent: str = "agent"
     span: object | None = None  # the run's trace span, if tracing
@@ -45,7 +47,12 @@ class RunContext:
         """The alternatives ``written`` rests on (each a list of premises, all needed), and the
         rule that found them; ``itself`` (the memory being written) is never its own premise.
         No alternative at all: nothing was delivered in this turn."""
-        found = attribute_facts(written, {m: f for m, f in self.facts.items() if m != itself})
+        if self.unread:  # facts are computed when a write first needs them, once per item
+            for mid, value in self.unread.items():
+                self.facts[mid] = frozenset(facts(value))
+                self.index.add(mid, self.facts[mid])
+            self.unread.clear()
+        found = self.index.attribute(written, exclude=itself)
         if found.justifications:
             return [list(j) for j in found.justifications], found.rule
         premises = [p for p in self.in_turn() if p != itself]
@@ -85,11 +92,8 @@ class Contexts:
     def deliver(self, run: str, mem_id: str, value: object) -> None:
         ctx = self.get(run)
         ctx.turn_of[mem_id] = ctx.turn
-        if mem_id not in ctx.facts:  # computed once: every later write is matched against it
-            ctx.facts[mem_id] = frozenset(facts(value))
-
-    def was_delivered(self, run: str, mem_id: str) -> bool:
-        return mem_id in self.get(run).facts
+        if mem_id not in ctx.facts:  # its facts are computed once, by the next write
+            ctx.unread[mem_id] = value
 
     def model_turn(self, run: str, agent: str | None) -> None:
         """A model call starts: a new turn."""

@@ -7,8 +7,8 @@ derived from its kind and text is part of the contract too: the middleware cites
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import re
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Literal
 
@@ -24,13 +24,12 @@ Tenant = Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,64}$")]
 Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
 Premises = Annotated[list[Id], Field(min_length=1, max_length=1000)]
 
-_SPACE = re.compile(r"\s+")
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def normalise(text: str) -> str:
     """Case-folded, runs of white space collapsed to one space, ends stripped."""
-    return _SPACE.sub(" ", text.casefold()).strip()
+    return " ".join(text.casefold().split())
 
 
 def memory_id(tenant: str, kind: str, text: str) -> str:
@@ -39,6 +38,7 @@ def memory_id(tenant: str, kind: str, text: str) -> str:
     return f"{kind[:3]}-{digest.hexdigest()}"
 
 
+@functools.lru_cache(maxsize=4096)  # a put, the read of what it replaced, the next get: one hash
 def store_memory_id(tenant: str, kind: str, key: str, text: str) -> str:
     """A value an agent keeps in its store is one version of the memory at ``key``
     (namespace/key): the same text under two keys is two memories, never merged."""
