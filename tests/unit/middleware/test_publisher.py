@@ -142,3 +142,23 @@ def test_a_torn_last_line_is_skipped_when_a_segment_is_read_again(tmp_path):
     assert rest == [] and bad == 1 and end2 == seg.size
     sp.resent(seg, end2, 0)
     assert os.listdir(folder) == []
+
+
+def test_the_spool_s_place_and_bounds_come_from_the_configuration(spool_dir, monkeypatch,
+                                                                   tmp_path):
+    """Default: $RESCIND_SPOOL_DIR, else the user's cache; a configured folder wins; the
+    recorder's publisher takes folder, bound and exit time from the configuration."""
+    from rescind.middleware import InterceptConfig
+
+    assert InterceptConfig(tenant="a").spool_dir == spool_dir
+    monkeypatch.delenv("RESCIND_SPOOL_DIR")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert InterceptConfig(tenant="a").spool_dir == tmp_path / ".cache" / "rescind" / "spool"
+    config = InterceptConfig(tenant="a", url=nowhere(), spool_dir=tmp_path / "mine",
+                             spool_max_bytes=10_000, exit_flush_s=0.5)
+    pub = Publisher.from_config(config)
+    assert (pub.spool_dir, pub.spool_max_bytes, pub.exit_flush_s) == (tmp_path / "mine",
+                                                                      10_000, 0.5)
+    assert (tmp_path / "mine" / "a").is_dir()  # its tenant's spool is open from the start
+    pub.close(timeout=0.5)
