@@ -12,9 +12,9 @@ retries with backoff.
 Endings: ``close()`` sends what it can in its time and leaves the rest in the spool. A process
 that never calls it gets the same from an ``atexit`` hook, bounded by ``exit_flush_s`` (the
 thread is a daemon: without the hook the interpreter would stop it with events unsent). A
-process killed outright leaves its segments unlocked: the next publisher for the tenant sends
-them, when it starts and whenever Redis comes back. Stream names and the envelope come from
-``rescind.contract.layout``, as on the services' side.
+process killed outright leaves its segments unlocked: a publisher for the tenant sends them,
+when it starts, whenever Redis comes back, and every ``CLAIM_EVERY_S`` when idle. Stream
+names and the envelope come from ``rescind.contract.layout``, as on the services' side.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from .spool import Segment, TenantSpool
 log = logging.getLogger("rescind.publisher")
 
 MB = 1 << 20
+CLAIM_EVERY_S = 30.0  # when idle, how often to look for segments a dead process left
 
 
 @dataclass
@@ -220,10 +221,14 @@ class Publisher:
     # -- the sending thread ------------------------------------------------------------------
     def _run(self) -> None:
         disk_turn = False  # memory and files take turns, so neither starves the other
+        next_claim = time.monotonic() + CLAIM_EVERY_S
         while True:
             with self._cv:
                 while not self._stop and not self.buffer and not self._disk_pending():
                     self._cv.wait(0.5)
+                    if time.monotonic() > next_claim:  # a sibling process died meanwhile
+                        next_claim = time.monotonic() + CLAIM_EVERY_S
+                        self._claim_all()
                 if self._stop:
                     self._cv.notify_all()
                     return

@@ -141,13 +141,6 @@ class TenantSpool:
                 raise OSError(f"short write ({written} of {len(data)} bytes)")
             seg.size += written
             self.size += written
-            seg.entries += 1
-            seg.unsent += 1
-            if durable:
-                os.fsync(seg.fd)
-                if not seg.synced:
-                    self._sync_folder()
-                    seg.synced = True
         except OSError as exc:
             if seg is not None and seg is self.current:
                 self.seal(seg)  # a partial line may end it: append nothing after that
@@ -157,6 +150,16 @@ class TenantSpool:
             self.broken = True
             return None
         self.broken = False
+        seg.entries += 1
+        seg.unsent += 1
+        if durable:
+            try:
+                os.fsync(seg.fd)
+                if not seg.synced:
+                    self._sync_folder()
+                    seg.synced = True
+            except OSError as exc:  # in the spool all the same, as a plain event is
+                log.warning("cannot fsync the spool in %s (%s)", self.folder, exc)
         return seg, offset
 
     def _roll(self) -> Segment:
@@ -170,6 +173,7 @@ class TenantSpool:
             os.rename(tmp, self.folder / name)
         except OSError:
             os.close(fd)
+            tmp.unlink(missing_ok=True)
             raise
         seg = Segment(self.folder / name, fd, 0, own=True)
         self.current = seg
@@ -290,7 +294,8 @@ class TenantSpool:
                 continue
             size = os.fstat(fd).st_size
             if not size:
-                os.unlink(self.folder / name)
+                with contextlib.suppress(OSError):
+                    os.unlink(self.folder / name)
                 os.close(fd)
                 continue
             self.disk.append(Segment(self.folder / name, fd, size, own=False))

@@ -176,3 +176,22 @@ def test_an_agent_instrumented_while_redis_is_down_starts_fails_closed_and_catch
                      tenant_name))]
         assert kinds == ["action_executed"]
         recorder.close()
+
+
+def test_a_running_publisher_sends_what_a_sibling_process_left_when_it_died(
+        falkordb, tenant_name, monkeypatch):
+    """Redis up all along: a publisher of the tenant that is already running finds, when idle,
+    the segments of a process that was killed, and sends them."""
+    from rescind.middleware import publisher
+
+    monkeypatch.setattr(publisher, "CLAIM_EVERY_S", 0.2)
+    running = Publisher(falkordb, tenant=tenant_name)
+    proc = child(f"redis://127.0.0.1:{free_port()}", tenant_name, 3, "SIGKILL")
+    assert proc.stdout.readline().strip() == "published", proc.stderr.read()
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    deadline = time.monotonic() + 10
+    while f"{tenant_name}-paid" not in ids_in_stream(falkordb, tenant_name):
+        assert time.monotonic() < deadline, "the dead process's segment was not sent"
+        time.sleep(0.1)
+    running.close()
