@@ -49,6 +49,14 @@ if ending != "exit":  # an executed payment, then the process dies at once
 """
 
 
+@pytest.fixture(scope="module")
+def falkordb():
+    """A server of this module's own: the events left here (an ActionExecuted of an action never
+    proposed, thousands of observations) would keep the session's workers busy or waiting."""
+    with EmbeddedFalkorDB() as server:
+        yield server.url
+
+
 def child(url: str, tenant: str, n: int, ending: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", CHILD, url, tenant, str(n), ending],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
