@@ -205,11 +205,11 @@ class Publisher:
             self.buffer = deque(e for e in self.buffer if id(e[4]) not in gone)
 
     def _disk_pending(self) -> bool:
-        return any(sp is not None and sp.pending for sp in self._spools.values())
+        return any(sp is not None and sp.disk for sp in self._spools.values())
 
     def _disk_job(self) -> tuple[TenantSpool, Segment] | None:
         for sp in self._spools.values():
-            if sp is not None and sp.pending:
+            if sp is not None and sp.disk:
                 return sp, sp.disk[0]
         return None
 
@@ -263,7 +263,7 @@ class Publisher:
                 if job is not None:
                     sp.resent(seg, end, len(entries))
                     self.stats.from_spool += len(entries)
-                    if not sp.pending and sp.claim():  # more than one claim could hold
+                    if not sp.disk and sp.claim():  # more than one claim could hold
                         self._bound(sp)
                 else:
                     last = chunk[-1][0]  # an overflow meanwhile may have dropped some already
