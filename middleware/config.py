@@ -40,6 +40,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rescind.contract import layout
 
+from .spool import default_dir
+
 
 class SourceTool(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -88,6 +90,13 @@ class InterceptConfig(BaseModel):
                                 "the run's `configurable` that templates may name besides the "
                                 "tool's arguments (not checked against the tool)")
     gate_timeout_s: float = Field(5.0, description="No answer in time: the action does not run")
+    spool_dir: Path = Field(default_factory=default_dir, description="Where events wait on "
+                            "local disk until their stream has them, one folder per tenant; "
+                            "default: $RESCIND_SPOOL_DIR, else ~/.cache/rescind/spool")
+    spool_max_bytes: int = Field(512 * 2**20, gt=0, description="Bound of a tenant's spool "
+                                 "held by one process; beyond it the oldest events are dropped")
+    exit_flush_s: float = Field(2.0, ge=0, description="At interpreter exit, how long to try "
+                                "sending what is queued; the rest stays in the spool")
     strict: bool = Field(False, description="A configuration problem found when the graph is "
                          "wrapped (a tool not in the graph, a template naming an argument the "
                          "tool does not take) is an error, not a warning")

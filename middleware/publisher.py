@@ -1,116 +1,299 @@
-"""Publishing that never blocks the agent: events go to the streams in background batches.
+"""Publishing that never blocks the agent, and loses nothing when its process dies.
 
-``publish`` only appends to a bounded in-memory buffer; a daemon thread sends what is there
-with one pipelined XADD per batch. While Redis is unreachable the buffer holds events (up to
-``capacity``; beyond that the oldest are dropped and counted) and the thread retries with
-backoff, flushing everything on reconnect. Stream names and the envelope come from
-``rescind.contract.layout``, as on the services' side.
+``publish`` writes the event to its tenant's spool on local disk (``spool``: one JSON line,
+one write(2), no fsync; ``durable=True`` adds the fsync) and queues it in memory; a daemon
+thread sends the queue with one pipelined XADD per batch, and, in turns with it, segment files
+the spool has to send again (left by a dead process, or let go of by memory). While Redis is
+unreachable the events wait in memory (up to ``capacity``; beyond that the oldest leave memory
+and are sent from their files later) and on disk (up to ``spool_max_bytes`` per tenant; beyond
+that the oldest segment is dropped, counted in ``stats.dropped`` and logged), and the thread
+retries with backoff.
+
+Endings: ``close()`` sends what it can in its time and leaves the rest in the spool. A process
+that never calls it gets the same from an ``atexit`` hook, bounded by ``exit_flush_s`` (the
+thread is a daemon: without the hook the interpreter would stop it with events unsent). A
+process killed outright leaves its segments unlocked: a publisher for the tenant sends them,
+when it starts, whenever Redis comes back, and every ``CLAIM_EVERY_S`` when idle. Stream
+names and the envelope come from ``rescind.contract.layout``, as on the services' side.
 """
 
 from __future__ import annotations
 
+import atexit
+import functools
+import logging
 import threading
 import time
+import weakref
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import redis
 
 from rescind.contract import layout
 from rescind.contract.events import Event
 
+from . import spool
+from .spool import Segment, TenantSpool
+
+log = logging.getLogger("rescind.publisher")
+
+MB = 1 << 20
+CLAIM_EVERY_S = 30.0  # when idle, how often to look for segments a dead process left
+
 
 @dataclass
 class PublisherStats:
-    published: int = 0
-    dropped: int = 0
+    published: int = 0  # entries XADDed (sent again from a spool file included)
+    dropped: int = 0  # lost: over the spool's bound, or over ``capacity`` with no spool to hold them
     failures: int = 0
     batches: int = 0
+    spooled: int = 0  # written to the spool
+    from_spool: int = 0  # sent from a spool file
 
 
 class Publisher:
+    """``tenant``: whose spool to open (and take over) at once; any other tenant's opens with
+    its first event."""
+
     def __init__(self, url: str, partitions: int = layout.PARTITIONS, capacity: int = 100_000,
-                 batch: int = 1_000, connect_timeout: float = 1.0) -> None:
+                 batch: int = 1_000, connect_timeout: float = 1.0, *, tenant: str | None = None,
+                 spool_dir: str | Path | None = None, spool_max_bytes: int = 512 * MB,
+                 segment_bytes: int = 4 * MB, exit_flush_s: float = 2.0) -> None:
         self.url = url
         self.partitions = partitions
         self.batch = batch
-        self.buffer: deque[tuple[int, str, dict]] = deque()
+        # (seq, stream, fields, spool, segment, offset in it): the send queue
+        self.buffer: deque[tuple[int, str, dict, TenantSpool | None, Segment | None, int]] = \
+            deque()
         self._seq = 0
         self.capacity = capacity
         self.stats = PublisherStats()
+        self.spool_dir = Path(spool_dir) if spool_dir is not None else spool.default_dir()
+        self.spool_max_bytes, self.segment_bytes = spool_max_bytes, segment_bytes
+        self.exit_flush_s = exit_flush_s
+        self._spools: dict[str, TenantSpool | None] = {}
         self._cv = threading.Condition()
         self._stop = False
+        self._closed = False
         self._sending = False  # a chunk is on the wire
+        self._streak = 0  # sends failed in a row
+        self._retry_now = False  # a flush is waiting: skip the backoff
         self._conn = redis.Redis.from_url(url, socket_connect_timeout=connect_timeout,
                                           socket_timeout=5)
+        if tenant is not None:
+            with self._cv:
+                self._open(tenant)
         self._thread = threading.Thread(target=self._run, name="rescind-publisher", daemon=True)
         self._thread.start()
+        self._exit_hook = functools.partial(_at_exit, weakref.ref(self))
+        atexit.register(self._exit_hook)
+
+    @classmethod
+    def from_config(cls, config: Any) -> Publisher:
+        """The publisher an ``InterceptConfig`` describes."""
+        return cls(config.url, partitions=config.partitions, tenant=config.tenant,
+                   spool_dir=config.spool_dir, spool_max_bytes=config.spool_max_bytes,
+                   exit_flush_s=config.exit_flush_s)
 
     def stream_of(self, tenant: str) -> str:
         return layout.tenant_stream(tenant, self.partitions)
 
-    def publish(self, event: Event) -> None:
-        """Queue one event; returns at once whatever Redis is doing."""
+    def publish(self, event: Event, durable: bool = False) -> None:
+        """Spool and queue one event; returns at once whatever Redis is doing. ``durable``:
+        the event is fsynced to disk before this returns (it survives a crash of the machine,
+        not only of the process); costs a disk flush, so kept for what must not be lost."""
         entry = layout.encode_event(event)
+        stream = self.stream_of(event.tenant)
+        data = spool.line(stream, entry)
         with self._cv:
+            sp = self._spools[event.tenant] if event.tenant in self._spools \
+                else self._open(event.tenant)
+            seg, offset = (sp.append(data, durable) if sp is not None else None) or (None, 0)
+            if seg is not None:
+                self.stats.spooled += 1
+            elif durable:
+                log.warning("a durable event (%s) is in memory only: the spool "
+                            "could not take it", type(event).__name__)
             if len(self.buffer) >= self.capacity:
-                self.buffer.popleft()
-                self.stats.dropped += 1
+                self._evict()
             self._seq += 1
-            self.buffer.append((self._seq, self.stream_of(event.tenant), entry))
-            self._cv.notify()
+            self.buffer.append((self._seq, stream, entry, sp, seg, offset))
+            if sp is not None and sp.size > sp.max_bytes:
+                self._bound(sp)
+            self._cv.notify_all()
 
     @property
     def backlog(self) -> int:
+        """Events queued in memory (the spool's files may hold more to send again)."""
         return len(self.buffer)
 
+    @property
+    def spool_bytes(self) -> int:
+        """Bytes of spool segments this publisher holds."""
+        with self._cv:
+            return sum(sp.size for sp in self._spools.values() if sp is not None)
+
     def flush(self, timeout: float = 10.0) -> bool:
-        """Wait until everything queued so far has been sent; False on timeout."""
+        """Wait until everything queued so far is in its stream (what memory holds and the
+        spool files being sent); False on timeout, or as soon as the server proves
+        unreachable (two sends in a row failed, one of them during this call; the first retry
+        after a success is immediate, since a server that restarted fails once on the old
+        connection). What is unsent stays queued and spooled."""
         deadline = time.monotonic() + timeout
         with self._cv:
-            self._cv.notify()
-            while self.buffer or self._sending:
+            failures = self.stats.failures
+            self._retry_now = True
+            self._cv.notify_all()
+            while self.buffer or self._sending or self._disk_pending():
+                if self.stats.failures > failures and self._streak >= 2:
+                    return False
                 remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                if remaining <= 0 or not self._thread.is_alive():
                     return False
                 self._cv.wait(min(remaining, 0.05))
         return True
 
     def close(self, timeout: float = 10.0) -> None:
-        self.flush(timeout)
+        """Send what can be sent within ``timeout``; the rest stays in the spool for the next
+        publisher of the tenant. Events published afterwards are spooled only."""
+        atexit.unregister(self._exit_hook)
+        deadline = time.monotonic() + timeout
+        if not self._closed:
+            self.flush(timeout)
         with self._cv:
             self._stop = True
-            self._cv.notify()
-        self._thread.join(timeout)
+            self._cv.notify_all()
+        self._thread.join(max(deadline - time.monotonic(), 0.1))
+        with self._cv:
+            self._closed = True
+            for sp in self._spools.values():
+                if sp is not None:
+                    sp.release()
+            self._spools.clear()
 
+    # -- under the lock ----------------------------------------------------------------------
+    def _open(self, tenant: str) -> TenantSpool | None:
+        try:
+            sp = TenantSpool(self.spool_dir / tenant, self.spool_max_bytes, self.segment_bytes)
+        except OSError as exc:
+            log.warning("no spool for tenant %s in %s (%s): its events are kept in "
+                        "memory only", tenant, self.spool_dir, exc)
+            sp = None
+        self._spools[tenant] = sp
+        if sp is not None and not self._closed and sp.claim():
+            self._bound(sp)
+            self._cv.notify_all()
+        return sp
+
+    def _evict(self) -> None:
+        """Memory is full: its oldest entry leaves it, to be sent from its spool file later."""
+        _, _, _, sp, seg, offset = self.buffer.popleft()
+        if sp is None or seg is None:
+            self.stats.dropped += 1
+        else:
+            sp.evicted(seg, offset)
+
+    def _bound(self, sp: TenantSpool) -> None:
+        dropped = sp.bound()
+        for _, lost in dropped:
+            self.stats.dropped += lost
+        gone = {id(seg) for seg, _ in dropped}
+        if any(id(e[4]) in gone for e in self.buffer):
+            self.buffer = deque(e for e in self.buffer if id(e[4]) not in gone)
+
+    def _disk_pending(self) -> bool:
+        return any(sp is not None and sp.disk for sp in self._spools.values())
+
+    def _disk_job(self) -> tuple[TenantSpool, Segment] | None:
+        for sp in self._spools.values():
+            if sp is not None and sp.disk:
+                return sp, sp.disk[0]
+        return None
+
+    def _claim_all(self) -> None:
+        for sp in self._spools.values():
+            if sp is not None and sp.claim():
+                self._bound(sp)
+
+    # -- the sending thread ------------------------------------------------------------------
     def _run(self) -> None:
-        backoff = 0.05
+        disk_turn = False  # memory and files take turns, so neither starves the other
+        next_claim = time.monotonic() + CLAIM_EVERY_S
         while True:
             with self._cv:
-                while not self.buffer and not self._stop:
+                while not self._stop and not self.buffer and not self._disk_pending():
                     self._cv.wait(0.5)
-                if self._stop and not self.buffer:
+                    if time.monotonic() > next_claim:  # a sibling process died meanwhile
+                        next_claim = time.monotonic() + CLAIM_EVERY_S
+                        self._claim_all()
+                if self._stop:
+                    self._cv.notify_all()
                     return
-                chunk = [self.buffer[i] for i in range(min(self.batch, len(self.buffer)))]
+                job = self._disk_job() if disk_turn or not self.buffer else None
+                if job is not None:
+                    sp, seg = job
+                    seg.busy = True
+                    at = seg.resend_from or 0
+                else:
+                    chunk = [self.buffer[i] for i in range(min(self.batch, len(self.buffer)))]
                 self._sending = True
+            disk_turn = job is None
+            if job is not None:
+                try:
+                    entries, end, _ = TenantSpool.read(seg, at, self.batch)
+                except OSError:  # unreadable: nothing more can come of it
+                    entries, end = [], seg.size
+            else:
+                entries = [(stream, fields) for _, stream, fields, *_ in chunk]
             try:
-                pipe = self._conn.pipeline(transaction=False)
-                for _, stream, entry in chunk:
-                    pipe.xadd(stream, entry)
-                pipe.execute()
-            except (redis.ConnectionError, redis.TimeoutError):
-                with self._cv:
-                    self._sending = False
-                    self.stats.failures += 1
-                time.sleep(backoff)
-                backoff = min(backoff * 2, 2.0)
+                if entries:
+                    pipe = self._conn.pipeline(transaction=False)
+                    for stream, fields in entries:
+                        pipe.xadd(stream, fields)
+                    pipe.execute()
+            except redis.RedisError:
+                self._failed(job)
                 continue
-            backoff = 0.05
             with self._cv:
-                last = chunk[-1][0]  # an overflow meanwhile may have dropped some already
-                while self.buffer and self.buffer[0][0] <= last:
-                    self.buffer.popleft()
-                self.stats.published += len(chunk)
+                back = self._streak >= 2
+                self._streak, self._retry_now = 0, False
+                if job is not None:
+                    sp.resent(seg, end, len(entries))
+                    self.stats.from_spool += len(entries)
+                    if not sp.disk and sp.claim():  # more than one claim could hold
+                        self._bound(sp)
+                else:
+                    last = chunk[-1][0]  # an overflow meanwhile may have dropped some already
+                    while self.buffer and self.buffer[0][0] <= last:
+                        _, _, _, esp, eseg, _ = self.buffer.popleft()
+                        if esp is not None and eseg is not None:
+                            esp.sent(eseg)
+                if back:  # Redis is back: what processes that died meanwhile left
+                    self._claim_all()
+                self.stats.published += len(entries)
                 self.stats.batches += 1
                 self._sending = False
                 self._cv.notify_all()
+
+    def _failed(self, job: tuple[TenantSpool, Segment] | None) -> None:
+        with self._cv:
+            if job is not None:
+                job[0].unread(job[1])
+            self._sending = False
+            self.stats.failures += 1
+            self._streak += 1
+            self._cv.notify_all()
+            if self._streak > 1:  # the first retry is at once: a restarted server's old socket
+                delay = min(0.05 * 2 ** (self._streak - 2), 2.0)
+                self._cv.wait_for(lambda: self._retry_now or self._stop, delay)
+            self._retry_now = False
+
+
+def _at_exit(ref: weakref.ref) -> None:
+    """At interpreter exit: send what can be sent in ``exit_flush_s``, spool the rest."""
+    pub = ref()
+    if pub is not None:
+        pub.close(pub.exit_flush_s)

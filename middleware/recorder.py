@@ -53,7 +53,7 @@ class Recorder:
         self.clock = clock
         self.tenant = config.tenant
         self.started = datetime.now(UTC)  # store items last changed before this predate us
-        self.publisher = publisher or Publisher(config.url, partitions=config.partitions)
+        self.publisher = publisher or Publisher.from_config(config)
         self.status = status or StatusCache(config.url, config.tenant)
         self.gate = gate or GateClient(config.url, config.tenant, config.gate_timeout_s)
         self.contexts = Contexts()
@@ -199,7 +199,7 @@ class Recorder:
     def action_done(self, tool: str, name: str) -> None:
         """The tool ran: a proposal-only tool (scheduling) leaves its action pending."""
         if self.config.actions[tool].stage != "propose":
-            self.publisher.publish(ev.ActionExecuted(**self._base(), action=name))
+            self.publisher.publish(ev.ActionExecuted(**self._base(), action=name), durable=True)
 
     def close(self) -> None:
         self.publisher.close()

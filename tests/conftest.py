@@ -47,6 +47,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                                 + ", ".join(needs_server))
 
 
+@pytest.fixture(autouse=True)
+def spool_dir(tmp_path_factory, monkeypatch) -> Path:
+    """Each test's publishers spool in a folder of their own (and so do the processes the test
+    starts): never in the user's cache, and never sending what another test left unsent."""
+    path = tmp_path_factory.mktemp("spool")
+    monkeypatch.setenv("RESCIND_SPOOL_DIR", str(path))
+    return path
+
+
 @pytest.fixture(scope="session")
 def falkordb():
     """The embedded server, or the one named by RESCIND_TEST_URL."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import tempfile
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -163,7 +164,10 @@ def replay_via_streams(text: str, url: str, tenant: str | None = None,
     st.ensure_groups(conn, partitions)
     settings = WorkerSettings(url=url, worker_id=f"replay-{graph.tenant}", partitions=partitions,
                               gate_threshold=gate_threshold, gate_min_domains=gate_min_domains)
-    publisher = Publisher(url, partitions=partitions)
+    # A spool of its own: a replay regenerates its events, so a failed one leaves nothing for
+    # the next publisher of the tenant to send.
+    spool = tempfile.TemporaryDirectory(prefix="rescind-replay-spool-")
+    publisher = Publisher(url, partitions=partitions, spool_dir=spool.name)
     workers = WorkerThread(settings, ("writer", "retraction")) if start_workers else None
     try:
         with workers or contextlib.nullcontext():
@@ -180,3 +184,4 @@ def replay_via_streams(text: str, url: str, tenant: str | None = None,
                 raise
     finally:
         publisher.close()
+        spool.cleanup()

@@ -16,6 +16,7 @@ from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
 from rescind.middleware.status import StatusCache
+from rescind.operator.recalls import recall_list
 from rescind.scenario.via_streams import wait_idle
 from rescind.workers.app import WorkerSettings, WorkerThread
 
@@ -204,3 +205,43 @@ def test_writes_that_change_statuses_are_published_for_the_agents_caches(workers
         time.sleep(0.01)
     assert cache.out == {o1, later, held}
     cache.close()
+
+
+def test_a_spool_sent_again_whole_changes_nothing(workers, tenant_name):
+    """What the publisher's spool does after a crash: every event sent a second time, in order,
+    after the first copies were applied; writes, an ActionExecuted and a SourceCompromised
+    among them. The graph is the one of a single delivery: each write applied once (the copies
+    coming after the retraction revive nothing), the payment executed, OUT and its recall
+    drafted, the retraction recorded once, nothing dead-lettered."""
+    conn = redis.Redis.from_url(workers)
+    start = last_dead_id(conn)
+
+    def history(t: str) -> list[ev.Event]:
+        return world(t) + [
+            ev.ActionExecuted(event_id="x", tenant=t, at=AT, action="pay-1"),
+            ev.SourceCompromised(event_id="r", tenant=t, at=AT, retraction="r1",
+                                 source="portal", reason="hacked", by="sec")]
+
+    pub = Publisher(workers)
+    # One tenant at a time: the writer keys what it holds back (here the ActionExecuted that
+    # arrives with its proposal) by entry id alone, and two streams can give one id twice.
+    for t in (tenant_name + "x", tenant_name, tenant_name):  # the last: the segment again
+        for e in history(t):
+            pub.publish(e)
+        pub.flush()
+        wait_idle(conn, layout.tenant_stream(t), timeout=30)
+    pub.close()
+
+    def shape(t: str) -> dict:
+        g = TenantGraph(connect(workers), t)
+        return {"statuses": sorted(statuses(workers, t).values()),
+                "justifications": g.rows("MATCH (j:Justification) RETURN count(j)"),
+                "retractions": g.rows("MATCH ()-[r:RETRACTION]->() RETURN count(r)"),
+                "action": g.rows("MATCH (m:Mem {kind: 'action'}) RETURN m.executed, m.status"),
+                "recalls": [r.state for r in recall_list(g)]}
+
+    twice, once = shape(tenant_name), shape(tenant_name + "x")
+    assert twice == once
+    assert twice["action"] == [[True, "OUT"]] and twice["recalls"] == ["drafted"]
+    assert twice["retractions"] == [[1]]
+    assert dead_since(conn, start) == []
