@@ -46,8 +46,10 @@ from .spool import default_dir
 class SourceTool(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    source: str = Field(description="Source id template, formatted with the tool's arguments")
-    kind: str = "tool"
+    source: str = Field(description="Source id template, formatted with the tool's arguments "
+                        "and the run's config values")
+    kind: str = Field("tool", description="The source's kind, kept on it (e.g. `web`, "
+                      "`vendor_portal`)")
     domain: str | None = Field(None, description="Trust domain template; default: the source")
 
 
@@ -78,17 +80,24 @@ class ActionTool(BaseModel):
 class InterceptConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    tenant: str = Field(pattern=rf"^{layout.TENANT_RE.pattern}$")
-    url: str = "redis://127.0.0.1:6379"
+    tenant: str = Field(pattern=rf"^{layout.TENANT_RE.pattern}$", description="Whose graph "
+                        "the events go to; operators name it with `--tenant`")
+    url: str = Field("redis://127.0.0.1:6379", description="The FalkorDB server (a Redis URL): "
+                     "its streams carry the events, the gate and the OUT statuses")
     partitions: int = Field(layout.PARTITIONS, ge=1, description="Event streams; the same "
                             "number as the workers' (RESCIND_PARTITIONS)")
-    sources: dict[str, SourceTool] = Field(default_factory=dict)
-    actions: dict[str, ActionTool] = Field(default_factory=dict)
-    users: UserSource | None = Field(default_factory=UserSource, description="How user "
-                                     "messages become a source; null: they are not recorded")
-    run_keys: list[str] = Field(["user_id", "thread_id", "assistant_id"], description="Keys of "
-                                "the run's `configurable` that templates may name besides the "
-                                "tool's arguments (not checked against the tool)")
+    sources: dict[str, SourceTool] = Field(default_factory=dict, description="Source tools, by "
+                                           "tool name: each result is an observation")
+    actions: dict[str, ActionTool] = Field(default_factory=dict, description="Action tools, by "
+                                           "tool name: recorded, and gated by `stage`, before "
+                                           "they run")
+    users: UserSource | None = Field(default_factory=UserSource, description="How the user's "
+                                     "messages become a source; None (from Python: TOML has no "
+                                     "null) records none")
+    run_keys: list[str] = Field(["user_id", "thread_id", "assistant_id"], description="Names "
+                                "of the run's `configurable` values that templates may use "
+                                "besides the tool's arguments: the check at wrap time accepts "
+                                "them (at run time every `configurable` value fills templates)")
     gate_timeout_s: float = Field(5.0, description="No answer in time: the action does not run")
     spool_dir: Path = Field(default_factory=default_dir, description="Where events wait on "
                             "local disk until their stream has them, one folder per tenant; "

@@ -33,6 +33,7 @@ for command in (operate.compromise, operate.reinstate, operate.explain, operate.
 app.command("audit-order")(operate.audit_order)
 for command in (harness.demo, harness.record, run.replay, run.worker, run.up, run.asyncapi):
     app.command()(command)
+app.command("config-schema")(run.config_schema)
 app.add_typer(harness.bench_app, name="bench")
 app.add_typer(operate.recalls_app, name="recalls")
 app.add_typer(api_app, name="api")

@@ -64,7 +64,8 @@ def _show(url: str | None, data_dir: Path, tenant: str, as_json: bool, read, ren
 
 
 def explain(
-    memory: str = typer.Argument(..., help="A memory id, or a name (an action's name)"),
+    memory: str = typer.Argument(..., help="A memory id, a name (an action's name), or a store "
+                                 "key (namespace/key: its current version)"),
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:

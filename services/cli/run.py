@@ -1,5 +1,5 @@
 """Running Rescind: the workers, `up` (server, workers and API in one process), replay, and
-the AsyncAPI document."""
+the generated documents (the AsyncAPI document, the configuration table)."""
 
 from __future__ import annotations
 
@@ -143,3 +143,31 @@ def asyncapi(out_file: Path = typer.Option(Path("docs/asyncapi.json"), "--out"),
     out_file.parent.mkdir(parents=True, exist_ok=True)
     out_file.write_text(document(), encoding="utf-8")
     emit({"file": str(out_file)}, as_json, lambda d, c: c.print(f"wrote {d['file']}"))
+
+
+def config_schema(
+    write: Path | None = typer.Option(None, "--write", help="Regenerate the table between the "
+                                      "schema markers of this file (docs/wrapping.md)"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Print the configuration reference of `instrument` (InterceptConfig), as a Markdown
+    table; --write puts it in a document."""
+    from rescind.views import config_schema as schema
+
+    if write is None:
+        if as_json:
+            print(json.dumps(schema.rows(), indent=2, ensure_ascii=False))
+        else:
+            print(schema.markdown(), end="")
+        return
+    try:
+        text = write.read_text(encoding="utf-8")
+    except OSError as exc:
+        refuse(f"cannot read {write}: {exc.strerror}")
+    try:
+        updated = schema.replaced(text)
+    except ValueError as exc:
+        refuse(f"{write}: {exc}")
+    write.write_text(updated, encoding="utf-8")
+    emit({"file": str(write), "changed": updated != text}, as_json,
+         lambda d, c: c.print(f"{'updated' if d['changed'] else 'unchanged'}: {d['file']}"))

@@ -164,10 +164,13 @@ RETURN id, ID(j), p.id
 """
 
 # How each justification of ``ids`` was chosen (its rule), with its premises: explain shows it.
+# One row per justification (grouped by ``j``, not by its rule: two alternatives chosen by the
+# same rule are two rows).
 JUSTIFICATION_RULES = """
 UNWIND $ids AS id
 MATCH (p:Mem)-[:PREMISE_OF]->(j:Justification)-[:JUSTIFIES]->(:Mem {id: id})
-RETURN id, j.rule, collect(p.id)
+WITH id, j, collect(p.id) AS premises
+RETURN id, j.rule, premises
 """
 
 # One hop upstream of a frontier: the premises of any justification of ``ids``.

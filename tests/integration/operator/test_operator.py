@@ -107,6 +107,18 @@ def test_explain_and_fragility_name_the_sources_and_domains(story):
                                                                            "ap-inbox"}
 
 
+def test_explain_gives_each_of_two_justifications_its_rule(story):
+    """A memory written twice on different premises has two justifications chosen by the same
+    rule: explain names the rule of each, not None for both."""
+    url, tenant = story
+    [[mid]] = TenantGraph(connect(url), tenant).rows(
+        "MATCH (j:Justification)-[:JUSTIFIES]->(m:Mem) WITH m, count(j) AS n WHERE n = 2 "
+        "RETURN m.id")
+    code, tree, _ = cli(story, "explain", mid)
+    assert code == 0 and len(tree["justifications"]) == 2
+    assert tree["justification_rules"] == ["scenario", "scenario"]
+
+
 def test_audit_order_ranks_the_portal_first(story):
     """Both payments rest on the portal alone (and on the inbox): the two share the top by
     value; the contract, with nothing resting on it alone, comes last."""
