@@ -58,7 +58,7 @@ class Workers:
         self.settings = settings
         self.conn = connect(settings.url)
         self.graphs: dict[str, TenantGraph] = {}
-        self.held: dict[str, Held] = {}
+        self.held: dict[tuple[str, str], Held] = {}  # by (stream, entry id): ids repeat across streams
         self.lock = asyncio.Lock()  # one batch at a time per process keeps the graph linear
         # A batch is written while the next is read and planned; once it lands, the statuses it
         # changed are published before its events are acknowledged.
@@ -95,12 +95,13 @@ class Workers:
                 log.warning("writes of tenant %s failed (%s); held for retry", tenant, exc)
                 now = time.monotonic()
                 for k, e in items:
-                    self.held.setdefault(k, Held(stream, k, e, now, [f"error: {exc}"]))
+                    self.held.setdefault((stream, k), Held(stream, k, e, now, [f"error: {exc}"]))
                 continue
             kept = {p.key for p in held}
             now = time.monotonic()
             for p in held:
-                self.held.setdefault(p.key, Held(stream, p.key, p.event, now, p.missing))
+                self.held.setdefault((stream, p.key),
+                                     Held(stream, p.key, p.event, now, p.missing))
             self._waiting(tenant, [m for p in held for m in p.missing])
             sent = [(k, e) for k, e in items if k not in kept]
             # Acknowledged once the batch is in the graph; if it cannot be written, held.
@@ -131,7 +132,7 @@ class Workers:
         with self._lost_lock:
             lost, self._lost = self._lost, []
         for h in lost:
-            self.held.setdefault(h.entry_id, h)
+            self.held.setdefault((h.stream, h.entry_id), h)
         if not self.held:
             return
         now = time.monotonic()
@@ -145,15 +146,15 @@ class Workers:
                 self._retry(stream, tenant, items, by_key, now)
             except Exception as exc:  # a restarting server, say: all of them are tried again
                 log.warning("held writes of tenant %s failed again (%s); kept", tenant, exc)
-                self.held.update({k: by_key[k] for k, _ in items})
+                self.held.update({(stream, k): by_key[(stream, k)] for k, _ in items})
 
     def _retry(self, stream: str, tenant: str, items: list[tuple[str, ev.Event]],
-               by_key: dict[str, Held], now: float) -> None:
+               by_key: dict[tuple[str, str], Held], now: float) -> None:
         """Apply one tenant's held writes; ack what landed or waited too long, keep the rest."""
         still = {p.key: p for p in apply_writes(self.graph(tenant), items, moved=self._moved)}
         done, settled = [], []
         for key, _ in items:
-            h = by_key[key]
+            h = by_key[(stream, key)]
             if key not in still:
                 done.append(key)
                 settled += h.missing
@@ -170,12 +171,12 @@ class Workers:
                 settled += missing
             else:
                 h.missing = still[key].missing
-                self.held[key] = h
+                self.held[(stream, key)] = h
         self._ack(stream, layout.WRITER_GROUP, done)
         still_waiting = {m for h in self.held.values() if h.event.tenant == tenant
                          for m in h.missing}
         self._waiting(tenant, [m for m in settled if m not in still_waiting], done=True)
-        kept = [k for k, _ in items if k in self.held]
+        kept = [k for k, _ in items if (stream, k) in self.held]
         if kept:  # we still own them: keep the reaper's hands off
             self.conn.xclaim(stream, layout.WRITER_GROUP, self.consumer("writer"), 0, kept,
                              justid=True)

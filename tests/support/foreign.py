@@ -195,3 +195,18 @@ def read_contract(vendor: str) -> str:
 
 def ap_desk(model, store):
     return create_react_agent(model, [read_vendor_portal, read_contract, save_note], store=store)
+
+
+# -- 7. a node that calls a configured tool itself -------------------------------------------
+def direct_caller(store):
+    """No model, no ToolNode: the node calls the source tool and writes what it found."""
+
+    def research(state: MessagesState, *, store) -> dict:
+        page = fetch_page.invoke({"url": "https://acme.example/press"})
+        store.put(("notes",), "office", {"text": "Office: " + page.split(" at ", 1)[1]})
+        return {"messages": []}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node(research)
+    builder.add_edge(START, "research")
+    return builder.compile(store=store)

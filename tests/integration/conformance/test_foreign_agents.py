@@ -229,3 +229,17 @@ def test_the_original_graph_object_records_and_a_store_key_is_explained_by_its_v
     [[v1]] = g.rows("MATCH (m:Mem {text: $t}) RETURN m.id", {"t": f"User's IBAN: {IBAN_1}"})
     assert [(h["status"], h["cause"]) for h in g.history(v1)][-1] == ("OUT", "superseded")
     original.rescind.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_configured_tool_called_directly_from_a_node_is_still_observed(
+        mode, rescind_workers, tenant_name):
+    """The node invokes the source tool itself (no ToolNode, no model): the call still runs
+    under the graph's callbacks, so the page is observed and the note rests on it."""
+    graph = wrap(f.direct_caller(InMemoryStore()), rescind_workers, tenant_name, sources=WEB)
+    invoke(graph, mode, "go", {"configurable": {"thread_id": "n1"}})
+    settle(rescind_workers, graph)
+    note = "Office: 5 Quay Street, Bristol BS1 4DJ"
+    assert record(rescind_workers, tenant_name) == {
+        note: ("IN", {frozenset({"web:https://acme.example/press"})})}
+    graph.rescind.close()
