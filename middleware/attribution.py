@@ -14,6 +14,7 @@ minimal sets of items that cover every fact it uses. Pure: plain values in, ids 
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -32,6 +33,8 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?![\w.])")
 _SEGMENT = re.compile(r"[\n;|]+|(?<=[.!?])\s+")
 _MAX_DEPTH = 32  # deeper nesting is not read (it runs in the agent's own store call)
 _MAX_PARSED = 64 * 1024  # a longer string is matched as text, not parsed as JSON or a repr
+_START = 4  # an identifier has at least 4 characters; matching indexes them by the first 4
+_LEAD = 30  # words looked at on either side of the digits: a phrase holds at most this many
 
 
 @dataclass(frozen=True)
@@ -70,32 +73,48 @@ def attribute_facts(written: object, stated_by: Mapping[str, Iterable[tuple[str,
 
 class FactIndex:
     """Which delivered items state which fact, kept as a run's items arrive, so that matching
-    a write looks each of its numbers up and scans only identifiers and phrases."""
+    a write looks its numbers, the starts of its words and its words up, instead of scanning
+    the written value once per fact."""
 
     def __init__(self) -> None:
         self.numbers: dict[str, set[str]] = {}
         self.ids: dict[str, set[str]] = {}
+        self.ids_by_start: dict[str, list[str]] = {}  # first 4 characters -> ids
         self.phrases: dict[str, set[str]] = {}  # " phrase ", as it stands among the words
+        self.by_first: dict[bool, dict[str, list[str]]] = {True: {}, False: {}}  # holds a digit?
+        # -> first word -> " phrase "s
 
     def add(self, item: str, item_facts: Iterable[tuple[str, str]]) -> None:
         for kind, key in item_facts:
             if kind == "num":
                 self.numbers.setdefault(key, set()).add(item)
             elif kind == "id":
+                if key not in self.ids:
+                    self.ids_by_start.setdefault(key[:_START], []).append(key)
                 self.ids.setdefault(key, set()).add(item)
             else:
-                self.phrases.setdefault(f" {key} ", set()).add(item)
+                padded = f" {key} "
+                if padded not in self.phrases:
+                    digit = any(c.isdigit() for c in key)
+                    self.by_first[digit].setdefault(key.split(" ", 1)[0], []).append(padded)
+                self.phrases.setdefault(padded, set()).add(item)
 
     def attribute(self, written: object, exclude: str | None = None,
                   limit: int = MAX_JUSTIFICATIONS) -> Attribution:
-        target = _Target(written)
-        families: list[set[str]] = []
-        for n in target.numbers:
-            if (items := self.numbers.get(n)) is not None:
-                families.append(items)
-        compact, words = target.compact, target.words
-        families += [items for key, items in self.ids.items() if key in compact]
-        families += [items for key, items in self.phrases.items() if key in words]
+        t = _Target(written)
+        families = [items for n in t.numbers if (items := self.numbers.get(n)) is not None]
+        if t.starts is None:  # not plain ASCII words: every fact is looked for in the text
+            families += [items for key, items in self.ids.items() if key in t.compact]
+            families += [items for key, items in self.phrases.items() if key in t.words]
+        else:  # an identifier starts where a word near the digits starts; a phrase with a word
+            near, joined = t.near_words, t.near_compact
+            families += [self.ids[key] for p in t.starts
+                         for key in self.ids_by_start.get(joined[p:p + _START], ())
+                         if joined.startswith(key, p)]
+            families += [self.phrases[key] for word in t.word_set
+                         for key in self.by_first[False].get(word, ()) if key in t.words]
+            families += [self.phrases[key] for word in t.near_set
+                         for key in self.by_first[True].get(word, ()) if key in near]
         if exclude is not None:
             families = [f - {exclude} if exclude in f else f for f in families]
             families = [f for f in families if f]
@@ -137,17 +156,46 @@ def minimal_covers(families: Iterable[set[str]], limit: int = MAX_JUSTIFICATIONS
 
 
 class _Target:
-    """The written value, rendered three ways for matching: words, compact, numbers."""
+    """The written value, rendered for matching: its words, compact, numbers, and (for plain
+    ASCII words) the set of its words and the first characters from each word's start on."""
 
     def __init__(self, written: object) -> None:
         leaves = [x for x in _leaves(written) if not isinstance(x, bool)]
         text = " ".join(str(x) for x in leaves)
         folded = text.casefold()
-        self.words = " " + " ".join(_words(folded)) + " "
+        words = _words(folded)
+        self.words = " " + " ".join(words) + " "
         self.compact = _compact_folded(folded)
-        self.numbers = {n for m in _NUMBER.finditer(text) if (n := _number(m.group())) is not None}
+        self.word_set = set(words)
+        self.starts: list[int] | None = None
+        span = _digit_span(text)
+        if folded.isascii() and "'" not in folded:
+            # Identifiers and phrases holding a digit are looked for near the digits only: an
+            # identifier starts at most a few code words before its first digit and a phrase
+            # holds at most a few dozen words (joined, the words there are their compact).
+            before, _, after = text.partition(span) if span else ("", "", "")
+            near = _words(" ".join([*before.rsplit(maxsplit=_LEAD)[-_LEAD:], span,
+                                    *after.split(maxsplit=_LEAD)[:_LEAD]]).casefold())
+            self.near_words = " " + " ".join(near) + " "
+            self.near_set = set(near)
+            self.near_compact = "".join(near)
+            self.starts = list(itertools.accumulate(map(len, near), initial=0))
+        self.numbers = {n for m in _NUMBER.finditer(span)
+                        if (n := _number(m.group())) is not None}
         self.numbers |= {n for x in leaves if isinstance(x, int | float)
                          and (n := _number(x)) is not None}
+
+
+def _digit_span(text: str) -> str:
+    """The part of ``text`` from the word holding its first digit to the one holding its last
+    (cut at white space, so a number's neighbours stay what they were): prose is not scanned."""
+    found = [i for d in "0123456789" if (i := text.find(d)) >= 0]
+    if not found:
+        return ""
+    first, last = min(found), max(text.rfind(d) for d in "0123456789")
+    start = max(text.rfind(" ", 0, first), text.rfind("\n", 0, first)) + 1
+    ends = [i for i in (text.find(" ", last), text.find("\n", last)) if i >= 0]
+    return text[start:min(ends) if ends else len(text)]
 
 
 def _segment_facts(segment: str) -> set[tuple[str, str]]:
