@@ -35,6 +35,7 @@ _MAX_DEPTH = 32  # deeper nesting is not read (it runs in the agent's own store 
 _MAX_PARSED = 64 * 1024  # a longer string is matched as text, not parsed as JSON or a repr
 _START = 4  # an identifier has at least 4 characters; matching indexes them by the first 4
 _LEAD = 30  # words looked at on either side of the digits: a phrase holds at most this many
+_ID_LEAD = 8  # code words an identifier may have before its first digit ("ABC DEF 1234")
 
 
 @dataclass(frozen=True)
@@ -174,12 +175,16 @@ class _Target:
             # identifier starts at most a few code words before its first digit and a phrase
             # holds at most a few dozen words (joined, the words there are their compact).
             before, _, after = text.partition(span) if span else ("", "", "")
-            near = _words(" ".join([*before.rsplit(maxsplit=_LEAD)[-_LEAD:], span,
-                                    *after.split(maxsplit=_LEAD)[:_LEAD]]).casefold())
+            lead = _words(" ".join(before.rsplit(maxsplit=_LEAD)[-_LEAD:]).casefold())
+            middle = _words(span.casefold())
+            near = lead + middle + _words(" ".join(after.split(maxsplit=_LEAD)[:_LEAD])
+                                          .casefold())
             self.near_words = " " + " ".join(near) + " "
             self.near_set = set(near)
             self.near_compact = "".join(near)
-            self.starts = list(itertools.accumulate(map(len, near), initial=0))
+            offsets = list(itertools.accumulate(map(len, near), initial=0))
+            first = max(0, len(lead) - _ID_LEAD)  # an identifier starts by its digits
+            self.starts = offsets[first:len(lead) + len(middle) + 1]
         self.numbers = {n for m in _NUMBER.finditer(span)
                         if (n := _number(m.group())) is not None}
         self.numbers |= {n for x in leaves if isinstance(x, int | float)

@@ -3,7 +3,7 @@ either was rendered; items stating the same fact are alternatives, different fac
 
 import json
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rescind.middleware.attribution import Delivered, attribute, facts, minimal_covers
@@ -141,3 +141,41 @@ def test_every_rendering_of_the_same_items_gives_the_same_premises(items):
                                ).justifications)
                for ri in RENDER_ITEM for rw in RENDER_WRITE}
     assert answers == {(("X", "Y"),)}
+
+
+_CODE_WORDS = ["GB33", "BUKB", "2020", "1555", "INV-1002", "PT50", "0002", "MSA-2026-001",
+               "10.1038/s41586", "34,500.00", "12000", "ZZ97", "QKRB"]
+_PLAIN_WORDS = ["the", "supplier", "bank", "account", "paid", "to", "Acme", "Supplies",
+                "remit", "address", "Harbor", "Lane", "is", "now", "and", "for"]
+_texts = st.lists(st.sampled_from(_CODE_WORDS + _PLAIN_WORDS), min_size=1, max_size=40).map(
+    " ".join)
+
+
+@given(items=st.lists(_texts, min_size=1, max_size=8), written=_texts,
+       filler=st.integers(0, 60))
+@example(items=["the BUKB QKRB 2020 supplier"], written="paid BUKB QKRB 2020", filler=3)
+@settings(max_examples=200, deadline=None)
+def test_looking_near_the_digits_finds_what_scanning_everything_finds(items, written, filler):
+    """The fast path (identifiers by the start of a word near the digits, phrases by their
+    first word) gives the premises a scan of the whole value for every fact gives, with prose
+    before and after the facts."""
+    from rescind.middleware import attribution as at
+
+    index = at.FactIndex()
+    for i, text in enumerate(items):
+        index.add(f"m{i}", at.facts({"text": text}))
+    prose = " ".join(["the delivery schedule was confirmed"] * filler)
+    value = {"text": f"{prose} {written} {prose}"}
+    fast = index.attribute(value)
+
+    class Scan(at._Target):
+        def __init__(self, w):
+            super().__init__(w)
+            self.starts = None
+
+    try:
+        at._Target, plain = Scan, at._Target
+        slow = index.attribute(value)
+    finally:
+        at._Target = plain
+    assert (fast.justifications, fast.rule) == (slow.justifications, slow.rule)
