@@ -36,7 +36,7 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rescind.contract import layout
 
@@ -92,8 +92,8 @@ class InterceptConfig(BaseModel):
                                            "tool name: recorded, and gated by `stage`, before "
                                            "they run")
     users: UserSource | None = Field(default_factory=UserSource, description="How the user's "
-                                     "messages become a source; None (from Python: TOML has no "
-                                     "null) records none")
+                                     "messages become a source; `false` (None from Python) "
+                                     "records none")
     run_keys: list[str] = Field(["user_id", "thread_id", "assistant_id"], description="Names "
                                 "of the run's `configurable` values that templates may use "
                                 "besides the tool's arguments: the check at wrap time accepts "
@@ -109,6 +109,12 @@ class InterceptConfig(BaseModel):
     strict: bool = Field(False, description="A configuration problem found when the graph is "
                          "wrapped (a tool not in the graph, a template naming an argument the "
                          "tool does not take) is an error, not a warning")
+
+    @field_validator("users", mode="before")
+    @classmethod
+    def _users_off(cls, value: object) -> object:
+        """``users = false`` in TOML, which has no null, turns user messages off."""
+        return None if value is False else value
 
     @classmethod
     def load(cls, path: str | Path) -> InterceptConfig:

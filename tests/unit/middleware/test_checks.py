@@ -94,3 +94,13 @@ def test_graphs_sharing_a_configuration_are_judged_on_the_tools_they_hold():
     found = problems(graph(), shared, whole_system=False)
     assert found == [p for p in problems(graph(), shared) if "not in the graph" not in p]
     assert len(found) == 1 and "'portal:{who}' names who" in found[0]
+
+
+def test_users_false_in_toml_turns_user_messages_off(tmp_path):
+    """TOML has no null: ``users = false`` is how a file says the user's messages are not a
+    source; left out, they are (``user:{user_id}``)."""
+    path = tmp_path / "rescind.toml"
+    path.write_text('tenant = "acme"\nusers = false\n')
+    assert InterceptConfig.load(path).users is None
+    path.write_text('tenant = "acme"\n')
+    assert InterceptConfig.load(path).users.source == "user:{user_id}"
