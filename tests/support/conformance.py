@@ -87,3 +87,12 @@ def retract(url: str, tenant: str, source: str) -> str:
 
 def reinstate(url: str, tenant: str, rid: str) -> None:
     decisions.reinstate(TenantGraph(connect(url), tenant), rid, "security")
+
+
+def retract_and_reinstate(url: str, tenant: str, source: str, after: dict[str, str],
+                          back: dict[str, str]) -> None:
+    """Retract ``source``: the statuses are ``after``; reinstate it: they are ``back``."""
+    rid = retract(url, tenant, source)
+    assert statuses(url, tenant) == after
+    reinstate(url, tenant, rid)
+    assert statuses(url, tenant) == back

@@ -17,6 +17,7 @@ from tests.support.conformance import (
     record,
     reinstate,
     retract,
+    retract_and_reinstate,
     settle,
     statuses,
     wrap,
@@ -48,10 +49,8 @@ def test_memory_agent_a_store_update_supersedes_and_each_version_rests_on_its_me
     assert record(rescind_workers, tenant_name) == {
         v1: ("OUT", {frozenset({"user:u1"})}), v2: ("IN", {frozenset({"user:u1"})})}
     assert causes(rescind_workers, tenant_name)[v1] == "superseded"
-    rid = retract(rescind_workers, tenant_name, "user:u1")
-    assert statuses(rescind_workers, tenant_name) == {v1: "OUT", v2: "OUT"}
-    reinstate(rescind_workers, tenant_name, rid)
-    assert statuses(rescind_workers, tenant_name) == {v1: "OUT", v2: "IN"}
+    retract_and_reinstate(rescind_workers, tenant_name, "user:u1",
+                          after={v1: "OUT", v2: "OUT"}, back={v1: "OUT", v2: "IN"})
     graph.rescind.close()
 
 
@@ -81,10 +80,8 @@ def test_langmem_hot_path_adopts_what_predates_the_wrapper_and_a_delete_withdraw
         old: ("OUT", {frozenset({"said by store:preexisting"})}),
         office: ("IN", {frozenset({"web:https://acme.example/press"})})}
     assert causes(rescind_workers, tenant_name)[old] == "deleted"
-    rid = retract(rescind_workers, tenant_name, "web:https://acme.example/press")
-    assert statuses(rescind_workers, tenant_name) == {old: "OUT", office: "OUT"}
-    reinstate(rescind_workers, tenant_name, rid)
-    assert statuses(rescind_workers, tenant_name) == {old: "OUT", office: "IN"}
+    retract_and_reinstate(rescind_workers, tenant_name, "web:https://acme.example/press",
+                          after={old: "OUT", office: "OUT"}, back={old: "OUT", office: "IN"})
     graph.rescind.close()
 
 
@@ -106,10 +103,8 @@ def test_a_supervisor_s_note_rests_on_what_its_researcher_read(mode, rescind_wor
     settle(rescind_workers, graph)
     assert record(rescind_workers, tenant_name) == {
         office: ("IN", {frozenset({"web:https://acme.example/press"})})}
-    rid = retract(rescind_workers, tenant_name, "web:https://acme.example/press")
-    assert statuses(rescind_workers, tenant_name) == {office: "OUT"}
-    reinstate(rescind_workers, tenant_name, rid)
-    assert statuses(rescind_workers, tenant_name) == {office: "IN"}
+    retract_and_reinstate(rescind_workers, tenant_name, "web:https://acme.example/press",
+                          after={office: "OUT"}, back={office: "IN"})
     graph.rescind.close()
 
 
@@ -128,10 +123,8 @@ def test_create_agent_with_store_tools_names_its_source_from_the_run_s_config(
     settle(rescind_workers, graph)
     saved = '{"name": "Jane Roe", "phone": "+44 20 7946 0018"}'
     assert record(rescind_workers, tenant_name) == {saved: ("IN", {frozenset({"crm:u7"})})}
-    rid = retract(rescind_workers, tenant_name, "crm:u7")
-    assert statuses(rescind_workers, tenant_name) == {saved: "OUT"}
-    reinstate(rescind_workers, tenant_name, rid)
-    assert statuses(rescind_workers, tenant_name) == {saved: "IN"}
+    retract_and_reinstate(rescind_workers, tenant_name, "crm:u7", after={saved: "OUT"},
+                          back={saved: "IN"})
     graph.rescind.close()
 
 
