@@ -168,16 +168,20 @@ class Recorder:
         tool. Returns the action's name."""
         spec = self.config.actions[tool]
         name = fill(spec.id, values or args) if spec.id else call_id
-        if spec.stage == "execute":  # judged by what was proposed, not by today's arguments
-            self.gate.ask(name, [], None, None, proposed=True, at=self.clock())
+        if spec.stage == "execute":  # judged by what was proposed; today's values must equal it
+            amount = _number(args.get(spec.amount)) if spec.amount else None
+            if spec.amount and amount is None:
+                raise GateRefused(f"{tool}: the amount {args.get(spec.amount)!r} in argument "
+                                  f"{spec.amount!r} is not a number; {name} does not run")
+            self.gate.ask(name, [], amount, _arg(args, spec.payee), proposed=True,
+                          at=self.clock(), account=_arg(args, spec.account))
             return name
         ctx = self.contexts.get(run)
         amount = _number(args.get(spec.amount)) if spec.amount else None
         if spec.amount and amount is None:  # fail closed: a gate cannot judge an unknown sum
             raise GateRefused(f"{tool}: the amount {args.get(spec.amount)!r} in argument "
                               f"{spec.amount!r} is not a number; {name} does not run")
-        payee = str(args[spec.payee]) if spec.payee and spec.payee in args else None
-        account = str(args[spec.account]) if spec.account and spec.account in args else None
+        payee, account = _arg(args, spec.payee), _arg(args, spec.account)
         text = f"{tool}({json.dumps(args, sort_keys=True, default=str)})"
         # What the call draws on, found as for a write: the delivered items that state its
         # arguments (account, amount, invoice), else the model's turn. One proposal per
@@ -193,7 +197,7 @@ class Recorder:
         premises = alternatives[0]
         if spec.stage == "both":
             self.publisher.flush(self.config.gate_timeout_s)  # the gate reads what we sent
-            self.gate.ask(name, premises, amount, payee, at=self.clock())
+            self.gate.ask(name, premises, amount, payee, at=self.clock(), account=account)
         return name
 
     def action_done(self, tool: str, name: str) -> None:
@@ -204,6 +208,10 @@ class Recorder:
     def close(self) -> None:
         self.publisher.close()
         self.status.close()
+
+
+def _arg(args: dict, name: str | None) -> str | None:
+    return str(args[name]) if name and name in args and args[name] is not None else None
 
 
 def _number(x: object) -> float | None:

@@ -83,7 +83,12 @@ class GateAsk(Body):
 
     action: Ident
     premises: list[Ident] | None = Field(None, min_length=1, max_length=MAX_PREMISES)
-    amount: float | None = Field(None, ge=0, le=1e15, allow_inf_nan=False)
+    amount: float | None = Field(None, ge=0, le=1e15, allow_inf_nan=False, strict=True,
+                                 description="Required with `premises` (a new payment); for a "
+                                 "stored proposal, the call's amount, which must equal it")
+    account: str | None = Field(None, min_length=1, max_length=200, description="The account "
+                                "the call pays: only sources stating it count as evidence")
+    payee: str | None = Field(None, min_length=1, max_length=500)
 
 
 class NewTenant(Body):

@@ -20,7 +20,7 @@ from rescind.contract import events as ev
 from rescind.contract import layout
 from rescind.contract.errors import Invalid, NotFound
 from rescind.contract.kinds import KINDS
-from rescind.core.shapes import BLAST_GROUPS
+from rescind.core.shapes import BLAST_GROUPS, GateDecision
 from rescind.engine import gate as gate_mod
 from rescind.engine import retraction as ret
 from rescind.graph import queries as q
@@ -287,11 +287,18 @@ def change_commit(conn: redis.Redis, graph: TenantGraph,
 
 
 def gate(graph: TenantGraph, body: models.GateAsk, threshold: float, min_domains: int) -> dict:
-    if body.premises:
-        d = gate_mod.check_premises(graph, body.action, body.premises, body.amount,
-                                    threshold, min_domains)
+    """The same gate the agents' calls go through (``rescind.engine.gate.judge``)."""
+    policy = gate_mod.GatePolicy(threshold, min_domains)
+    if body.premises and body.amount is None:
+        d = GateDecision(body.action, False, "blocked: a payment needs an amount", 0)
+    elif body.premises:
+        d = gate_mod.judge(graph, gate_mod.GateCall(body.action, tuple(body.premises),
+                                                    body.amount, body.account, body.payee),
+                           policy)
     else:
-        d = gate_mod.check(graph, resolve(graph, body.action), threshold, min_domains)
+        d = gate_mod.judge(graph, gate_mod.GateCall(resolve(graph, body.action), None,
+                                                    body.amount, body.account, body.payee),
+                           policy)
     return {"action": d.action, "allowed": d.allowed, "reason": d.reason,
             "fragility": d.fragility, "domains": list(d.domains)}
 

@@ -236,9 +236,13 @@ class GateAsked(Event):
     premises: Premises
     amount: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     payee: str | None = Field(None, max_length=500)
+    account: str | None = Field(None, max_length=200, description="The account the call pays: "
+                                "only sources stating it count as evidence")
     reply_to: Id
     proposed: bool = Field(False, description="The action was proposed earlier (a scheduled "
-                           "payment being released): judge it by its stored amount and status")
+                           "payment being released): judge it by its stored amount and status; "
+                           "the call's own amount, account and payee, when given, must equal "
+                           "the proposal's")
 
 
 class GateAnswered(Event):

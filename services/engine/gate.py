@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 from rescind.contract.errors import NotFound
 from rescind.contract.layout import GATE_MIN_DOMAINS, GATE_THRESHOLD
 from rescind.core.belief import Node
+from rescind.core.evidence import evidence_cone, normalise_account
 from rescind.core.fragility import cone_domains, weakest
 from rescind.core.shapes import GateDecision
 from rescind.graph.store import TenantGraph
@@ -39,43 +43,127 @@ def weakest_of(graph: TenantGraph, target: str) -> tuple[int, tuple[str, ...], t
     return frag, witness, domains
 
 
-def check(graph: TenantGraph, action: str, threshold: float = GATE_THRESHOLD,
-          min_domains: int = GATE_MIN_DOMAINS) -> GateDecision:
-    facts = graph.actions_in([action])
+@dataclass(frozen=True)
+class GatePolicy:
+    """What the gate refuses: a payment above ``threshold`` that fewer than ``min_domains``
+    trust domains stand behind. Only sources of ``trusted_kinds`` count (None: every kind but a
+    user's or an agent's). The same policy in the workers, the API and replay
+    (``RESCIND_GATE_*``)."""
+
+    threshold: float = GATE_THRESHOLD
+    min_domains: int = GATE_MIN_DOMAINS
+    trusted_kinds: frozenset[str] | None = None
+
+
+@dataclass(frozen=True)
+class GateCall:
+    """The call about to run: a new action resting on ``premises``, or (``premises`` None) a
+    stored proposal by id, released by a call whose own values must equal it."""
+
+    action: str
+    premises: tuple[str, ...] | None = None
+    amount: float | None = None
+    account: str | None = None
+    payee: str | None = None
+
+
+def judge(graph: TenantGraph, call: GateCall, policy: GatePolicy = GatePolicy()) -> GateDecision:
+    """The one gate: the middleware's question, ``POST …/gate`` and a scenario's ``gate`` line
+    all come here."""
+    if call.amount is not None and (isinstance(call.amount, bool)
+                                    or not math.isfinite(call.amount) or call.amount < 0):
+        return GateDecision(call.action, False, f"blocked: {call.amount!r} is not an amount", 0)
+    if call.premises is None:
+        return _judge_stored(graph, call, policy)
+    return _judge_new(graph, call, policy)
+
+
+def _judge_stored(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDecision:
+    facts = graph.actions_in([call.action])
     if not facts:
-        raise UnknownAction(f"unknown action {action!r}")
+        raise UnknownAction(f"unknown action {call.action!r}")
     props = facts[0]
-    frag, domains = fragility_of(graph, action)
-    amount = props.get("amount")
+    for field, asked in (("amount", call.amount), ("account", call.account),
+                         ("payee", call.payee)):
+        stored = props.get(field)
+        if asked is not None and not _same(field, asked, stored):
+            return GateDecision(call.action, False, f"blocked: the call's {field} {asked!r} is "
+                                f"not the proposal's {stored!r}", 0)
+    frag, domains = evidence_fragility(graph, call.action, props.get("account"), p)
     if props.get("status") != "IN":
         reason = f"blocked: the action is OUT (cause {props.get('cause')})"
-        return GateDecision(action, False, reason, frag, domains)
-    if amount is not None and amount > threshold and frag < min_domains:
-        reason = (f"blocked: {amount:,.2f} is above {threshold:,.0f} and rests on "
-                  f"{frag} trust domain(s) that could fake it; {min_domains} needed")
-        return GateDecision(action, False, reason, frag, domains)
+        return GateDecision(call.action, False, reason, frag, domains)
+    return _by_amount(call.action, props.get("amount"), frag, domains, p)
+
+
+def _judge_new(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDecision:
+    """An action not yet in the graph: it would rest on every premise together, so it falls
+    as soon as any premise falls: its fragility is the smallest among them (0 when one is
+    missing or OUT)."""
+    premises = list(call.premises or ())
+    known = graph.statuses(premises)
+    missing = [x for x in premises if x not in known]
+    if missing:
+        return GateDecision(call.action, False,
+                            f"blocked: unknown premise(s) {', '.join(missing)}", 0)
+    out = [x for x in premises if not known[x].is_in]
+    if out:
+        return GateDecision(call.action, False, f"blocked: it rests on OUT memory {out[0]} "
+                            f"(cause {known[out[0]].cause})", 0)
+    frag, domains = min((evidence_fragility(graph, x, call.account, p) for x in premises),
+                        key=lambda fd: fd[0])
+    return _by_amount(call.action, call.amount, frag, domains, p)
+
+
+def _by_amount(action: str, amount: float | None, frag: int, domains: tuple[str, ...],
+               p: GatePolicy) -> GateDecision:
+    if amount is not None and amount > p.threshold and frag < p.min_domains:
+        return GateDecision(action, False, f"blocked: {amount:,.2f} is above "
+                            f"{p.threshold:,.0f} and rests on {frag} trust domain(s) that could "
+                            f"fake it; {p.min_domains} needed", frag, domains)
     return GateDecision(action, True, f"allowed: fragility {frag}", frag, domains)
+
+
+def evidence_fragility(graph: TenantGraph, target: str, account: str | None,
+                       p: GatePolicy = GatePolicy()) -> tuple[int, tuple[str, ...]]:
+    """How many trust domains that state ``account`` would have to fall to fake ``target``,
+    and those domains (see ``rescind.core.evidence``). With no account named, every trust
+    domain its cone draws on counts, but a user's or an agent's word never does."""
+    nodes, domain_of = cone(graph, target)
+    if target not in nodes:
+        raise UnknownAction(f"unknown memory {target!r}")
+    rules = graph.rules()
+    if not account:  # no account named: every domain its cone draws on counts (as before)
+        return weakest(target, nodes, domain_of, rules)[0], \
+            tuple(cone_domains(nodes, domain_of, rules))
+    sources = {g.source for n in nodes.values() for g in n.groundings}
+    raw = graph.source_facts(sources)
+    grounded = [m for m, n in nodes.items() if n.groundings]
+    texts = {f["id"]: f.get("text") or "" for f in graph.memories(grounded)}
+    seen, domain_of = evidence_cone(nodes, texts, account, {s: d for s, (d, _) in raw.items()},
+                                    {s: k for s, (_, k) in raw.items()}, rules,
+                                    p.trusted_kinds)
+    frag, _witness = weakest(target, seen, domain_of, rules)
+    return frag, tuple(cone_domains(seen, domain_of, rules))
+
+
+def _same(field: str, asked: object, stored: object) -> bool:
+    if field == "amount":
+        return stored is not None and abs(float(asked) - float(stored)) < 0.005
+    if field == "account":
+        return stored is not None and normalise_account(str(asked)) == \
+            normalise_account(str(stored))
+    return stored is not None and str(asked).strip().casefold() == str(stored).strip().casefold()
+
+
+# The former entry points, kept as thin names over ``judge`` for their callers.
+def check(graph: TenantGraph, action: str, threshold: float = GATE_THRESHOLD,
+          min_domains: int = GATE_MIN_DOMAINS) -> GateDecision:
+    return judge(graph, GateCall(action), GatePolicy(threshold, min_domains))
 
 
 def check_premises(graph: TenantGraph, action: str, premises: list[str], amount: float | None,
-                   threshold: float = GATE_THRESHOLD, min_domains: int = GATE_MIN_DOMAINS
-                   ) -> GateDecision:
-    """The gate for an action not yet in the graph: it would rest on ``premises`` together.
-
-    Its one justification needs every premise, so it falls as soon as any premise falls:
-    its fragility is the smallest fragility among them (0 when one is missing or OUT).
-    """
-    known = graph.statuses(premises)
-    missing = [p for p in premises if p not in known]
-    if missing:
-        return GateDecision(action, False, f"blocked: unknown premise(s) {', '.join(missing)}", 0)
-    out = [p for p in premises if not known[p].is_in]
-    if out:
-        return GateDecision(action, False, f"blocked: it rests on OUT memory {out[0]} (cause "
-                                           f"{known[out[0]].cause})", 0)
-    frag, domains = min((fragility_of(graph, p) for p in premises), key=lambda fd: fd[0])
-    if amount is not None and amount > threshold and frag < min_domains:
-        return GateDecision(action, False, f"blocked: {amount:,.2f} is above {threshold:,.0f} "
-                            f"and rests on {frag} trust domain(s) that could fake it; "
-                            f"{min_domains} needed", frag, domains)
-    return GateDecision(action, True, f"allowed: fragility {frag}", frag, domains)
+                   threshold: float = GATE_THRESHOLD, min_domains: int = GATE_MIN_DOMAINS,
+                   account: str | None = None) -> GateDecision:
+    return judge(graph, GateCall(action, tuple(premises), amount, account),
+                 GatePolicy(threshold, min_domains))

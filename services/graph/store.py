@@ -242,6 +242,10 @@ class TenantGraph:
     def domains(self, sources: Iterable[str]) -> dict[str, str]:
         return {s: d for s, d, _ in self.rows(q.DOMAINS_OF, {"ids": list(sources)})}
 
+    def source_facts(self, sources: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """Each source's (trust domain, kind)."""
+        return {s: (d, kind) for s, d, kind in self.rows(q.DOMAINS_OF, {"ids": list(sources)})}
+
     def trust_domains(self, sources: Iterable[str]) -> dict[str, str]:
         """Each source's trust domain as fragility counts it: a user's or an agent's is
         UNTRUSTED (not independent evidence)."""

@@ -19,7 +19,7 @@ from rescind.contract import layout
 from rescind.contract import streams as st
 from rescind.contract.errors import Invalid
 from rescind.core.shapes import Change, GateDecision, RetractionResult
-from rescind.engine.gate import UnknownAction, check, check_premises
+from rescind.engine.gate import GateCall, GatePolicy, UnknownAction, judge
 from rescind.engine.writes import Pipeline
 from rescind.graph.store import TenantGraph, connect
 from rescind.runtime import telemetry
@@ -247,20 +247,22 @@ class Workers:
     def _judge(self, graph: TenantGraph, asked: ev.GateAsked) -> GateDecision:
         """An earlier proposal by its stored facts; a new one by the premises it would rest on.
         Either may have been published just before the question: wait for it a moment."""
-        limits = (self.settings.gate_threshold, self.settings.gate_min_domains)
+        policy = GatePolicy(self.settings.gate_threshold, self.settings.gate_min_domains)
         deadline = time.monotonic() + 2.0
         if asked.proposed:
             mid = ev.action_id(asked.tenant, asked.action)
             while not graph.actions_in([mid]) and time.monotonic() < deadline:
                 time.sleep(0.01)
             try:
-                return check(graph, mid, *limits)
+                return judge(graph, GateCall(mid, None, asked.amount, asked.account,
+                                             asked.payee), policy)
             except UnknownAction:
                 return GateDecision(mid, False, f"blocked: no proposal named {asked.action!r}", 0)
         while len(graph.statuses(asked.premises)) < len(set(asked.premises)) \
                 and time.monotonic() < deadline:
             time.sleep(0.01)
-        return check_premises(graph, asked.action, asked.premises, asked.amount, *limits)
+        return judge(graph, GateCall(asked.action, tuple(asked.premises), asked.amount,
+                                     asked.account, asked.payee), policy)
 
     # -- reaper ---------------------------------------------------------------------------
     def reap(self, group: str, stream: str, entry_id: str, body: object) -> None:

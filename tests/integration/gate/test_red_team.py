@@ -1,0 +1,159 @@
+"""The payment gate, attacked as someone who wants the money would, through the real
+middleware and workers: only sources that state the account being paid count, a user's or an
+agent's word never does, and a payment with no amount is refused everywhere."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+import pytest
+from langchain_core.tools import tool
+from langgraph.prebuilt import InjectedStore, create_react_agent
+from langgraph.store.memory import InMemoryStore
+
+from rescind.middleware import ActionTool, GateRefused, SourceTool
+from tests.support import foreign as f
+from tests.support.conformance import settle, wrap
+
+ATTACKER = "ZZ97 QKRB 0000 9034 5521 66"
+GENUINE = "GB33 BUKB 2020 1555 5555 55"
+PAID: list[dict] = []
+PAGES = {"portal": f"Acme Corp portal\nBank account: {ATTACKER}",
+         "contract": f"MASTER AGREEMENT MSA-2026-001\nSupplier: Acme Corp\nBank account: {GENUINE}"}
+
+
+@tool
+def read_vendor_portal(vendor: str) -> str:
+    """Read the vendor's portal."""
+    return PAGES["portal"]
+
+
+@tool
+def read_contract(vendor: str) -> str:
+    """Read the signed contract."""
+    return PAGES["contract"]
+
+
+@tool
+def save_note(text: str, store: Annotated[Any, InjectedStore()]) -> str:
+    """Save a note."""
+    store.put(("notes",), uuid.uuid5(uuid.NAMESPACE_URL, text).hex, {"text": text})
+    return "saved"
+
+
+@tool
+def recall_notes(store: Annotated[Any, InjectedStore()]) -> str:
+    """Every note."""
+    return "\n".join(i.value["text"] for i in store.search(("notes",)))
+
+
+@tool
+def pay_invoice(vendor: str, amount: float, account: str) -> str:
+    """Pay a vendor."""
+    PAID.append({"vendor": vendor, "amount": amount, "account": account})
+    return "paid"
+
+
+def desk(script, url: str, tenant: str):
+    model = f.Scripted(messages=iter(script))
+    graph = create_react_agent(model, [read_vendor_portal, read_contract, save_note,
+                                       recall_notes, pay_invoice], store=InMemoryStore())
+    return wrap(graph, url, tenant, sources={
+        "read_vendor_portal": SourceTool(source="portal:{vendor}", kind="vendor_portal"),
+        "read_contract": SourceTool(source="contract:{vendor}", kind="signed_contract")},
+        actions={"pay_invoice": ActionTool(amount="amount", payee="vendor",
+                                           account="account")})
+
+
+def run(graph, text: str) -> None:
+    graph.invoke({"messages": [("user", text)]}, {"configurable": {"user_id": "clerk"}})
+
+
+PAY = f.call("pay_invoice", {"vendor": "acme", "amount": 34500, "account": ATTACKER})
+
+
+def test_the_agent_restating_the_portal_is_not_a_second_domain(rescind_workers, tenant_name):
+    """The portal shows the attacker's account; the agent writes the same note again in a run
+    of its own (nothing read: only the user's message). The note has two justifications, but
+    one domain states the account: the $34,500 is refused and never runs."""
+    PAID.clear()
+    note = f"Acme bank account: {ATTACKER}"
+    graph = desk([
+        f.call("read_vendor_portal", {"vendor": "acme"}),
+        f.call("save_note", {"text": note}), f.done(),
+        f.call("save_note", {"text": note}), f.done(),
+        f.call("recall_notes", {}), PAY, f.done()], rescind_workers, tenant_name)
+    run(graph, "note acme's account")
+    run(graph, "confirm it")
+    settle(rescind_workers, graph)
+    with pytest.raises(GateRefused, match="rests on 1 trust domain"):
+        run(graph, "pay acme's invoice")
+    assert PAID == []
+    graph.rescind.close()
+
+
+def test_a_source_in_context_that_does_not_state_the_account_is_not_a_second_domain(
+        rescind_workers, tenant_name):
+    """The contract (which names another account) is read in the turn where the agent writes
+    the portal's account note again: that second justification rests on the contract by
+    context, but the contract does not state the account, so it adds no domain: refused."""
+    PAID.clear()
+    note = f"Acme bank account: {ATTACKER}"
+    graph = desk([
+        f.call("read_vendor_portal", {"vendor": "acme"}),
+        f.call("save_note", {"text": note}), f.done(),
+        f.call("read_contract", {"vendor": "acme"}),
+        f.call("save_note", {"text": note}), f.done(),
+        f.call("recall_notes", {}), PAY, f.done()], rescind_workers, tenant_name)
+    run(graph, "note acme's account")
+    run(graph, "check it")
+    settle(rescind_workers, graph)
+    with pytest.raises(GateRefused, match="rests on 1 trust domain"):
+        run(graph, "pay acme's invoice")
+    assert PAID == []
+    graph.rescind.close()
+
+
+def test_two_sources_that_state_the_account_let_the_payment_run(rescind_workers,
+                                                                tenant_name):
+    """The control: when the portal and the contract both state the account being paid, two
+    domains stand behind it and $34,500 runs."""
+    PAID.clear()
+    PAGES["portal"] = f"Acme Corp portal\nBank account: {GENUINE}"
+    try:
+        graph = desk([
+            f.call("read_vendor_portal", {"vendor": "acme"}),
+            f.call("read_contract", {"vendor": "acme"}),
+            f.call("save_note", {"text": f"Acme bank account: {GENUINE}"}), f.done(),
+            f.call("recall_notes", {}),
+            f.call("pay_invoice", {"vendor": "acme", "amount": 34500, "account": GENUINE}),
+            f.done()], rescind_workers, tenant_name)
+        run(graph, "note acme's account")
+        settle(rescind_workers, graph)
+        run(graph, "pay acme's invoice")
+    finally:
+        PAGES["portal"] = f"Acme Corp portal\nBank account: {ATTACKER}"
+    assert PAID == [{"vendor": "acme", "amount": 34500, "account": GENUINE}]
+    graph.rescind.close()
+
+
+def test_the_http_gate_refuses_what_the_middleware_refuses(falkordb, tenant_name):
+    """``POST …/gate``: a new payment with no amount is refused; ``true`` is not an amount
+    (422); a premise of another tenant is unknown here."""
+    from tests.support.api import forget, make_story
+
+    s = make_story(falkordb, tenant_name)
+    try:
+        [[memory]] = s.graph.rows("MATCH (m:Mem) WHERE m.kind = 'belief' RETURN m.id LIMIT 1")
+        ask = lambda body: s.client.post(f"{s.base}/gate", json=body,  # noqa: E731
+                                         headers=s.as_("agent"))
+        no_amount = ask({"action": "pay-1", "premises": [memory]})
+        assert no_amount.status_code == 200 and no_amount.json()["allowed"] is False
+        assert "needs an amount" in no_amount.json()["reason"]
+        assert ask({"action": "pay-1", "premises": [memory], "amount": True}).status_code == 422
+        foreign = ask({"action": "pay-1", "premises": ["bel-00000000000000000000"],
+                       "amount": 5}).json()
+        assert foreign["allowed"] is False and "unknown premise" in foreign["reason"]
+    finally:
+        forget(falkordb, tenant_name)
