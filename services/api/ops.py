@@ -287,20 +287,22 @@ def change_commit(conn: redis.Redis, graph: TenantGraph,
 
 
 def gate(graph: TenantGraph, body: models.GateAsk, threshold: float, min_domains: int) -> dict:
-    """The same gate the agents' calls go through (``rescind.engine.gate.judge``)."""
+    """The same gate the agents' calls go through (``rescind.engine.gate.judge``); the
+    decision is kept like theirs."""
     policy = gate_mod.GatePolicy(threshold, min_domains)
-    if body.premises and body.amount is None:
-        d = GateDecision(body.action, False, "blocked: a payment needs an amount", 0)
-    elif body.premises:
-        d = gate_mod.judge(graph, gate_mod.GateCall(body.action, tuple(body.premises),
-                                                    body.amount, body.account, body.payee),
-                           policy)
+    at = ev.to_micros(_now())
+    if body.premises:
+        call = gate_mod.GateCall(ev.action_id(graph.tenant, body.action), tuple(body.premises),
+                                 body.amount, body.account, body.payee, at)
+        d = gate_mod.judge(graph, call, policy) if body.amount is not None else \
+            GateDecision(call.action, False, "blocked: a payment needs an amount", 0)
     else:
-        d = gate_mod.judge(graph, gate_mod.GateCall(resolve(graph, body.action), None,
-                                                    body.amount, body.account, body.payee),
-                           policy)
+        call = gate_mod.GateCall(resolve(graph, body.action), None, body.amount, body.account,
+                                 body.payee, at)
+        d = gate_mod.judge(graph, call, policy)
+    gate_mod.record(graph, call, d, body.action)
     return {"action": d.action, "allowed": d.allowed, "reason": d.reason,
-            "fragility": d.fragility, "domains": list(d.domains)}
+            "fragility": d.fragility, "domains": list(d.domains), "aggregate": d.aggregate}
 
 
 def approve(graph: TenantGraph, ref: str, by: str) -> dict:

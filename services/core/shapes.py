@@ -192,6 +192,7 @@ class GateDecision:
     reason: str
     fragility: int
     domains: tuple[str, ...] = ()
+    aggregate: float = 0.0  # already allowed to the same account or payee in the window
 
 
 __all__ = ["BLAST_GROUPS", "BlastItem", "BlastRadius", "Change", "GateDecision", "Mutation",

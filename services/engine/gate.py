@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import math
+import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from rescind.contract.errors import NotFound
+from rescind.contract.events import to_micros
 from rescind.contract.layout import GATE_MIN_DOMAINS, GATE_THRESHOLD
 from rescind.core.belief import Node
 from rescind.core.evidence import evidence_cone, normalise_account
 from rescind.core.fragility import cone_domains, weakest
 from rescind.core.shapes import GateDecision
+from rescind.graph import queries as q
 from rescind.graph.store import TenantGraph
 
 
@@ -53,6 +57,7 @@ class GatePolicy:
     threshold: float = GATE_THRESHOLD
     min_domains: int = GATE_MIN_DOMAINS
     trusted_kinds: frozenset[str] | None = None
+    window_days: float = 30.0  # what was already allowed to the same account or payee counts
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,7 @@ class GateCall:
     amount: float | None = None
     account: str | None = None
     payee: str | None = None
+    at: int | None = None  # when it is asked (epoch µs): the window of the aggregate ends here
 
 
 def judge(graph: TenantGraph, call: GateCall, policy: GatePolicy = GatePolicy()) -> GateDecision:
@@ -93,7 +99,9 @@ def _judge_stored(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDeci
     if props.get("status") != "IN":
         reason = f"blocked: the action is OUT (cause {props.get('cause')})"
         return GateDecision(call.action, False, reason, frag, domains)
-    return _by_amount(call.action, props.get("amount"), frag, domains, p)
+    already = allowed_before(graph, call.action, props.get("account"), props.get("payee"),
+                             call.at, p)
+    return _by_amount(call.action, props.get("amount"), frag, domains, p, already)
 
 
 def _judge_new(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDecision:
@@ -112,16 +120,56 @@ def _judge_new(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDecisio
                             f"(cause {known[out[0]].cause})", 0)
     frag, domains = min((evidence_fragility(graph, x, call.account, p) for x in premises),
                         key=lambda fd: fd[0])
-    return _by_amount(call.action, call.amount, frag, domains, p)
+    already = allowed_before(graph, call.action, call.account, call.payee, call.at, p)
+    return _by_amount(call.action, call.amount, frag, domains, p, already)
 
 
 def _by_amount(action: str, amount: float | None, frag: int, domains: tuple[str, ...],
-               p: GatePolicy) -> GateDecision:
-    if amount is not None and amount > p.threshold and frag < p.min_domains:
-        return GateDecision(action, False, f"blocked: {amount:,.2f} is above "
-                            f"{p.threshold:,.0f} and rests on {frag} trust domain(s) that could "
-                            f"fake it; {p.min_domains} needed", frag, domains)
-    return GateDecision(action, True, f"allowed: fragility {frag}", frag, domains)
+               p: GatePolicy, already: float = 0.0) -> GateDecision:
+    """The threshold applies to the amount together with what was already allowed to the same
+    account or payee in the window, so that splitting a payment cannot evade it."""
+    total = (amount or 0.0) + already
+    if amount is not None and total > p.threshold and frag < p.min_domains:
+        what = f"{amount:,.2f}" if amount > p.threshold else (
+            f"{amount:,.2f} with {already:,.2f} already allowed to the same account or payee "
+            f"in {p.window_days:g} days ({total:,.2f})")
+        return GateDecision(action, False, f"blocked: {what} is above {p.threshold:,.0f} and "
+                            f"rests on {frag} trust domain(s) that could fake it; "
+                            f"{p.min_domains} needed", frag, domains, already)
+    return GateDecision(action, True, f"allowed: fragility {frag}", frag, domains, already)
+
+
+def allowed_before(graph: TenantGraph, action: str, account: str | None, payee: str | None,
+                   at: int | None, p: GatePolicy) -> float:
+    """What the gate already allowed to ``account`` or ``payee`` in the window ending at ``at``
+    (``action`` itself included: a payment allowed once and asked again counts already)."""
+    if not account and not payee:
+        return 0.0
+    end = at if at is not None else to_micros(datetime.now(UTC))
+    rows = graph.rows(q.GATE_ALLOWED_TO, {
+        "since": end - int(p.window_days * 86_400e6),
+        "account_key": normalise_account(account) if account else None,
+        "payee_key": payee_key(payee)})
+    return float(sum(amount or 0.0 for _, amount in rows))
+
+
+def payee_key(payee: str | None) -> str | None:
+    return " ".join(payee.casefold().split()) if payee else None
+
+
+def record(graph: TenantGraph, call: GateCall, d: GateDecision, name: str | None = None,
+           trace: str | None = None) -> None:
+    """Keep the decision in the tenant's graph: the log, the payment's history and the next
+    call's aggregate read it."""
+    graph.ensure_schema()
+    graph.rows(q.GATE_RECORD, {
+        "id": uuid.uuid4().hex, "action": call.action, "name": name or call.action,
+        "at": call.at if call.at is not None else to_micros(datetime.now(UTC)),
+        "amount": call.amount, "account": call.account,
+        "account_key": normalise_account(call.account) if call.account else None,
+        "payee": call.payee, "payee_key": payee_key(call.payee), "allowed": d.allowed,
+        "reason": d.reason, "fragility": d.fragility, "domains": list(d.domains),
+        "aggregate": d.aggregate, "trace": trace}, read_only=False)
 
 
 def evidence_fragility(graph: TenantGraph, target: str, account: str | None,

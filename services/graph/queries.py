@@ -15,6 +15,7 @@ INDEXES = {
     "Source": "CREATE INDEX FOR (s:Source) ON (s.id)",
     "Justification": "CREATE INDEX FOR (j:Justification) ON (j.id)",
     "Outbox": "CREATE INDEX FOR (o:Outbox) ON (o.id)",
+    "Gate": "CREATE INDEX FOR (d:Gate) ON (d.account_key, d.payee_key, d.at)",
 }
 UNIQUE = [("Mem", "id"), ("Source", "id"), ("Justification", "id")]
 
@@ -239,6 +240,25 @@ WHERE ($start IS NULL OR g.at >= $start) AND ($end IS NULL OR g.at <= $end)
 WITH DISTINCT m
 RETURN {_FACTS}
 """)
+
+# A gate decision, kept: what was asked, what the gate said and why. No edges: it is not part of
+# what anything believes, so it is written without the revision guard.
+GATE_RECORD = """
+CREATE (:Gate {id: $id, action: $action, name: $name, at: $at, amount: $amount,
+               account: $account, account_key: $account_key, payee: $payee,
+               payee_key: $payee_key, allowed: $allowed, reason: $reason,
+               fragility: $fragility, domains: $domains, aggregate: $aggregate,
+               trace: $trace})
+"""
+
+# What the gate already allowed to the same account or payee since ``since``, once per action
+# (asked about again, a proposal counts once; paid again, it counts already).
+GATE_ALLOWED_TO = """
+MATCH (d:Gate) WHERE d.allowed AND d.at >= $since
+  AND ((d.account_key IS NOT NULL AND d.account_key = $account_key)
+       OR (d.payee_key IS NOT NULL AND d.payee_key = $payee_key))
+RETURN d.action, max(d.amount)
+"""
 
 ACTIONS_IN = """
 UNWIND $ids AS id

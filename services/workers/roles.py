@@ -19,7 +19,7 @@ from rescind.contract import layout
 from rescind.contract import streams as st
 from rescind.contract.errors import Invalid
 from rescind.core.shapes import Change, GateDecision, RetractionResult
-from rescind.engine.gate import GateCall, GatePolicy, UnknownAction, judge
+from rescind.engine.gate import GateCall, GatePolicy, UnknownAction, judge, record
 from rescind.engine.writes import Pipeline
 from rescind.graph.store import TenantGraph, connect
 from rescind.runtime import telemetry
@@ -246,23 +246,27 @@ class Workers:
 
     def _judge(self, graph: TenantGraph, asked: ev.GateAsked) -> GateDecision:
         """An earlier proposal by its stored facts; a new one by the premises it would rest on.
-        Either may have been published just before the question: wait for it a moment."""
+        Either may have been published just before the question: wait for it a moment. The
+        decision is kept in the graph (the log, and the next call's aggregate)."""
         policy = GatePolicy(self.settings.gate_threshold, self.settings.gate_min_domains)
+        mid = ev.action_id(asked.tenant, asked.action)
         deadline = time.monotonic() + 2.0
+        call = GateCall(mid, None if asked.proposed else tuple(asked.premises), asked.amount,
+                        asked.account, asked.payee, ev.to_micros(asked.at))
         if asked.proposed:
-            mid = ev.action_id(asked.tenant, asked.action)
             while not graph.actions_in([mid]) and time.monotonic() < deadline:
                 time.sleep(0.01)
             try:
-                return judge(graph, GateCall(mid, None, asked.amount, asked.account,
-                                             asked.payee), policy)
+                d = judge(graph, call, policy)
             except UnknownAction:
-                return GateDecision(mid, False, f"blocked: no proposal named {asked.action!r}", 0)
-        while len(graph.statuses(asked.premises)) < len(set(asked.premises)) \
-                and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return judge(graph, GateCall(asked.action, tuple(asked.premises), asked.amount,
-                                     asked.account, asked.payee), policy)
+                d = GateDecision(mid, False, f"blocked: no proposal named {asked.action!r}", 0)
+        else:
+            while len(graph.statuses(asked.premises)) < len(set(asked.premises)) \
+                    and time.monotonic() < deadline:
+                time.sleep(0.01)
+            d = judge(graph, call, policy)
+        record(graph, call, d, asked.action, asked.traceparent)
+        return d
 
     # -- reaper ---------------------------------------------------------------------------
     def reap(self, group: str, stream: str, entry_id: str, body: object) -> None:

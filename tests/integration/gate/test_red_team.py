@@ -157,3 +157,34 @@ def test_the_http_gate_refuses_what_the_middleware_refuses(falkordb, tenant_name
         assert foreign["allowed"] is False and "unknown premise" in foreign["reason"]
     finally:
         forget(falkordb, tenant_name)
+
+
+def test_splitting_a_payment_does_not_get_it_under_the_threshold(rescind_workers,
+                                                                 tenant_name):
+    """Five payments of $9,999 to the attacker's account, each under the threshold: the first
+    runs; the second would bring what was allowed to that account to $19,998 on one domain,
+    so it and the rest are refused. Every decision is kept in the tenant's graph."""
+    from rescind.graph.store import TenantGraph, connect
+
+    PAID.clear()
+    split = f.call("pay_invoice", {"vendor": "acme", "amount": 9999, "account": ATTACKER})
+    graph = desk([
+        f.call("read_vendor_portal", {"vendor": "acme"}),
+        f.call("save_note", {"text": f"Acme bank account: {ATTACKER}"}), f.done(),
+        f.call("recall_notes", {}), split, f.done(),
+        *[m for _ in range(4) for m in (f.call("recall_notes", {}), split)]],  # each refused
+        rescind_workers, tenant_name)
+    run(graph, "note acme's account")
+    refused = 0
+    for _ in range(5):
+        settle(rescind_workers, graph)
+        try:
+            run(graph, "pay the next instalment")
+        except GateRefused as exc:
+            assert "already allowed to the same account or payee" in str(exc)
+            refused += 1
+    assert refused == 4 and [p["amount"] for p in PAID] == [9999]
+    g = TenantGraph(connect(rescind_workers), tenant_name)
+    kept = g.rows("MATCH (d:Gate) RETURN d.allowed, d.amount, d.aggregate ORDER BY d.at")
+    assert kept == [[True, 9999, 0.0]] + [[False, 9999, 9999.0]] * 4
+    graph.rescind.close()
