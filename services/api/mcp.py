@@ -132,6 +132,12 @@ def create_server(url: str | None = None, token: str | None = None, *,
         return ops.recalls(graph)
 
     @tool("read")
+    def gate_log(me: Principal, graph: TenantGraph, action: str | None = None) -> list[dict]:
+        """The payment gate's decisions, newest first: amount, account, allowed or refused,
+        why, fragility, and what was already allowed to the same account or payee."""
+        return ops.gates(graph, action)
+
+    @tool("read")
     def audit_order(me: Principal, graph: TenantGraph) -> list[dict]:
         """Sources ranked by the value of what rests on them alone: audit these first."""
         return ops.audit_order(graph)

@@ -215,6 +215,10 @@ def audit_order(graph: TenantGraph) -> list[dict]:
     return decisions.audit_order(graph)
 
 
+def gates(graph: TenantGraph, ref: str | None = None, limit: int = 100) -> list[dict]:
+    return gate_mod.decisions_log(graph, resolve(graph, ref) if ref else None, limit)
+
+
 def recalls(graph: TenantGraph) -> list[dict]:
     return [r.to_dict() for r in rc.recall_list(graph)]
 

@@ -186,6 +186,13 @@ def retraction(tenant: Tenant, rid: Rid, me: Reader, api: ApiDep) -> dict:
     return ops.retraction(api.graph(tenant), rid)
 
 
+@router.get(T + "/gates", tags=["read"], summary="The payment gate's decisions, newest first")
+def gates(tenant: Tenant, me: Reader, api: ApiDep, action: str | None = Query(
+        None, max_length=200, description="Only this action's (id or name)"),
+          limit: int = Query(100, ge=1, le=1000)) -> list[dict]:
+    return ops.gates(api.graph(tenant), action, limit)
+
+
 @router.get(T + "/recalls", tags=["recalls"], summary="Drafted and approved recalls")
 def recalls(tenant: Tenant, me: Reader, api: ApiDep) -> list[dict]:
     return ops.recalls(api.graph(tenant))

@@ -36,4 +36,5 @@ for command in (harness.demo, harness.record, run.replay, run.worker, run.up, ru
 app.command("config-schema")(run.config_schema)
 app.add_typer(harness.bench_app, name="bench")
 app.add_typer(operate.recalls_app, name="recalls")
+app.add_typer(operate.gate_app, name="gate")
 app.add_typer(api_app, name="api")

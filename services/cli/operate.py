@@ -10,6 +10,8 @@ import typer
 
 from rescind.cli.common import DataDirOpt, JsonOpt, TenantOpt, UrlOpt, emit, operator_graph, out
 
+gate_app = typer.Typer(help="The payment gate's decisions (security, finance).",
+                       no_args_is_help=True)
 recalls_app = typer.Typer(help="Drafted bank recalls of executed payments that went OUT (finance).",
                           no_args_is_help=True)
 
@@ -147,3 +149,18 @@ def recalls_approve(
     emit(row, as_json, lambda r, c: c.print(
         f"approved by {by}: recall of {r['amount']:,.2f} to {r['payee']} is in the outbox"
         if r["amount"] is not None else f"approved by {by}: the recall is in the outbox"))
+
+
+@gate_app.command("log")
+def gate_log(
+    action: str | None = typer.Option(None, "--action", help="Only this action's (id or name)"),
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Every decision of the payment gate, newest first, with why."""
+    from rescind.engine.gate import decisions_log
+    from rescind.operator.decisions import resolve
+    from rescind.views import operator as views
+
+    _show(url, data_dir, tenant, as_json,
+          lambda g: decisions_log(g, resolve(g, action) if action else None), views.gate_log)

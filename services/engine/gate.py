@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from rescind.contract.errors import NotFound
-from rescind.contract.events import to_micros
+from rescind.contract.events import from_micros, to_micros
 from rescind.contract.layout import GATE_MIN_DOMAINS, GATE_THRESHOLD
 from rescind.core.belief import Node
 from rescind.core.evidence import evidence_cone, normalise_account
@@ -215,3 +215,14 @@ def check_premises(graph: TenantGraph, action: str, premises: list[str], amount:
                    account: str | None = None) -> GateDecision:
     return judge(graph, GateCall(action, tuple(premises), amount, account),
                  GatePolicy(threshold, min_domains))
+
+
+_LOG_FIELDS = ("at", "action", "name", "amount", "account", "payee", "allowed", "reason",
+               "fragility", "domains", "aggregate", "trace")
+
+
+def decisions_log(graph: TenantGraph, action: str | None = None, limit: int = 100) -> list[dict]:
+    """The gate's decisions, newest first (of one action, by id, when given)."""
+    rows = graph.rows(q.GATE_LOG, {"action": action, "limit": limit})
+    return [{**dict(zip(_LOG_FIELDS, r, strict=True)), "at": from_micros(r[0]).isoformat()}
+            for r in rows]

@@ -260,6 +260,14 @@ MATCH (d:Gate) WHERE d.allowed AND d.at >= $since
 RETURN d.action, max(d.amount)
 """
 
+# The gate's decisions, newest first; of one action when ``action`` is given.
+GATE_LOG = """
+MATCH (d:Gate) WHERE $action IS NULL OR d.action = $action
+RETURN d.at, d.action, d.name, d.amount, d.account, d.payee, d.allowed, d.reason, d.fragility,
+       d.domains, d.aggregate, d.trace
+ORDER BY d.at DESC LIMIT $limit
+"""
+
 ACTIONS_IN = """
 UNWIND $ids AS id
 MATCH (m:Mem {id: id, kind: 'action'})

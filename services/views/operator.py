@@ -106,3 +106,17 @@ def recalls(rows: list[dict], console: Console) -> None:
         table.add_row(r.get("name") or r["action"], r["payee"] or "-", money(r["amount"]),
                       r["state"])
     console.print(table)
+
+
+def gate_log(rows: list[dict], console: Console) -> None:
+    if not rows:
+        console.print("no gate decisions yet")
+        return
+    table = Table(title="Payment gate decisions (newest first)")
+    for col in ("at", "action", "amount", "account", "decision", "fragility", "reason"):
+        table.add_column(col, justify="right" if col in ("amount", "fragility") else "left")
+    for r in rows:
+        table.add_row(r["at"][:16].replace("T", " "), r.get("name") or r["action"],
+                      money(r["amount"]), r.get("account") or "-",
+                      "allowed" if r["allowed"] else "refused", str(r["fragility"]), r["reason"])
+    console.print(table)

@@ -59,6 +59,7 @@ EXAMPLES: dict[tuple[str, str], Ex] = {
     ("GET", "/audit-order"): {"roles": READ},
     ("GET", "/retractions"): {"roles": READ},
     ("GET", "/retractions/{rid}"): {"roles": READ, "path": {"rid": "r-b"}, "first": _commit},
+    ("GET", "/gates"): {"roles": READ},
     ("GET", "/recalls"): {"roles": READ},
     ("GET", "/recalls/{ref}"): {"roles": READ, "path": {"ref": "pay-1041"}, "first": _commit},
     ("POST", "/retractions/preview"): {"roles": SEC, "json": COMPROMISE},

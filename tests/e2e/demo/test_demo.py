@@ -146,6 +146,14 @@ def test_make_demo_prints_the_story_and_json_from_the_command(falkordb, tmp_path
                    "Reached but kept IN", "Held payments: payment:INV-1002", "RECALL REQUEST",
                    "refused"):
         assert phrase in res.stdout
+    # The gate's decisions of the week are kept, and `rescind gate log` lists them.
+    res = subprocess.run([sys.executable, "-m", "rescind.cli", "gate", "log", "--url", falkordb,
+                          "--tenant", "demo-cli", "--json"], capture_output=True, text=True,
+                         cwd=ROOT, env=env, timeout=120)
+    assert res.returncode == 0, res.stderr
+    log = {(d["name"], d["allowed"]) for d in json.loads(res.stdout)}
+    assert log == {("payment:INV-1001", True), ("payment:INV-2001", True),
+                   ("payment:INV-1002", False), ("payment:INV-3001", True)}
 
 
 def test_a_recording_that_does_not_hold_a_request_fails_loudly(falkordb, tmp_path):

@@ -19,7 +19,7 @@ from tests.support.api import COMPROMISE, story_text
 from tests.support.paths import ROOT
 
 TOOLS = {"list_sources", "explain", "fragility", "preview_retraction", "commit_retraction",
-         "reinstate", "recall_list", "audit_order", "search_memories"}
+         "reinstate", "recall_list", "gate_log", "audit_order", "search_memories"}
 
 
 @pytest.fixture

@@ -155,6 +155,10 @@ def test_the_http_gate_refuses_what_the_middleware_refuses(falkordb, tenant_name
         foreign = ask({"action": "pay-1", "premises": ["bel-00000000000000000000"],
                        "amount": 5}).json()
         assert foreign["allowed"] is False and "unknown premise" in foreign["reason"]
+        # Every decision is kept and listed, newest first, with why.
+        log = s.client.get(f"{s.base}/gates", headers=s.as_("finance")).json()
+        assert [(d["name"], d["allowed"]) for d in log] == [("pay-1", False), ("pay-1", False)]
+        assert "unknown premise" in log[0]["reason"] and "needs an amount" in log[1]["reason"]
     finally:
         forget(falkordb, tenant_name)
 
@@ -185,6 +189,8 @@ def test_splitting_a_payment_does_not_get_it_under_the_threshold(rescind_workers
             refused += 1
     assert refused == 4 and [p["amount"] for p in PAID] == [9999]
     g = TenantGraph(connect(rescind_workers), tenant_name)
-    kept = g.rows("MATCH (d:Gate) RETURN d.allowed, d.amount, d.aggregate ORDER BY d.at")
-    assert kept == [[True, 9999, 0.0]] + [[False, 9999, 9999.0]] * 4
+    from rescind.engine.gate import decisions_log
+
+    kept = [(d["allowed"], d["amount"], d["aggregate"]) for d in decisions_log(g)]
+    assert kept == [(False, 9999, 9999.0)] * 4 + [(True, 9999, 0.0)]  # newest first
     graph.rescind.close()
