@@ -10,6 +10,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from opentelemetry import trace
 
 from .context import current_run
+from .gate import GateRefused
 from .recorder import Recorder
 
 
@@ -87,7 +88,9 @@ class RescindCallbacks(BaseCallbackHandler):
                 self.recorder.action_done(name, call_id)
 
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
-        self._tools.pop(run_id, None)
+        name, _, _, action = self._tools.pop(run_id, ("", "", {}, ""))
+        if name in self.recorder.config.actions and not isinstance(error, GateRefused):
+            self.recorder.action_failed(name, action, error)
         span = self._spans.pop(run_id, None)
         if span is not None:
             span.record_exception(error)

@@ -205,6 +205,13 @@ class Recorder:
         if self.config.actions[tool].stage != "propose":
             self.publisher.publish(ev.ActionExecuted(**self._base(), action=name), durable=True)
 
+    def action_failed(self, tool: str, name: str, error: BaseException) -> None:
+        """The action tool raised: its proposal did not happen and must never be released."""
+        if self.config.actions[tool].stage != "execute":
+            self.publisher.publish(ev.ActionFailed(**self._base(), action=name,
+                                                   reason=f"{type(error).__name__}: {error}"[:2000]),
+                                   durable=True)
+
     def close(self) -> None:
         self.publisher.close()
         self.status.close()

@@ -174,6 +174,14 @@ class ActionExecuted(Event):
     action: Id = Field(description="The action's name, as in ActionProposed")
 
 
+class ActionFailed(Event):
+    """The action tool raised: the proposal did not happen, and is never released."""
+
+    type: Literal["action_failed"] = "action_failed"
+    action: Id = Field(description="The action's name, as in ActionProposed")
+    reason: str = Field("", max_length=2000)
+
+
 class SourceCompromised(Event):
     """Security: the source is not to be trusted for reads in [start, end] (open when None)."""
 
@@ -254,7 +262,7 @@ class GateAnswered(Event):
 
 AnyEvent = Annotated[
     SourceDeclared | ObservationRecorded | MemoryWritten | MemoryDeleted | MemoryAdopted
-    | ActionProposed | ActionExecuted | SourceCompromised
+    | ActionProposed | ActionExecuted | ActionFailed | SourceCompromised
     | MemoryWithdrawn | MemoryCorrected | RetractionReinstated | StatusChanged | RecallApproved
     | GateAsked | GateAnswered,
     Field(discriminator="type"),
@@ -262,13 +270,13 @@ AnyEvent = Annotated[
 EVENT = TypeAdapter(AnyEvent)
 
 WRITES = (SourceDeclared, ObservationRecorded, MemoryWritten, MemoryDeleted, MemoryAdopted,
-          ActionProposed, ActionExecuted)
+          ActionProposed, ActionExecuted, ActionFailed)
 PREEXISTING = "store:preexisting"  # the source of adopted store items
 CONTROL = (SourceCompromised, MemoryWithdrawn, MemoryCorrected, RetractionReinstated,
            RecallApproved)
 
 __all__ = [
-    "EVENT", "PREEXISTING", "SCHEMA", "ActionExecuted", "ActionProposed", "AnyEvent", "Event",
+    "EVENT", "PREEXISTING", "SCHEMA", "ActionExecuted", "ActionFailed", "ActionProposed", "AnyEvent", "Event",
     "GateAnswered", "GateAsked", "MemoryAdopted", "MemoryCorrected", "MemoryDeleted",
     "MemoryWithdrawn", "MemoryWritten", "ObservationRecorded", "RecallApproved",
     "RetractionReinstated", "SourceCompromised", "SourceDeclared", "StatusChanged", "action_id",

@@ -24,6 +24,7 @@ class UnknownPremise(NotFound):
         super().__init__(f"unknown premise(s): {', '.join(missing)}")
 
 
+_PROPOSAL = ("amount", "payee", "account", "seq")  # what a new proposal of an action replaces
 _NOWHERE = Status("OUT")  # what a deleted memory that never reached the graph "has"
 
 
@@ -119,6 +120,7 @@ def plan_batch(writes: list[Write], new_writes: list[Write], rev: int,
     groundings, justifications = [], []
     flagged: set[str] = set()
     marked: dict[str, list[str]] = {}  # existing memories whose store marks change
+    proposed: dict[str, dict] = {}  # existing actions proposed again: their latest values
     for w in new_writes:
         if w.deletes:
             _mark(w.mem_id, DELETED, region, new, marked)
@@ -139,6 +141,16 @@ def plan_batch(writes: list[Write], new_writes: list[Write], rev: int,
             new[w.mem_id]["grounded"] = True
         elif w.source is not None:
             flagged.add(w.mem_id)  # an existing memory gains its first (or another) grounding
+        elif w.kind == "action":
+            # Proposed again (a retry, another amount): the action is what was proposed last,
+            # not a memory of the first try.
+            latest = {**{k: w.extra.get(k) for k in _PROPOSAL}, "text": w.text}
+            if w.mem_id in new:
+                new[w.mem_id].update({k: v for k, v in latest.items() if v is not None})
+                for k in [k for k, v in latest.items() if v is None]:
+                    new[w.mem_id].pop(k, None)
+            else:
+                proposed[w.mem_id] = {**latest, "failed": False}
         elif w.mem_id in new:
             names = new[w.mem_id]["names"]
             if (w.name or w.event_id) not in names:
@@ -168,6 +180,7 @@ def plan_batch(writes: list[Write], new_writes: list[Write], rev: int,
             changes.append((mid, st))
     updates = [{"id": m, "props": {"grounded": True}} for m in sorted(flagged)]
     updates += [{"id": m, "props": {"withdrawn_by": marks}} for m, marks in sorted(marked.items())]
+    updates += [{"id": m, "props": props} for m, props in sorted(proposed.items())]
     batch = WriteBatch(max_at, list(new.values()), updates,
                        status_changes(changes, rev + 1, "write", None, max_at), groundings,
                        justifications)

@@ -95,6 +95,10 @@ def _judge_stored(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDeci
         if asked is not None and not _same(field, asked, stored):
             return GateDecision(call.action, False, f"blocked: the call's {field} {asked!r} is "
                                 f"not the proposal's {stored!r}", 0)
+    if props.get("failed"):
+        return GateDecision(call.action, False, "blocked: the proposal's call failed "
+                            f"({props.get('failed_reason') or 'no reason given'}); propose it "
+                            "again", 0)
     frag, domains = evidence_fragility(graph, call.action, props.get("account"), p)
     if props.get("status") != "IN":
         reason = f"blocked: the action is OUT (cause {props.get('cause')})"

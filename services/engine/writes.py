@@ -275,5 +275,13 @@ def execute(graph: TenantGraph, action: str, at: int) -> None:
     linearised(graph, lambda: graph.write_batch(batch, graph.revision()))
 
 
-__all__ = ["IN", "Moved", "Pipeline", "UnknownPremise", "Write", "execute",
+def fail(graph: TenantGraph, action: str, at: int, reason: str) -> None:
+    """Record that a proposal's call failed: it did not happen, and is never released (a new
+    proposal of the same action clears the mark)."""
+    batch = WriteBatch(at, updates=[{"id": action, "props": {"failed": True, "failed_at": at,
+                                                              "failed_reason": reason}}])
+    linearised(graph, lambda: graph.write_batch(batch, graph.revision()))
+
+
+__all__ = ["IN", "Moved", "Pipeline", "UnknownPremise", "Write", "execute", "fail",
            "record", "record_stream"]

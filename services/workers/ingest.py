@@ -18,7 +18,7 @@ from rescind.contract.errors import Invalid, RescindError, StalePreview
 from rescind.contract.layout import MAX_ENTRY_BYTES
 from rescind.core.shapes import Mutation, RetractionResult
 from rescind.engine import retraction as ret
-from rescind.engine.writes import Moved, Pipeline, UnknownPremise, Write, execute, record
+from rescind.engine.writes import Moved, Pipeline, UnknownPremise, Write, execute, fail, record
 from rescind.graph.store import TenantGraph, linearised
 from rescind.operator.recalls import approve
 from rescind.runtime.telemetry import tracer
@@ -121,7 +121,8 @@ def apply_writes(graph: TenantGraph, items: list[tuple[str, ev.Event]],
     observed = [e for _, e in items if isinstance(e, ev.ObservationRecorded)]
     _ensure_sources(graph, declared, observed)
     writes = [(k, e) for k, e in items if isinstance(e, _WRITTEN)]
-    executions = [(k, e) for k, e in items if isinstance(e, ev.ActionExecuted)]
+    executions = [(k, e) for k, e in items if isinstance(e, ev.ActionExecuted | ev.ActionFailed)
+                  and not _proposed_after(e, k, items)]
     held: list[Pending] = []
     while writes:
         try:
@@ -156,8 +157,20 @@ def apply_writes(graph: TenantGraph, items: list[tuple[str, ev.Event]],
         if not graph.actions_in([target]):
             held.append(Pending(k, e, [target]))
             continue
-        execute(graph, target, ev.to_micros(e.at))
+        if isinstance(e, ev.ActionFailed):
+            fail(graph, target, ev.to_micros(e.at), e.reason)
+        else:
+            execute(graph, target, ev.to_micros(e.at))
     return held
+
+
+def _proposed_after(e: ev.Event, key: str, items: list[tuple[str, ev.Event]]) -> bool:
+    """A failure followed in the same batch by a new proposal of the action: the failure is of
+    the try the proposal replaces (writes are applied before failures), so it is dropped."""
+    if not isinstance(e, ev.ActionFailed):
+        return False
+    later = [x for k, x in items[[k for k, _ in items].index(key) + 1:]]
+    return any(isinstance(x, ev.ActionProposed) and x.action == e.action for x in later)
 
 
 def _trace_of(events: list[ev.Event]):

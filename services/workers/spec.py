@@ -16,7 +16,7 @@ from rescind.contract import events as ev
 from rescind.contract import layout
 
 WriteEvent = (ev.SourceDeclared | ev.ObservationRecorded | ev.MemoryWritten | ev.ActionProposed
-              | ev.ActionExecuted)
+              | ev.ActionExecuted | ev.ActionFailed)
 ControlEvent = (ev.SourceCompromised | ev.MemoryWithdrawn | ev.MemoryCorrected
                 | ev.RetractionReinstated | ev.RecallApproved)
 

@@ -9,9 +9,10 @@ from typing import Annotated, Any
 
 import pytest
 from langchain_core.tools import tool
-from langgraph.prebuilt import InjectedStore, create_react_agent
+from langgraph.prebuilt import InjectedStore, ToolNode, create_react_agent
 from langgraph.store.memory import InMemoryStore
 
+from rescind.graph.store import TenantGraph, connect
 from rescind.middleware import ActionTool, GateRefused, SourceTool
 from tests.support import foreign as f
 from tests.support.conformance import settle, wrap
@@ -168,8 +169,6 @@ def test_splitting_a_payment_does_not_get_it_under_the_threshold(rescind_workers
     """Five payments of $9,999 to the attacker's account, each under the threshold: the first
     runs; the second would bring what was allowed to that account to $19,998 on one domain,
     so it and the rest are refused. Every decision is kept in the tenant's graph."""
-    from rescind.graph.store import TenantGraph, connect
-
     PAID.clear()
     split = f.call("pay_invoice", {"vendor": "acme", "amount": 9999, "account": ATTACKER})
     graph = desk([
@@ -193,4 +192,88 @@ def test_splitting_a_payment_does_not_get_it_under_the_threshold(rescind_workers
 
     kept = [(d["allowed"], d["amount"], d["aggregate"]) for d in decisions_log(g)]
     assert kept == [(False, 9999, 9999.0)] * 4 + [(True, 9999, 0.0)]  # newest first
+    graph.rescind.close()
+
+
+SCHEDULED: dict[str, dict] = {}
+BANK_DOWN = {"once": True}
+
+
+@tool
+def schedule_payment(invoice: str, vendor: str, amount: float, account: str) -> str:
+    """Schedule a payment at the bank."""
+    if BANK_DOWN.pop("once", False):
+        raise ValueError("the bank refused the date")
+    SCHEDULED[invoice] = {"vendor": vendor, "amount": amount, "account": account}
+    return f"scheduled {invoice}"
+
+
+@tool
+def release_payment(invoice: str) -> str:
+    """Release a scheduled payment: the bank pays what was scheduled."""
+    PAID.append(SCHEDULED.pop(invoice))
+    return f"released {invoice}"
+
+
+def test_a_failed_first_try_does_not_leave_its_smaller_amount_to_be_judged(rescind_workers,
+                                                                           tenant_name):
+    """Scheduling $3,450 fails at the bank; the retry schedules $34,500 for the same invoice.
+    The gate judges the release on what was proposed last ($34,500, one domain): refused, and
+    the bank pays nothing. Before, the action kept the first try's $3,450 and was allowed."""
+    PAID.clear()
+    SCHEDULED.clear()
+    BANK_DOWN["once"] = True
+    model = f.Scripted(messages=iter([
+        f.call("read_vendor_portal", {"vendor": "acme"}),
+        f.call("save_note", {"text": f"Acme bank account: {ATTACKER}"}),
+        f.call("schedule_payment", {"invoice": "INV-1002", "vendor": "acme", "amount": 3450,
+                                    "account": ATTACKER}),
+        f.call("schedule_payment", {"invoice": "INV-1002", "vendor": "acme", "amount": 34500,
+                                    "account": ATTACKER}), f.done(),
+        f.call("release_payment", {"invoice": "INV-1002"}), f.done()]))
+    tools = ToolNode([read_vendor_portal, save_note, schedule_payment, release_payment],
+                     handle_tool_errors=True)  # the bank's refusal goes back to the model
+    graph = create_react_agent(model, tools, store=InMemoryStore())
+    payment = {"id": "payment:{invoice}", "amount": "amount", "payee": "vendor",
+               "account": "account"}
+    graph = wrap(graph, rescind_workers, tenant_name, sources={
+        "read_vendor_portal": SourceTool(source="portal:{vendor}", kind="vendor_portal")},
+        actions={"schedule_payment": ActionTool(**payment, stage="propose"),
+                 "release_payment": ActionTool(id="payment:{invoice}", stage="execute")})
+    run(graph, "schedule INV-1002")
+    settle(rescind_workers, graph)
+    answer = graph.invoke({"messages": [("user", "release INV-1002")]})["messages"]
+    [refusal] = [m.content for m in answer if getattr(m, "name", None) == "release_payment"]
+    assert "34,500.00 is above 10,000" in refusal  # the tool never ran: its error is the refusal
+    assert PAID == [] and SCHEDULED["INV-1002"]["amount"] == 34500
+    g = TenantGraph(connect(rescind_workers), tenant_name)
+    [[amount, failed]] = g.rows("MATCH (m:Mem {kind: 'action'}) RETURN m.amount, m.failed")
+    assert amount == 34500 and not failed  # the first try failed; the retry replaced it
+    graph.rescind.close()
+
+
+def test_a_proposal_whose_call_failed_is_never_released(rescind_workers, tenant_name):
+    """Scheduling fails at the bank and is not retried: the proposal is marked failed, and a
+    release of it (even a small one) is refused."""
+    PAID.clear()
+    SCHEDULED.clear()
+    BANK_DOWN["once"] = True
+    model = f.Scripted(messages=iter([
+        f.call("read_vendor_portal", {"vendor": "acme"}),
+        f.call("schedule_payment", {"invoice": "INV-7", "vendor": "acme", "amount": 500,
+                                    "account": ATTACKER}), f.done(),
+        f.call("release_payment", {"invoice": "INV-7"}), f.done()]))
+    tools = ToolNode([read_vendor_portal, schedule_payment, release_payment],
+                     handle_tool_errors=True)
+    graph = wrap(create_react_agent(model, tools, store=InMemoryStore()), rescind_workers,
+                 tenant_name, sources={"read_vendor_portal": SourceTool(source="portal:{vendor}")},
+                 actions={"schedule_payment": ActionTool(id="payment:{invoice}", amount="amount",
+                                                         account="account", stage="propose"),
+                          "release_payment": ActionTool(id="payment:{invoice}", stage="execute")})
+    run(graph, "schedule INV-7")
+    settle(rescind_workers, graph)
+    answer = graph.invoke({"messages": [("user", "release INV-7")]})["messages"]
+    [refusal] = [m.content for m in answer if getattr(m, "name", None) == "release_payment"]
+    assert "the proposal's call failed (ValueError: the bank refused the date)" in refusal
+    assert PAID == []
     graph.rescind.close()

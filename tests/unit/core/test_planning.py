@@ -164,3 +164,19 @@ def test_what_a_batch_tells_the_agents_caches_is_what_it_moved_and_what_was_born
     back = plan([Write("e5", "b", "belief", "thought", 20, premises=("o2",))], known=known,
                 region=region)
     assert moved(back.batch) == {"b": Change("IN", None, None)}
+
+
+def test_an_action_proposed_again_is_what_was_proposed_last():
+    """A retry with another amount replaces the first try's values (and clears a failure
+    mark), in a later batch as in the same one."""
+    first = Write("e1", "act", "action", "pay(3450)", 10, premises=("o",), name="payment:1",
+                  extra={"amount": 3450.0, "account": "ZZ97", "seq": 1})
+    retry = Write("e2", "act", "action", "pay(34500)", 11, premises=("o",), name="payment:1",
+                  extra={"amount": 34500.0, "account": "ZZ97", "seq": 2})
+    same = plan([first, retry], known={"o": IN})
+    assert [(m["id"], m["amount"], m["text"]) for m in same.batch.new] == [
+        ("act", 34500.0, "pay(34500)")]
+    later = plan([retry], known={"o": IN, "act": IN})
+    assert later.batch.updates == [{"id": "act", "props": {
+        "amount": 34500.0, "payee": None, "account": "ZZ97", "seq": 2, "text": "pay(34500)",
+        "failed": False}}]
