@@ -118,8 +118,13 @@ def memory(graph: TenantGraph, ref: str) -> dict:
 
 
 def history(graph: TenantGraph, ref: str) -> dict:
+    """Every status the memory had; for an action, also every time the gate was asked about it
+    (oldest first, like its statuses)."""
     mid = resolve(graph, ref)
-    return {"id": mid, "history": [{**e, "at": iso(e.get("at"))} for e in graph.history(mid)]}
+    out = {"id": mid, "history": [{**e, "at": iso(e.get("at"))} for e in graph.history(mid)]}
+    if mid.startswith("act-"):
+        out["gate"] = list(reversed(gate_mod.decisions_log(graph, mid)))
+    return out
 
 
 def _why(e: dict) -> dict:
@@ -290,10 +295,12 @@ def change_commit(conn: redis.Redis, graph: TenantGraph,
     return {**d, "graph": _blast_graph(graph, d, None)}
 
 
-def gate(graph: TenantGraph, body: models.GateAsk, threshold: float, min_domains: int) -> dict:
-    """The same gate the agents' calls go through (``rescind.engine.gate.judge``); the
-    decision is kept like theirs."""
-    policy = gate_mod.GatePolicy(threshold, min_domains)
+def gate(graph: TenantGraph, body: models.GateAsk, threshold: float, min_domains: int,
+         trusted_kinds: list[str] | None = None, window_days: float = 30.0) -> dict:
+    """The same gate the agents' calls go through (``rescind.engine.gate.judge``), with the
+    same settings (``RESCIND_GATE_*``); the decision is kept like theirs."""
+    policy = gate_mod.GatePolicy(threshold, min_domains,
+                                 frozenset(trusted_kinds) if trusted_kinds else None, window_days)
     at = ev.to_micros(_now())
     if body.premises:
         call = gate_mod.GateCall(ev.action_id(graph.tenant, body.action), tuple(body.premises),

@@ -127,7 +127,9 @@ def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int | N
         settings = WorkerSettings(url=url, worker_id=worker_id,
                                   partitions=config.partitions if partitions is None else partitions,
                                   gate_threshold=config.gate_threshold,
-                                  gate_min_domains=config.gate_min_domains, **tuning)
+                                  gate_min_domains=config.gate_min_domains,
+                                  gate_trusted_kinds=config.gate_trusted_kinds,
+                                  gate_window_days=config.gate_window_days, **tuning)
         await serve(settings, roles, stop)
 
     with reaching(url):

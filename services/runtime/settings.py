@@ -21,6 +21,12 @@ class Settings(BaseSettings):
                                   "gate_min_domains trust domains")
     gate_min_domains: int = Field(layout.GATE_MIN_DOMAINS, description="Trust domains that must "
                                   "fall to fake a large payment")
+    gate_trusted_kinds: list[str] | None = Field(None, description="Source kinds whose "
+                                                 "observations may count as a payment's "
+                                                 "evidence; unset: every kind but user and agent")
+    gate_window_days: float = Field(30.0, gt=0, description="What the gate allowed to the same "
+                                    "account or payee this many days back counts toward the "
+                                    "threshold")
     otel: Literal["none", "console", "otlp"] = Field("none", description="Where spans and "
                                                      "metrics go")
     otlp_endpoint: str = Field("http://127.0.0.1:4318", description="OTLP/HTTP collector base URL")

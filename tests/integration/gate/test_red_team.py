@@ -160,6 +160,12 @@ def test_the_http_gate_refuses_what_the_middleware_refuses(falkordb, tenant_name
         log = s.client.get(f"{s.base}/gates", headers=s.as_("finance")).json()
         assert [(d["name"], d["allowed"]) for d in log] == [("pay-1", False), ("pay-1", False)]
         assert "unknown premise" in log[0]["reason"] and "needs an amount" in log[1]["reason"]
+        # A stored payment asked about is in its own history, with the gate's answer.
+        stored = ask({"action": "pay-1041"}).json()
+        history = s.client.get(f"{s.base}/memories/pay-1041/history",
+                               headers=s.as_("viewer")).json()
+        assert [(d["name"], d["allowed"], d["reason"]) for d in history["gate"]] == [
+            ("pay-1041", stored["allowed"], stored["reason"])]
     finally:
         forget(falkordb, tenant_name)
 

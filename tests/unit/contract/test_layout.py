@@ -165,8 +165,13 @@ def test_every_surface_takes_its_defaults_from_the_layout(monkeypatch):
     monkeypatch.setenv("RESCIND_PARTITIONS", "8")
     monkeypatch.setenv("RESCIND_GATE_THRESHOLD", "500")
     monkeypatch.setenv("RESCIND_GATE_MIN_DOMAINS", "3")
+    monkeypatch.setenv("RESCIND_GATE_TRUSTED_KINDS", '["signed_contract", "bank"]')
+    monkeypatch.setenv("RESCIND_GATE_WINDOW_DAYS", "7")
     s = Settings()
     assert (s.partitions, s.gate_threshold, s.gate_min_domains) == (8, 500, 3)
+    assert (s.gate_trusted_kinds, s.gate_window_days) == (["signed_contract", "bank"], 7.0)
+    assert (w.gate_trusted_kinds, w.gate_window_days) == (None, 30.0)
+    assert (gate.GatePolicy().trusted_kinds, gate.GatePolicy().window_days) == (None, 30.0)
 
 
 def test_the_middleware_spells_no_redis_name_of_its_own():
