@@ -283,3 +283,30 @@ def test_a_proposal_whose_call_failed_is_never_released(rescind_workers, tenant_
     assert "the proposal's call failed (ValueError: the bank refused the date)" in refusal
     assert PAID == []
     graph.rescind.close()
+
+
+def test_with_falkordb_down_the_gate_fails_closed(tmp_path):
+    """The server goes away after the agent has read the portal: the payment cannot be judged,
+    so it does not run, and the refusal comes at once, not after a long wait."""
+    import time
+
+    from rescind.runtime.server import EmbeddedFalkorDB
+    from rescind.workers.app import WorkerSettings, WorkerThread
+
+    PAID.clear()
+    script = [f.call("read_vendor_portal", {"vendor": "acme"}),
+              f.call("save_note", {"text": f"Acme bank account: {ATTACKER}"}), f.done(),
+              f.call("recall_notes", {}),
+              f.call("pay_invoice", {"vendor": "acme", "amount": 50, "account": ATTACKER}),
+              f.done()]
+    server = EmbeddedFalkorDB(data_dir=tmp_path)
+    with server, WorkerThread(WorkerSettings(url=server.url, worker_id="down"),
+                              ("writer", "retraction", "gate")):  # workers stop first
+        graph = desk(script, server.url, "down-tenant")
+        run(graph, "note acme's account")
+        settle(server.url, graph)
+    started = time.monotonic()
+    with pytest.raises(GateRefused, match="could not be asked|did not answer"):
+        run(graph, "pay acme's invoice")
+    assert PAID == [] and time.monotonic() - started < 8
+    graph.rescind.close()
