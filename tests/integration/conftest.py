@@ -10,6 +10,8 @@ from rescind.workers.app import WorkerSettings, WorkerThread
 @pytest.fixture(scope="module")
 def rescind_workers(falkordb):
     """Writer, retraction and gate workers on the test server."""
-    settings = WorkerSettings(url=falkordb, worker_id="intercept")
-    with WorkerThread(settings, ("writer", "retraction", "gate")):
+    # With a reaper, as `rescind up` runs them: an entry an earlier module's workers were handed
+    # as they stopped is claimed and finished, not left pending for every later wait.
+    settings = WorkerSettings(url=falkordb, worker_id="intercept", reaper_idle_ms=2_000)
+    with WorkerThread(settings, ("writer", "retraction", "gate", "reaper")):
         yield falkordb

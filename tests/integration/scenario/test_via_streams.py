@@ -25,7 +25,8 @@ _fresh = itertools.count()
 @pytest.fixture(scope="module")
 def stream_workers(falkordb):
     """Writer and retraction workers on the session's server, for the whole module."""
-    with WorkerThread(WorkerSettings(url=falkordb, worker_id="test"), ("writer", "retraction")):
+    with WorkerThread(WorkerSettings(url=falkordb, worker_id="test", reaper_idle_ms=2_000),
+                      ("writer", "retraction", "reaper")):
         yield falkordb
 
 

@@ -26,7 +26,8 @@ AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 @pytest.fixture(scope="module")
 def workers(falkordb):
     """Writer and retraction workers for this module's tests."""
-    with WorkerThread(WorkerSettings(url=falkordb, worker_id="wtest"), ("writer", "retraction")):
+    with WorkerThread(WorkerSettings(url=falkordb, worker_id="wtest", reaper_idle_ms=2_000),
+                      ("writer", "retraction", "reaper")):
         yield falkordb
 
 
