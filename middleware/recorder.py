@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import time
@@ -22,9 +23,20 @@ from .publisher import Publisher
 from .status import StatusCache
 
 
+_KEY_MAX = 1000  # the event contract's limit on a store key
+
+
 def store_key(namespace: tuple[str, ...], key: str) -> str:
-    """How a store item is named in Rescind: its namespace and key, joined by ``/``."""
-    return "/".join((*namespace, key))
+    """How a store item is named in Rescind: its namespace and key, joined by ``/``. Whatever
+    the agent uses as a key must not fail its own store call: control characters are written
+    as escapes, and a key longer than the contract allows keeps its start and a digest."""
+    name = "/".join((*namespace, key))
+    if any(c < " " for c in name):
+        name = "".join(c if c >= " " else f"\\x{ord(c):02x}" for c in name)
+    if len(name) > _KEY_MAX:
+        digest = hashlib.blake2b(name.encode(), digest_size=16).hexdigest()
+        name = f"{name[:_KEY_MAX - 33]}#{digest}"
+    return name
 
 
 def memory_of(tenant: str, key: str, value: dict) -> tuple[str, str, str]:
@@ -34,6 +46,7 @@ def memory_of(tenant: str, key: str, value: dict) -> tuple[str, str, str]:
     kind = value.get("kind") if value.get("kind") in WRITTEN_KINDS else "belief"
     text = next((v for f in ("text", "content") if isinstance(v := value.get(f), str)
                  and v.strip()), None) or json.dumps(value, sort_keys=True, default=str)
+    text = text[:ev.MAX_TEXT]  # what the event can carry is what identifies the value
     return ev.store_memory_id(tenant, kind, key, text), kind, text
 
 
