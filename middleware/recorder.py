@@ -22,7 +22,6 @@ from .gate import GateClient, GateRefused
 from .publisher import Publisher
 from .status import StatusCache
 
-
 _KEY_MAX = 1000  # the event contract's limit on a store key
 
 
