@@ -74,46 +74,40 @@ def run(graph, text: str) -> None:
 PAY = f.call("pay_invoice", {"vendor": "acme", "amount": 34500, "account": ATTACKER})
 
 
-def test_the_agent_restating_the_portal_is_not_a_second_domain(rescind_workers, tenant_name):
-    """The portal shows the attacker's account; the agent writes the same note again in a run
-    of its own (nothing read: only the user's message). The note has two justifications, but
-    one domain states the account: the $34,500 is refused and never runs."""
+NOTE = f"Acme bank account: {ATTACKER}"
+
+
+def _refused_after_a_second_note(second_run: list, url: str, tenant: str) -> None:
+    """The portal's account noted in one run, the same note written again by ``second_run``,
+    then a $34,500 payment to that account: refused on one domain, and it never runs."""
     PAID.clear()
-    note = f"Acme bank account: {ATTACKER}"
-    graph = desk([
-        f.call("read_vendor_portal", {"vendor": "acme"}),
-        f.call("save_note", {"text": note}), f.done(),
-        f.call("save_note", {"text": note}), f.done(),
-        f.call("recall_notes", {}), PAY, f.done()], rescind_workers, tenant_name)
+    graph = desk([f.call("read_vendor_portal", {"vendor": "acme"}),
+                  f.call("save_note", {"text": NOTE}), f.done(), *second_run,
+                  f.call("recall_notes", {}), PAY, f.done()], url, tenant)
     run(graph, "note acme's account")
-    run(graph, "confirm it")
-    settle(rescind_workers, graph)
+    run(graph, "note it again")
+    settle(url, graph)
     with pytest.raises(GateRefused, match="rests on 1 trust domain"):
         run(graph, "pay acme's invoice")
     assert PAID == []
     graph.rescind.close()
+
+
+def test_the_agent_restating_the_portal_is_not_a_second_domain(rescind_workers, tenant_name):
+    """The agent writes the portal's note again in a run of its own (nothing read: only the
+    user's message). The note has two justifications, but one domain states the account."""
+    _refused_after_a_second_note([f.call("save_note", {"text": NOTE}), f.done()],
+                                 rescind_workers, tenant_name)
 
 
 def test_a_source_in_context_that_does_not_state_the_account_is_not_a_second_domain(
         rescind_workers, tenant_name):
     """The contract (which names another account) is read in the turn where the agent writes
-    the portal's account note again: that second justification rests on the contract by
-    context, but the contract does not state the account, so it adds no domain: refused."""
-    PAID.clear()
-    note = f"Acme bank account: {ATTACKER}"
-    graph = desk([
-        f.call("read_vendor_portal", {"vendor": "acme"}),
-        f.call("save_note", {"text": note}), f.done(),
-        f.call("read_contract", {"vendor": "acme"}),
-        f.call("save_note", {"text": note}), f.done(),
-        f.call("recall_notes", {}), PAY, f.done()], rescind_workers, tenant_name)
-    run(graph, "note acme's account")
-    run(graph, "check it")
-    settle(rescind_workers, graph)
-    with pytest.raises(GateRefused, match="rests on 1 trust domain"):
-        run(graph, "pay acme's invoice")
-    assert PAID == []
-    graph.rescind.close()
+    the portal's note again: that second justification rests on the contract by context, but
+    the contract does not state the account, so it adds no domain."""
+    _refused_after_a_second_note([f.call("read_contract", {"vendor": "acme"}),
+                                  f.call("save_note", {"text": NOTE}), f.done()],
+                                 rescind_workers, tenant_name)
 
 
 def test_two_sources_that_state_the_account_let_the_payment_run(rescind_workers,
