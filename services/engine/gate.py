@@ -103,8 +103,7 @@ def _judge_stored(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDeci
     if props.get("status") != "IN":
         reason = f"blocked: the action is OUT (cause {props.get('cause')})"
         return GateDecision(call.action, False, reason, frag, domains)
-    already = allowed_before(graph, call.action, props.get("account"), props.get("payee"),
-                             call.at, p)
+    already = allowed_before(graph, props.get("account"), props.get("payee"), call.at, p)
     return _by_amount(call.action, props.get("amount"), frag, domains, p, already)
 
 
@@ -124,7 +123,7 @@ def _judge_new(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDecisio
                             f"(cause {known[out[0]].cause})", 0)
     frag, domains = min((evidence_fragility(graph, x, call.account, p) for x in premises),
                         key=lambda fd: fd[0])
-    already = allowed_before(graph, call.action, call.account, call.payee, call.at, p)
+    already = allowed_before(graph, call.account, call.payee, call.at, p)
     return _by_amount(call.action, call.amount, frag, domains, p, already)
 
 
@@ -143,10 +142,11 @@ def _by_amount(action: str, amount: float | None, frag: int, domains: tuple[str,
     return GateDecision(action, True, f"allowed: fragility {frag}", frag, domains, already)
 
 
-def allowed_before(graph: TenantGraph, action: str, account: str | None, payee: str | None,
-                   at: int | None, p: GatePolicy) -> float:
+def allowed_before(graph: TenantGraph, account: str | None, payee: str | None, at: int | None,
+                   p: GatePolicy) -> float:
     """What the gate already allowed to ``account`` or ``payee`` in the window ending at ``at``
-    (``action`` itself included: a payment allowed once and asked again counts already)."""
+    (the action asked about included: a payment allowed once and asked again counts
+    already)."""
     if not account and not payee:
         return 0.0
     end = at if at is not None else to_micros(datetime.now(UTC))

@@ -239,18 +239,18 @@ class TenantGraph:
         sid, kind, name, domain = rows[0]
         return {"id": sid, "kind": kind, "name": name, "domain": domain}
 
-    def domains(self, sources: Iterable[str]) -> dict[str, str]:
-        return {s: d for s, d, _ in self.rows(q.DOMAINS_OF, {"ids": list(sources)})}
-
     def source_facts(self, sources: Iterable[str]) -> dict[str, tuple[str, str]]:
         """Each source's (trust domain, kind)."""
         return {s: (d, kind) for s, d, kind in self.rows(q.DOMAINS_OF, {"ids": list(sources)})}
+
+    def domains(self, sources: Iterable[str]) -> dict[str, str]:
+        return {s: d for s, (d, _) in self.source_facts(sources).items()}
 
     def trust_domains(self, sources: Iterable[str]) -> dict[str, str]:
         """Each source's trust domain as fragility counts it: a user's or an agent's is
         UNTRUSTED (not independent evidence)."""
         return {s: UNTRUSTED if kind in UNTRUSTED_KINDS else d
-                for s, d, kind in self.rows(q.DOMAINS_OF, {"ids": list(sources)})}
+                for s, (d, kind) in self.source_facts(sources).items()}
 
     def write_context(self, justification_ids: list[str], groundings: list[dict],
                       ids: Iterable[str]) -> tuple[int, set[str], dict[str, Status], Rules]:
