@@ -85,7 +85,7 @@ class RescindCallbacks(BaseCallbackHandler):
                 self.recorder.source_result(thread, name, {**run_values(), **args},
                                             tool_text(output))
             elif name in self.recorder.config.actions:
-                self.recorder.action_done(name, call_id)
+                self.recorder.action_done(name, call_id, tool_text(output))
 
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
         name, _, _, action = self._tools.pop(run_id, ("", "", {}, ""))

@@ -66,7 +66,7 @@ def _templates(spec: Any, run_keys: set[str] = frozenset()) -> list[tuple[str, s
             if _fields(value) & run_keys:
                 value = "".join(part for part in _literal_parts(value, run_keys))
             out.append((field, value))
-    for field in ("amount", "payee", "account"):  # plain argument names
+    for field in ("amount", "currency", "payee", "account"):  # plain argument names
         value = getattr(spec, field, None)
         if isinstance(value, str):
             out.append((field, "{" + value + "}"))

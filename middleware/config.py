@@ -32,6 +32,7 @@ Templates are formatted with the tool's arguments, then the values of the run's
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Literal
@@ -63,10 +64,36 @@ class UserSource(BaseModel):
     domain: str | None = Field(None, description="Trust domain template; default: the source")
 
 
+class Receipt(BaseModel):
+    """Where the tool's result says what was executed: each a regular expression whose first
+    group is the value, searched in the result's text (a dict result as JSON)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    amount: str | None = Field(None, description="e.g. `Paid \\$([0-9,.]+)`")
+    currency: str | None = Field(None, description="An ISO 4217 code")
+    account: str | None = Field(None, description="The account paid")
+    reference: str | None = Field(None, description="The bank's reference")
+    value_date: str | None = Field(None, description="When it was paid")
+
+    @field_validator("*")
+    @classmethod
+    def _one_group(cls, value: str | None) -> str | None:
+        if value is not None and re.compile(value).groups < 1:
+            raise ValueError(f"{value!r} needs a group: (...) around the value")
+        return value
+
+
 class ActionTool(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     amount: str | None = Field(None, description="Argument holding the amount")
+    currency: str | None = Field(None, description="Argument holding the amount's currency "
+                                 "(ISO 4217); a call without it is refused unless "
+                                 "`default_currency` is set")
+    default_currency: str | None = Field(None, pattern=r"^[A-Z]{3}$", description="The "
+                                         "currency of the amount when no argument names it "
+                                         "(none: the gate's own)")
     payee: str | None = Field(None, description="Argument holding the payee")
     account: str | None = Field(None, description="Argument holding the account")
     id: str | None = Field(None, description="Action name template, e.g. 'payment:{invoice}'; "
@@ -75,6 +102,9 @@ class ActionTool(BaseModel):
         "both", description="both: propose, ask the gate, run (a payment now); propose: record a "
         "pending action, not gated (a scheduled payment); execute: ask the gate about the "
         "earlier proposal named by `id`, then run it (releasing a scheduled payment)")
+    receipt: Receipt | None = Field(None, description="What the tool's result says was "
+                                    "executed (amount, account, date, reference): a recall "
+                                    "asks for that back; the result's text is kept either way")
 
 
 class InterceptConfig(BaseModel):

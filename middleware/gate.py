@@ -24,7 +24,8 @@ class GateClient:
 
     def ask(self, action: str, premises: list[str], amount: float | None,
             payee: str | None, traceparent: str | None = None, proposed: bool = False,
-            at: datetime | None = None, account: str | None = None) -> GateAnswered:
+            at: datetime | None = None, account: str | None = None,
+            currency: str | None = None) -> GateAnswered:
         """The gate's answer; GateRefused when it refuses or cannot be reached.
 
         ``proposed``: the action was proposed earlier and is judged by its stored facts."""
@@ -32,7 +33,8 @@ class GateClient:
         asked = GateAsked(event_id=uuid.uuid4().hex, tenant=self.tenant,
                           at=at or datetime.now(UTC), action=action,
                           premises=premises or ["none"], amount=amount, payee=payee,
-                          account=account, reply_to=reply_to, traceparent=traceparent, proposed=proposed)
+                          account=account, currency=currency, reply_to=reply_to,
+                          traceparent=traceparent, proposed=proposed)
         try:
             self._conn.xadd(layout.GATE, layout.encode(asked.model_dump_json(by_alias=True)))
             got = self._conn.blpop([reply_to], timeout=self.timeout_s)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from rescind.contract import events as ev
 from rescind.contract.kinds import WRITTEN_KINDS
 
-from .config import InterceptConfig, fill
+from .config import ActionTool, InterceptConfig, fill
 from .context import Contexts
 from .gate import GateClient, GateRefused
 from .publisher import Publisher
@@ -180,19 +181,16 @@ class Recorder:
         tool. Returns the action's name."""
         spec = self.config.actions[tool]
         name = fill(spec.id, values or args) if spec.id else call_id
-        if spec.stage == "execute":  # judged by what was proposed; today's values must equal it
-            amount = _number(args.get(spec.amount)) if spec.amount else None
-            if spec.amount and amount is None:
-                raise GateRefused(f"{tool}: the amount {args.get(spec.amount)!r} in argument "
-                                  f"{spec.amount!r} is not a number; {name} does not run")
-            self.gate.ask(name, [], amount, _arg(args, spec.payee), proposed=True,
-                          at=self.clock(), account=_arg(args, spec.account))
-            return name
-        ctx = self.contexts.get(run)
         amount = _number(args.get(spec.amount)) if spec.amount else None
         if spec.amount and amount is None:  # fail closed: a gate cannot judge an unknown sum
             raise GateRefused(f"{tool}: the amount {args.get(spec.amount)!r} in argument "
                               f"{spec.amount!r} is not a number; {name} does not run")
+        currency = _currency(tool, name, spec, args)
+        if spec.stage == "execute":  # judged by what was proposed; today's values must equal it
+            self.gate.ask(name, [], amount, _arg(args, spec.payee), proposed=True,
+                          at=self.clock(), account=_arg(args, spec.account), currency=currency)
+            return name
+        ctx = self.contexts.get(run)
         payee, account = _arg(args, spec.payee), _arg(args, spec.account)
         text = f"{tool}({json.dumps(args, sort_keys=True, default=str)})"
         # What the call draws on, found as for a write: the delivered items that state its
@@ -205,17 +203,22 @@ class Recorder:
         for premises in alternatives:
             self.publisher.publish(ev.ActionProposed(
                 **self._base(run), action=name, text=text, premises=premises, agent=ctx.agent,
-                run=run, rule=rule, amount=amount, payee=payee, account=account, seq=seq))
+                run=run, rule=rule, amount=amount, currency=currency, payee=payee,
+                account=account, seq=seq))
         premises = alternatives[0]
         if spec.stage == "both":
             self.publisher.flush(self.config.gate_timeout_s)  # the gate reads what we sent
-            self.gate.ask(name, premises, amount, payee, at=self.clock(), account=account)
+            self.gate.ask(name, premises, amount, payee, at=self.clock(), account=account,
+                          currency=currency)
         return name
 
-    def action_done(self, tool: str, name: str) -> None:
-        """The tool ran: a proposal-only tool (scheduling) leaves its action pending."""
-        if self.config.actions[tool].stage != "propose":
-            self.publisher.publish(ev.ActionExecuted(**self._base(), action=name), durable=True)
+    def action_done(self, tool: str, name: str, output: str = "") -> None:
+        """The tool ran: a proposal-only tool (scheduling) leaves its action pending; any other
+        is executed, as its result (the bank's receipt) says."""
+        spec = self.config.actions[tool]
+        if spec.stage != "propose":
+            self.publisher.publish(ev.ActionExecuted(**self._base(), action=name,
+                                                     **receipt(spec, output)), durable=True)
 
     def action_failed(self, tool: str, name: str, error: BaseException) -> None:
         """The action tool raised: its proposal did not happen and must never be released."""
@@ -227,6 +230,37 @@ class Recorder:
     def close(self) -> None:
         self.publisher.close()
         self.status.close()
+
+
+def _currency(tool: str, name: str, spec: ActionTool, args: dict) -> str | None:
+    """The call's currency: its argument, else the tool's default, else None (the gate's).
+    GateRefused when the tool names an argument the call leaves out, or an unknown code."""
+    given = _arg(args, spec.currency)
+    if given is None and spec.currency and spec.default_currency is None:
+        raise GateRefused(f"{tool}: no currency in argument {spec.currency!r}; {name} does not "
+                          "run")
+    code = (given or spec.default_currency or "").strip().upper() or None
+    if code is not None and not re.fullmatch(r"[A-Z]{3}", code):
+        raise GateRefused(f"{tool}: {given!r} is not a currency code; {name} does not run")
+    return code
+
+
+def receipt(spec: ActionTool, output: str) -> dict:
+    """The ActionExecuted fields the tool's result states, by the tool's ``receipt``
+    patterns; a value that does not fit its field is left out (the proposal's stands)."""
+    found: dict = {"receipt": output[:2000]} if output.strip() else {}
+    for field, pattern in (spec.receipt.model_dump().items() if spec.receipt else ()):
+        hit = re.search(pattern, output) if pattern else None
+        value = hit.group(1).strip() if hit and hit.group(1) else None
+        if value is None:
+            continue
+        if field == "amount":
+            found[field] = _number(value.replace(",", ""))
+        elif field == "currency":
+            found[field] = value.upper() if re.fullmatch(r"[A-Za-z]{3}", value) else None
+        else:
+            found[field] = value[:200 if field != "value_date" else 100]
+    return {k: v for k, v in found.items() if v is not None}
 
 
 def _arg(args: dict, name: str | None) -> str | None:

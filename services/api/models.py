@@ -89,6 +89,9 @@ class GateAsk(Body):
     account: str | None = Field(None, min_length=1, max_length=200, description="The account "
                                 "the call pays: only sources stating it count as evidence")
     payee: str | None = Field(None, min_length=1, max_length=500)
+    currency: str | None = Field(None, pattern=r"^[A-Za-z]{3}$", description="ISO 4217 code of "
+                                 "the amount; default: the gate's currency (RESCIND_GATE_CURRENCY)"
+                                 ", refused when RESCIND_GATE_REQUIRE_CURRENCY is set")
 
 
 class NewTenant(Body):

@@ -295,25 +295,24 @@ def change_commit(conn: redis.Redis, graph: TenantGraph,
     return {**d, "graph": _blast_graph(graph, d, None)}
 
 
-def gate(graph: TenantGraph, body: models.GateAsk, threshold: float, min_domains: int,
-         trusted_kinds: list[str] | None = None, window_days: float = 30.0) -> dict:
+def gate(graph: TenantGraph, body: models.GateAsk, policy: gate_mod.GatePolicy) -> dict:
     """The same gate the agents' calls go through (``rescind.engine.gate.judge``), with the
     same settings (``RESCIND_GATE_*``); the decision is kept like theirs."""
-    policy = gate_mod.GatePolicy(threshold, min_domains,
-                                 frozenset(trusted_kinds) if trusted_kinds else None, window_days)
     at = ev.to_micros(_now())
     if body.premises:
         call = gate_mod.GateCall(ev.action_id(graph.tenant, body.action), tuple(body.premises),
-                                 body.amount, body.account, body.payee, at)
+                                 body.amount, body.account, body.payee, at, body.currency)
         d = gate_mod.judge(graph, call, policy) if body.amount is not None else \
             GateDecision(call.action, False, "blocked: a payment needs an amount", 0)
     else:
         call = gate_mod.GateCall(resolve(graph, body.action), None, body.amount, body.account,
-                                 body.payee, at)
+                                 body.payee, at, body.currency)
         d = gate_mod.judge(graph, call, policy)
     gate_mod.record(graph, call, d, body.action)
     return {"action": d.action, "allowed": d.allowed, "reason": d.reason,
-            "fragility": d.fragility, "domains": list(d.domains), "aggregate": d.aggregate}
+            "fragility": d.fragility, "domains": list(d.domains),
+            "would_fall": list(d.would_fall), "aggregate": d.aggregate,
+            "base_amount": d.base_amount}
 
 
 def approve(graph: TenantGraph, ref: str, by: str) -> dict:

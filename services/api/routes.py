@@ -275,6 +275,4 @@ def events(tenant: Tenant, body: EventBatch, me: Agent, api: ApiDep) -> dict:
 
 @router.post(T + "/gate", tags=["agents"], summary="Ask the payment gate about an action")
 def gate(tenant: Tenant, body: GateAsk, me: GateUser, api: ApiDep) -> dict:
-    s = api.settings
-    return ops.gate(api.graph(tenant), body, s.gate_threshold, s.gate_min_domains,
-                    s.gate_trusted_kinds, s.gate_window_days)
+    return ops.gate(api.graph(tenant), body, api.gate)

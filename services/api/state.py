@@ -16,6 +16,7 @@ from rescind.api import audit
 from rescind.api.auth import PERMISSIONS, Principal, TokenStore, authorize
 from rescind.contract.errors import Forbidden, RescindError, http_status
 from rescind.contract.layout import check_tenant
+from rescind.engine.gate import GatePolicy
 from rescind.graph.store import TenantGraph
 from rescind.runtime.settings import Settings
 
@@ -29,6 +30,10 @@ class Api:
     tokens: TokenStore
     _graphs: dict[str, TenantGraph] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    gate: GatePolicy = field(init=False)
+
+    def __post_init__(self) -> None:  # a bad RESCIND_GATE_* stops the start, not a payment
+        self.gate = GatePolicy.from_settings(self.settings)
 
     def graph(self, tenant: str) -> TenantGraph:
         """One TenantGraph per tenant (its schema is checked once, not on every request)."""

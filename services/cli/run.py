@@ -36,14 +36,14 @@ def replay(
 
     `gate` lines judge with RESCIND_GATE_THRESHOLD and RESCIND_GATE_MIN_DOMAINS, as the
     workers do."""
+    from rescind.engine.gate import GatePolicy
     from rescind.runtime.settings import Settings
     from rescind.scenario.replay import replay_text
     from rescind.scenario.via_streams import replay_via_streams
     from rescind.views.replay import render
 
     settings = Settings()
-    limits = {"gate_threshold": settings.gate_threshold,
-              "gate_min_domains": settings.gate_min_domains}
+    limits = {"gate": GatePolicy.from_settings(settings)}
 
     try:
         text = file.read_text(encoding="utf-8")
@@ -112,6 +112,7 @@ def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int | N
            **tuning: int) -> None:
     import asyncio
 
+    from rescind.engine.gate import GatePolicy
     from rescind.runtime import telemetry
     from rescind.runtime.settings import Settings
     from rescind.workers.app import WorkerSettings, serve
@@ -126,10 +127,7 @@ def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int | N
             loop.add_signal_handler(sig, stop.set)
         settings = WorkerSettings(url=url, worker_id=worker_id,
                                   partitions=config.partitions if partitions is None else partitions,
-                                  gate_threshold=config.gate_threshold,
-                                  gate_min_domains=config.gate_min_domains,
-                                  gate_trusted_kinds=config.gate_trusted_kinds,
-                                  gate_window_days=config.gate_window_days, **tuning)
+                                  gate=GatePolicy.from_settings(config), **tuning)
         await serve(settings, roles, stop)
 
     with reaching(url):

@@ -23,6 +23,8 @@ Id = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f]+
 Tenant = Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,64}$")]
 Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
 Premises = Annotated[list[Id], Field(min_length=1, max_length=1000)]
+Currency = Annotated[str, Field(pattern=r"^[A-Z]{3}$", description="ISO 4217 code")]
+Amount = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -162,7 +164,8 @@ class ActionProposed(Event):
     agent: Id
     run: Id | None = None
     rule: Rule = "declared"
-    amount: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    amount: Amount | None = None
+    currency: Currency | None = Field(None, description="Of the amount; None: the gate's")
     payee: str | None = Field(None, max_length=500)
     account: str | None = Field(None, max_length=200)
     executed: bool = False
@@ -170,8 +173,18 @@ class ActionProposed(Event):
 
 
 class ActionExecuted(Event):
+    """The action tool ran. What the bank says it executed (read from the tool's result) is what
+    a recall asks back, whatever was proposed."""
+
     type: Literal["action_executed"] = "action_executed"
     action: Id = Field(description="The action's name, as in ActionProposed")
+    receipt: str | None = Field(None, max_length=2000, description="The tool's result")
+    amount: Amount | None = Field(None, description="The amount executed, from the receipt")
+    currency: Currency | None = None
+    account: str | None = Field(None, max_length=200, description="The account paid")
+    reference: str | None = Field(None, max_length=200, description="The bank's reference")
+    value_date: str | None = Field(None, max_length=100, description="When it was paid, as "
+                                   "the receipt says")
 
 
 class ActionFailed(Event):
@@ -242,15 +255,16 @@ class GateAsked(Event):
     type: Literal["gate_asked"] = "gate_asked"
     action: Id
     premises: Premises
-    amount: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    amount: Amount | None = None
+    currency: Currency | None = Field(None, description="Of the amount; None: the gate's")
     payee: str | None = Field(None, max_length=500)
     account: str | None = Field(None, max_length=200, description="The account the call pays: "
                                 "only sources stating it count as evidence")
     reply_to: Id
     proposed: bool = Field(False, description="The action was proposed earlier (a scheduled "
                            "payment being released): judge it by its stored amount and status; "
-                           "the call's own amount, account and payee, when given, must equal "
-                           "the proposal's")
+                           "the call's own amount, currency, account and payee, when given, "
+                           "must equal the proposal's")
 
 
 class GateAnswered(Event):

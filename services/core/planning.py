@@ -24,7 +24,7 @@ class UnknownPremise(NotFound):
         super().__init__(f"unknown premise(s): {', '.join(missing)}")
 
 
-_PROPOSAL = ("amount", "payee", "account", "seq")  # what a new proposal of an action replaces
+_PROPOSAL = ("amount", "currency", "payee", "account", "seq")  # what a new proposal of an action replaces
 _NOWHERE = Status("OUT")  # what a deleted memory that never reached the graph "has"
 
 

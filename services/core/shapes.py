@@ -177,6 +177,7 @@ class Recall:
     account: str | None
     state: str
     draft: str  # the text of the request to the bank
+    currency: str | None = None  # of the amount; None: the gate's currency
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -193,6 +194,13 @@ class GateDecision:
     fragility: int
     domains: tuple[str, ...] = ()
     aggregate: float = 0.0  # already allowed to the same account or payee in the window
+    base_amount: float | None = None  # the amount in the threshold's currency, when judged
+    would_fall: tuple[str, ...] = ()  # one smallest set of domains that would fake it
+    # what was judged: the call's values, or a released proposal's (kept with the decision)
+    amount: float | None = None
+    currency: str | None = None
+    account: str | None = None
+    payee: str | None = None
 
 
 __all__ = ["BLAST_GROUPS", "BlastItem", "BlastRadius", "Change", "GateDecision", "Mutation",

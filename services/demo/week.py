@@ -25,7 +25,7 @@ from rescind.engine.gate import UnknownAction, weakest_of
 from rescind.graph import queries as q
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware import InterceptConfig, Recorder, instrument
-from rescind.middleware.config import ActionTool, SourceTool
+from rescind.middleware.config import ActionTool, Receipt, SourceTool
 from rescind.middleware.gate import GateClient, GateRefused
 from rescind.operator import decisions as security
 from rescind.operator.recalls import recall_list
@@ -34,6 +34,10 @@ from rescind.workers.app import WorkerSettings, WorkerThread
 
 COMPROMISED = "portal:northwind"
 ATTACK = ("2026-11-16T08:00:00Z", "2026-11-18T12:00:00Z")  # when the page showed the attacker's
+# What the fictional bank's answer says it did: "Paid $34,500.00 to account … for INV-1002
+# (PAY-0002) at 2026-11-19T09:00:00Z." A recall asks for that back.
+BANK_RECEIPT = Receipt(amount=r"^Paid \$([0-9,]+(?:\.[0-9]+)?) ", account=r" to account (.+?) for ",
+                       reference=r"\((PAY-[0-9]+)\)", value_date=r" at (\S+?)\.?$")
 REASON = "Northwind's supplier portal was taken over: the bank details on it were the attacker's"
 
 
@@ -46,7 +50,7 @@ def intercept_config(tenant: str, url: str) -> InterceptConfig:
     not a source here (``users=None``).
     """
     payment = {"id": "payment:{invoice}", "amount": "amount", "payee": "vendor",
-               "account": "account"}
+               "account": "account", "default_currency": "USD", "receipt": BANK_RECEIPT}
     return InterceptConfig(
         tenant=tenant, url=url, users=None,
         sources={
@@ -57,7 +61,8 @@ def intercept_config(tenant: str, url: str) -> InterceptConfig:
         actions={
             "pay_invoice": ActionTool(**payment),
             "schedule_payment": ActionTool(**payment, stage="propose"),
-            "release_payment": ActionTool(id="payment:{invoice}", stage="execute"),
+            "release_payment": ActionTool(id="payment:{invoice}", stage="execute",
+                                          receipt=BANK_RECEIPT),
         })
 
 
@@ -75,11 +80,12 @@ class LoggedGate(GateClient):
 
     def ask(self, action: str, premises: list[str], amount: float | None, payee: str | None,
             traceparent: str | None = None, proposed: bool = False,
-            at: datetime | None = None, account: str | None = None):
+            at: datetime | None = None, account: str | None = None,
+            currency: str | None = None):
         entry = {"action": action, "at": self.clock().isoformat(), "amount": amount}
         try:
             answer = super().ask(action, premises, amount, payee, traceparent, proposed, at,
-                                 account)
+                                 account, currency)
         except GateRefused as exc:
             self.log.decisions.append({**entry, "allowed": False, "reason": str(exc)})
             raise

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 import uuid
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from rescind.contract.errors import NotFound
 from rescind.contract.events import from_micros, to_micros
@@ -13,6 +15,7 @@ from rescind.contract.layout import GATE_MIN_DOMAINS, GATE_THRESHOLD
 from rescind.core.belief import Node
 from rescind.core.evidence import evidence_cone, normalise_account
 from rescind.core.fragility import cone_domains, weakest
+from rescind.core.money import NoRate, checked_rates, convert, currency_code, show
 from rescind.core.shapes import GateDecision
 from rescind.graph import queries as q
 from rescind.graph.store import TenantGraph
@@ -49,15 +52,39 @@ def weakest_of(graph: TenantGraph, target: str) -> tuple[int, tuple[str, ...], t
 
 @dataclass(frozen=True)
 class GatePolicy:
-    """What the gate refuses: a payment above ``threshold`` that fewer than ``min_domains``
-    trust domains stand behind. Only sources of ``trusted_kinds`` count (None: every kind but a
-    user's or an agent's). The same policy in the workers, the API and replay
-    (``RESCIND_GATE_*``)."""
+    """What the gate refuses: a payment above ``threshold`` (in ``currency``) that fewer than
+    ``min_domains`` trust domains stand behind. Only sources of ``trusted_kinds`` count (None:
+    every kind but a user's or an agent's). Amounts in another currency are converted with
+    ``rates`` (one unit's worth in ``currency``); an amount with no currency is in ``currency``
+    unless ``require_currency``. The same policy in the workers, the API and replay
+    (``RESCIND_GATE_*``, read by ``from_settings``)."""
 
     threshold: float = GATE_THRESHOLD
     min_domains: int = GATE_MIN_DOMAINS
     trusted_kinds: frozenset[str] | None = None
     window_days: float = 30.0  # what was already allowed to the same account or payee counts
+    currency: str = "USD"
+    rates: Mapping[str, float] = field(default_factory=dict)
+    require_currency: bool = False
+
+    def __post_init__(self) -> None:  # a bad table is found at startup, not at a payment
+        object.__setattr__(self, "currency", currency_code(self.currency))
+        object.__setattr__(self, "rates", checked_rates(self.rates))
+
+    @classmethod
+    def from_settings(cls, s: Any) -> GatePolicy:
+        """The policy of ``rescind.runtime.settings.Settings`` (or anything with its gate_*)."""
+        return cls(s.gate_threshold, s.gate_min_domains,
+                   frozenset(s.gate_trusted_kinds) if s.gate_trusted_kinds else None,
+                   s.gate_window_days, s.gate_currency, s.gate_rates, s.gate_require_currency)
+
+    def in_base(self, amount: float, currency: str | None) -> float:
+        """``amount`` in the threshold's currency; NoRate when it cannot be judged."""
+        if currency is None:
+            if self.require_currency:
+                raise NoRate(f"{amount:,.2f} has no currency, and the gate requires one")
+            return amount
+        return convert(amount, currency_code(currency), self.currency, self.rates)
 
 
 @dataclass(frozen=True)
@@ -71,6 +98,7 @@ class GateCall:
     account: str | None = None
     payee: str | None = None
     at: int | None = None  # when it is asked (epoch µs): the window of the aggregate ends here
+    currency: str | None = None  # ISO 4217; None: the policy's (unless it requires one)
 
 
 def judge(graph: TenantGraph, call: GateCall, policy: GatePolicy = GatePolicy()) -> GateDecision:
@@ -81,30 +109,43 @@ def judge(graph: TenantGraph, call: GateCall, policy: GatePolicy = GatePolicy())
         return GateDecision(call.action, False, f"blocked: {call.amount!r} is not an amount", 0)
     if call.premises is None:
         return _judge_stored(graph, call, policy)
-    return _judge_new(graph, call, policy)
+    return replace(_judge_new(graph, call, policy), amount=call.amount, currency=call.currency,
+                   account=call.account, payee=call.payee)
 
 
 def _judge_stored(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDecision:
+    """A release: the proposal's stored facts are judged, and kept with the decision (the
+    call's own where it named one), so that the aggregate of later calls counts them."""
     facts = graph.actions_in([call.action])
     if not facts:
         raise UnknownAction(f"unknown action {call.action!r}")
     props = facts[0]
-    for field, asked in (("amount", call.amount), ("account", call.account),
-                         ("payee", call.payee)):
-        stored = props.get(field)
-        if asked is not None and not _same(field, asked, stored):
-            return GateDecision(call.action, False, f"blocked: the call's {field} {asked!r} is "
+    values = {n: getattr(call, n) if getattr(call, n) is not None else props.get(n)
+              for n in ("amount", "currency", "account", "payee")}
+    return replace(_judge_proposal(call, props, graph, p), **values)
+
+
+def _judge_proposal(call: GateCall, props: dict, graph: TenantGraph,
+                    p: GatePolicy) -> GateDecision:
+    for name, asked in (("amount", call.amount), ("currency", call.currency),
+                        ("account", call.account), ("payee", call.payee)):
+        stored = props.get(name)
+        if name == "currency" and stored is None and not p.require_currency:
+            stored = p.currency  # a proposal without a currency is in the threshold's
+        if asked is not None and not _same(name, asked, stored):
+            return GateDecision(call.action, False, f"blocked: the call's {name} {asked!r} is "
                                 f"not the proposal's {stored!r}", 0)
     if props.get("failed"):
         return GateDecision(call.action, False, "blocked: the proposal's call failed "
                             f"({props.get('failed_reason') or 'no reason given'}); propose it "
                             "again", 0)
-    frag, domains = evidence_fragility(graph, call.action, props.get("account"), p)
+    frag, fall, domains = evidence_fragility(graph, call.action, props.get("account"), p)
     if props.get("status") != "IN":
         reason = f"blocked: the action is OUT (cause {props.get('cause')})"
-        return GateDecision(call.action, False, reason, frag, domains)
+        return GateDecision(call.action, False, reason, frag, domains, would_fall=fall)
     already = allowed_before(graph, props.get("account"), props.get("payee"), call.at, p)
-    return _by_amount(call.action, props.get("amount"), frag, domains, p, already)
+    return replace(_by_amount(call.action, props.get("amount"), props.get("currency"), frag,
+                              domains, p, already), would_fall=fall)
 
 
 def _judge_new(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDecision:
@@ -121,25 +162,37 @@ def _judge_new(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDecisio
     if out:
         return GateDecision(call.action, False, f"blocked: it rests on OUT memory {out[0]} "
                             f"(cause {known[out[0]].cause})", 0)
-    frag, domains = min((evidence_fragility(graph, x, call.account, p) for x in premises),
-                        key=lambda fd: fd[0])
+    frag, fall, domains = min((evidence_fragility(graph, x, call.account, p)
+                               for x in premises), key=lambda fd: fd[0])
     already = allowed_before(graph, call.account, call.payee, call.at, p)
-    return _by_amount(call.action, call.amount, frag, domains, p, already)
+    return replace(_by_amount(call.action, call.amount, call.currency, frag, domains, p,
+                              already), would_fall=fall)
 
 
-def _by_amount(action: str, amount: float | None, frag: int, domains: tuple[str, ...],
-               p: GatePolicy, already: float = 0.0) -> GateDecision:
-    """The threshold applies to the amount together with what was already allowed to the same
-    account or payee in the window, so that splitting a payment cannot evade it."""
-    total = (amount or 0.0) + already
-    if amount is not None and total > p.threshold and frag < p.min_domains:
-        what = f"{amount:,.2f}" if amount > p.threshold else (
-            f"{amount:,.2f} with {already:,.2f} already allowed to the same account or payee "
+def _by_amount(action: str, amount: float | None, currency: str | None, frag: int,
+               domains: tuple[str, ...], p: GatePolicy, already: float = 0.0) -> GateDecision:
+    """The threshold applies to the amount, in the threshold's currency, together with what was
+    already allowed to the same account or payee in the window, so that splitting a payment
+    cannot evade it. An amount that cannot be converted is refused."""
+    if amount is None:
+        return GateDecision(action, True, f"allowed: fragility {frag}", frag, domains, already)
+    try:
+        base = p.in_base(amount, currency)
+    except (NoRate, ValueError) as exc:
+        return GateDecision(action, False, f"blocked: {exc}; the gate cannot judge it", frag,
+                            domains, already)
+    total = base + already
+    said = show(amount, currency, p.currency)
+    if base != amount or said != f"{amount:,.2f}":
+        said = f"{said} ({p.currency} {base:,.2f})"
+    if total > p.threshold and frag < p.min_domains:
+        what = said if base > p.threshold else (
+            f"{said} with {already:,.2f} already allowed to the same account or payee "
             f"in {p.window_days:g} days ({total:,.2f})")
         return GateDecision(action, False, f"blocked: {what} is above {p.threshold:,.0f} and "
                             f"rests on {frag} trust domain(s) that could fake it; "
-                            f"{p.min_domains} needed", frag, domains, already)
-    return GateDecision(action, True, f"allowed: fragility {frag}", frag, domains, already)
+                            f"{p.min_domains} needed", frag, domains, already, base)
+    return GateDecision(action, True, f"allowed: fragility {frag}", frag, domains, already, base)
 
 
 def allowed_before(graph: TenantGraph, account: str | None, payee: str | None, at: int | None,
@@ -154,7 +207,7 @@ def allowed_before(graph: TenantGraph, account: str | None, payee: str | None, a
         "since": end - int(p.window_days * 86_400e6),
         "account_key": normalise_account(account) if account else None,
         "payee_key": payee_key(payee)})
-    return float(sum(amount or 0.0 for _, amount in rows))
+    return float(sum(amount or 0.0 for _, amount in rows))  # in the threshold's currency
 
 
 def payee_key(payee: str | None) -> str | None:
@@ -169,25 +222,28 @@ def record(graph: TenantGraph, call: GateCall, d: GateDecision, name: str | None
     graph.rows(q.GATE_RECORD, {
         "id": uuid.uuid4().hex, "action": call.action, "name": name or call.action,
         "at": call.at if call.at is not None else to_micros(datetime.now(UTC)),
-        "amount": call.amount, "account": call.account,
-        "account_key": normalise_account(call.account) if call.account else None,
-        "payee": call.payee, "payee_key": payee_key(call.payee), "allowed": d.allowed,
+        "amount": d.amount, "currency": d.currency, "base_amount": d.base_amount,
+        "account": d.account, "account_key": normalise_account(d.account) if d.account else None,
+        "payee": d.payee, "payee_key": payee_key(d.payee), "allowed": d.allowed,
         "reason": d.reason, "fragility": d.fragility, "domains": list(d.domains),
+        "would_fall": list(d.would_fall),
         "aggregate": d.aggregate, "trace": trace}, read_only=False)
 
 
 def evidence_fragility(graph: TenantGraph, target: str, account: str | None,
-                       p: GatePolicy = GatePolicy()) -> tuple[int, tuple[str, ...]]:
+                       p: GatePolicy = GatePolicy()
+                       ) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
     """How many trust domains that state ``account`` would have to fall to fake ``target``,
-    and those domains (see ``rescind.core.evidence``). With no account named, every trust
-    domain its cone draws on counts, but a user's or an agent's word never does."""
+    one smallest set of them, and every domain that counts (see ``rescind.core.evidence``).
+    With no account named, every trust domain its cone draws on counts, but a user's or an
+    agent's word never does."""
     nodes, domain_of = cone(graph, target)
     if target not in nodes:
         raise UnknownAction(f"unknown memory {target!r}")
     rules = graph.rules()
     if not account:  # no account named: every domain its cone draws on counts (as before)
-        return weakest(target, nodes, domain_of, rules)[0], \
-            tuple(cone_domains(nodes, domain_of, rules))
+        frag, witness = weakest(target, nodes, domain_of, rules)
+        return frag, tuple(witness), tuple(cone_domains(nodes, domain_of, rules))
     sources = {g.source for n in nodes.values() for g in n.groundings}
     raw = graph.source_facts(sources)
     grounded = [m for m, n in nodes.items() if n.groundings]
@@ -195,34 +251,23 @@ def evidence_fragility(graph: TenantGraph, target: str, account: str | None,
     seen, domain_of = evidence_cone(nodes, texts, account, {s: d for s, (d, _) in raw.items()},
                                     {s: k for s, (_, k) in raw.items()}, rules,
                                     p.trusted_kinds)
-    frag, _witness = weakest(target, seen, domain_of, rules)
-    return frag, tuple(cone_domains(seen, domain_of, rules))
+    frag, witness = weakest(target, seen, domain_of, rules)
+    return frag, tuple(witness), tuple(cone_domains(seen, domain_of, rules))
 
 
 def _same(field: str, asked: object, stored: object) -> bool:
     if field == "amount":
         return stored is not None and abs(float(asked) - float(stored)) < 0.005
+    if field == "currency":
+        return stored is not None and str(asked).strip().upper() == str(stored).strip().upper()
     if field == "account":
         return stored is not None and normalise_account(str(asked)) == \
             normalise_account(str(stored))
-    return stored is not None and str(asked).strip().casefold() == str(stored).strip().casefold()
+    return stored is not None and payee_key(str(asked)) == payee_key(str(stored))
 
 
-# The former entry points, kept as thin names over ``judge`` for their callers.
-def check(graph: TenantGraph, action: str, threshold: float = GATE_THRESHOLD,
-          min_domains: int = GATE_MIN_DOMAINS) -> GateDecision:
-    return judge(graph, GateCall(action), GatePolicy(threshold, min_domains))
-
-
-def check_premises(graph: TenantGraph, action: str, premises: list[str], amount: float | None,
-                   threshold: float = GATE_THRESHOLD, min_domains: int = GATE_MIN_DOMAINS,
-                   account: str | None = None) -> GateDecision:
-    return judge(graph, GateCall(action, tuple(premises), amount, account),
-                 GatePolicy(threshold, min_domains))
-
-
-_LOG_FIELDS = ("at", "action", "name", "amount", "account", "payee", "allowed", "reason",
-               "fragility", "domains", "aggregate", "trace")
+_LOG_FIELDS = ("at", "action", "name", "amount", "currency", "base_amount", "account", "payee",
+               "allowed", "reason", "fragility", "domains", "would_fall", "aggregate", "trace")
 
 
 def decisions_log(graph: TenantGraph, action: str | None = None, limit: int = 100) -> list[dict]:

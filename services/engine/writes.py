@@ -269,9 +269,11 @@ def _planned(graph: TenantGraph, writes: list[Write], ahead: Ahead | None,
     return planning.plan_batch(writes, new_writes, rev, known, rules, region)
 
 
-def execute(graph: TenantGraph, action: str, at: int) -> None:
-    """Record that a proposed action was carried out."""
-    batch = WriteBatch(at, updates=[{"id": action, "props": {"executed": True, "executed_at": at}}])
+def execute(graph: TenantGraph, action: str, at: int, paid: dict | None = None) -> None:
+    """Record that a proposed action was carried out, with what the bank says it executed
+    (``paid_amount``, ``paid_account``, ``paid_reference``, ``paid_on``, ``receipt``...)."""
+    batch = WriteBatch(at, updates=[{"id": action, "props": {"executed": True, "executed_at": at,
+                                                              **(paid or {})}}])
     linearised(graph, lambda: graph.write_batch(batch, graph.revision()))
 
 

@@ -47,7 +47,7 @@ _FACTS = ("ID(m), m.id, m.kind, m.status, m.cause, m.hops, size(m.withdrawn_by),
 # (about 50 ms at a million memories), while inline properties cost nothing extra.
 MEM_FIELDS = ("id", "kind", "text", "at", "agent", "run", "names", "status", "cause", "hops",
               "born", "born_rev", "born_cause", "born_hops", "grounded", "history", "amount",
-              "payee", "account", "reference", "executed", "executed_at", "seq", "key",
+              "currency", "payee", "account", "reference", "executed", "executed_at", "seq", "key",
               "withdrawn_by")
 RETRACTION_FIELDS = ("id", "kind", "state", "order", "reason", "by", "at", "source", "start",
                      "end", "memory", "new_memory", "text", "result")
@@ -245,10 +245,10 @@ RETURN {_FACTS}
 # what anything believes, so it is written without the revision guard.
 GATE_RECORD = """
 CREATE (:Gate {id: $id, action: $action, name: $name, at: $at, amount: $amount,
-               account: $account, account_key: $account_key, payee: $payee,
-               payee_key: $payee_key, allowed: $allowed, reason: $reason,
-               fragility: $fragility, domains: $domains, aggregate: $aggregate,
-               trace: $trace})
+               currency: $currency, base_amount: $base_amount, account: $account,
+               account_key: $account_key, payee: $payee, payee_key: $payee_key,
+               allowed: $allowed, reason: $reason, fragility: $fragility, domains: $domains,
+               would_fall: $would_fall, aggregate: $aggregate, trace: $trace})
 """
 
 # What the gate already allowed to the same account or payee since ``since``, once per action
@@ -257,14 +257,14 @@ GATE_ALLOWED_TO = """
 MATCH (d:Gate) WHERE d.allowed AND d.at >= $since
   AND ((d.account_key IS NOT NULL AND d.account_key = $account_key)
        OR (d.payee_key IS NOT NULL AND d.payee_key = $payee_key))
-RETURN d.action, max(d.amount)
+RETURN d.action, max(coalesce(d.base_amount, d.amount))
 """
 
 # The gate's decisions, newest first; of one action when ``action`` is given.
 GATE_LOG = """
 MATCH (d:Gate) WHERE $action IS NULL OR d.action = $action
-RETURN d.at, d.action, d.name, d.amount, d.account, d.payee, d.allowed, d.reason, d.fragility,
-       d.domains, d.aggregate, d.trace
+RETURN d.at, d.action, d.name, d.amount, d.currency, d.base_amount, d.account, d.payee,
+       d.allowed, d.reason, d.fragility, d.domains, d.would_fall, d.aggregate, d.trace
 ORDER BY d.at DESC LIMIT $limit
 """
 

@@ -18,9 +18,10 @@ def recall_list(graph: TenantGraph) -> list[Recall]:
         state = "approved" if a.get("recall_state") == "approved" else "drafted"
         if state == "drafted" and a.get("status") != "OUT":
             continue
+        paid = executed(a)
         rows.append((a.get("seq", 0), Recall(
-            a["id"], (a.get("names") or [a["id"]])[0], a.get("amount"), a.get("payee"),
-            a.get("account"), state, draft(graph, a))))
+            a["id"], (a.get("names") or [a["id"]])[0], paid["amount"], a.get("payee"),
+            paid["account"], state, draft(graph, a), paid["currency"])))
     rows.sort(key=lambda r: (r[1].amount is None, -(r[1].amount or 0), r[0]))
     return [r for _, r in rows]
 
@@ -33,18 +34,32 @@ def find(graph: TenantGraph, action: str) -> Recall:
     raise NotFound(f"no recall for {action!r}: only executed payments that went OUT have one")
 
 
+def executed(action: dict) -> dict:
+    """What the bank executed, as its receipt says (``paid_*``, from the tool's result), else
+    what was proposed last: a recall asks back what left, not what was planned."""
+    return {f: action.get(f"paid_{f}", action.get(f)) for f in ("amount", "currency", "account")}
+
+
 def draft(graph: TenantGraph, action: dict) -> str:
-    """The text of a bank recall request: payee, account, amount, reference, reason, evidence."""
+    """The text of a bank recall request: payee, account, amount, date and reference as the
+    bank executed them, reason, evidence."""
     cause = action.get("cause")
     why = graph.retraction(cause) if cause else None
     reason = (why or {}).get("reason") or "its justification was retracted"
-    amount = action.get("amount")
+    paid = executed(action)
+    amount, currency = paid["amount"], paid["currency"]
+    ours = (action.get("names") or [action["id"]])[0]
     lines = [
         "RECALL REQUEST (draft - not sent until finance approves)",
         f"Payee: {action.get('payee') or 'unknown'}",
-        f"Account: {action.get('account') or 'as paid'}",
-        f"Amount: {amount:,.2f}" if amount is not None else "Amount: unknown",
-        f"Reference: {action.get('reference') or (action.get('names') or [action['id']])[0]}",
+        f"Account: {paid['account'] or 'as paid'}",
+        (f"Amount: {amount:,.2f}" + (f" {currency}" if currency else ""))
+        if amount is not None else "Amount: unknown",
+        *([f"Paid on: {action['paid_on']}"] if action.get("paid_on") else []),
+        f"Reference: {action.get('paid_reference') or action.get('reference') or ours}"
+        + (f" (ours: {ours})" if action.get("paid_reference") else ""),
+        *([f"Bank's confirmation: {_one_line(action['receipt'], 300)}"]
+          if action.get("receipt") else []),
         f"Reason: {reason} (retraction {cause})" if cause else f"Reason: {reason}",
         "Evidence (what the payment rested on, nearest first):",
         *(f"  - {line}" for line in _chain(graph, action["id"])),

@@ -27,6 +27,13 @@ class Settings(BaseSettings):
     gate_window_days: float = Field(30.0, gt=0, description="What the gate allowed to the same "
                                     "account or payee this many days back counts toward the "
                                     "threshold")
+    gate_currency: str = Field("USD", description="The threshold's currency (ISO 4217)")
+    gate_rates: dict[str, float] = Field(default_factory=dict, description="What one unit of "
+                                         "each other currency is worth in gate_currency, e.g. "
+                                         "{\"EUR\": 1.08}; a payment in a currency not listed is "
+                                         "refused")
+    gate_require_currency: bool = Field(False, description="Refuse an amount that names no "
+                                        "currency (else it is in gate_currency)")
     otel: Literal["none", "console", "otlp"] = Field("none", description="Where spans and "
                                                      "metrics go")
     otlp_endpoint: str = Field("http://127.0.0.1:4318", description="OTLP/HTTP collector base URL")

@@ -18,6 +18,8 @@ from rescind.contract.kinds import WrittenKind
 
 Text = Annotated[str, Field(min_length=1, max_length=20_000)]
 Id = Annotated[str, Field(min_length=1, max_length=200)]
+Amount = Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)]
+Currency = Annotated[str, Field(pattern=r"^[A-Z]{3}$")]  # ISO 4217, as the gate's rate table
 
 
 class _Line(BaseModel):
@@ -57,8 +59,10 @@ class ActLine(_Line):
     text: Text
     premises: list[Id] = Field(min_length=1, max_length=1000)
     at: AwareDatetime
-    amount: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    amount: Amount | None = None
+    currency: Currency | None = None
     payee: str | None = None
+    account: str | None = Field(None, min_length=1, max_length=200)
     executed: bool
 
 
@@ -103,9 +107,19 @@ class ReinstateLine(_Line):
     at: AwareDatetime | None = None
 
 
+class GateArgs(_Line):
+    """The values of the call being judged (a release): each must equal the proposal's."""
+
+    amount: Amount | None = None
+    currency: Currency | None = None
+    account: str | None = Field(None, min_length=1, max_length=200)
+    payee: str | None = None
+
+
 class GateLine(_Line):
     op: Literal["gate"]
     action: Id
+    args: GateArgs | None = None
     at: AwareDatetime | None = None
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from rescind.contract.errors import RescindError
 from rescind.contract.events import action_id, memory_id, to_micros
-from rescind.contract.layout import GATE_MIN_DOMAINS, GATE_THRESHOLD, check_tenant
+from rescind.contract.layout import check_tenant
 from rescind.core.shapes import GateDecision, Mutation
 from rescind.engine import gate as gate_mod
 from rescind.engine import retraction as ret
@@ -20,6 +20,7 @@ from rescind.scenario.format import (
     ApproveLine,
     CorrectLine,
     ExecuteLine,
+    GateArgs,
     GateLine,
     ObserveLine,
     ReinstateLine,
@@ -48,12 +49,17 @@ class Replay:
     clock: int = 0
     pending: list[Write] = field(default_factory=list)
     pending_lines: list[int] = field(default_factory=list)
-    gate_threshold: float = GATE_THRESHOLD  # the `gate` lines' limits (RESCIND_GATE_* in the CLI)
-    gate_min_domains: int = GATE_MIN_DOMAINS
+    policy: gate_mod.GatePolicy = field(default_factory=gate_mod.GatePolicy)  # RESCIND_GATE_*
 
-    def gate(self, line: GateLine) -> GateDecision:
-        return gate_mod.check(self.graph, self.mem[line.action], self.gate_threshold,
-                              self.gate_min_domains)
+    def gate(self, line: GateLine, at: int) -> GateDecision:
+        """The gate the agents' calls go through, at the scenario's time; the decision is
+        recorded like theirs, so that later gates count it in their aggregate."""
+        a = line.args or GateArgs()
+        call = gate_mod.GateCall(self.mem[line.action], None, a.amount, a.account, a.payee, at,
+                                 a.currency)
+        d = gate_mod.judge(self.graph, call, self.policy)
+        gate_mod.record(self.graph, call, d, line.action)
+        return d
 
     def step(self, step: Step) -> None:
         """Apply one line; an error the engine finds while applying names the line."""
@@ -90,9 +96,7 @@ class Replay:
         elif isinstance(op, ReinstateLine):
             ret.run(g, ret.Reinstate(op.retraction), now)
         elif isinstance(op, GateLine):
-            d = self.gate(op)
-            self.gates.append({"action": op.action, "allowed": d.allowed, "reason": d.reason,
-                               "fragility": d.fragility, "line": step.line})
+            self.gates.append(gate_entry(op.action, self.gate(op, now), step.line))
         elif isinstance(op, ApproveLine):
             approve(g, self.mem[op.action], op.by, now)
 
@@ -108,7 +112,8 @@ class Replay:
                       rule="scenario")
         else:
             mid = action_id(tenant, op.id)
-            extra = {"amount": op.amount, "payee": op.payee, "executed": op.executed,
+            extra = {"amount": op.amount, "currency": op.currency, "payee": op.payee,
+                     "account": op.account, "executed": op.executed,
                      "executed_at": now if op.executed else None, "seq": line}
             w = Write(op.id, mid, "action", op.text, now, name=op.id,
                       premises=tuple(self.mem[p] for p in op.premises), agent=op.agent,
@@ -146,16 +151,22 @@ class Replay:
                 "fragility": fragility}
 
 
+def gate_entry(action: str, d: GateDecision, line: int) -> dict:
+    """A `gate` line's entry in the report."""
+    return {"action": action, "allowed": d.allowed, "reason": d.reason,
+            "fragility": d.fragility, "aggregate": d.aggregate, "line": line}
+
+
 def _us(t) -> int | None:
     return to_micros(t) if t is not None else None
 
 
 def replay_text(text: str, url: str, tenant: str | None = None,
                 on_progress: Callable[[int, int], None] | None = None,
-                gate_threshold: float = GATE_THRESHOLD,
-                gate_min_domains: int = GATE_MIN_DOMAINS) -> dict:
+                gate: gate_mod.GatePolicy | None = None) -> dict:
     """Validate ``text`` whole, apply it to a fresh tenant, and return the report;
-    ``on_progress(done, total)`` after each line; ``gate`` lines judge with the given limits.
+    ``on_progress(done, total)`` after each line; ``gate`` lines judge with ``gate`` (the
+    workers' policy, RESCIND_GATE_*, in the CLI).
 
     On any error nothing is left behind: validation fails before anything is written, and a
     failure while applying removes the tenant's graph.
@@ -165,7 +176,7 @@ def replay_text(text: str, url: str, tenant: str | None = None,
     if graph.exists():
         raise ScenarioError([(0, f"tenant {graph.tenant!r} already has a graph; replay needs a "
                                  "fresh tenant")])
-    state = Replay(graph, gate_threshold=gate_threshold, gate_min_domains=gate_min_domains)
+    state = Replay(graph, policy=gate or gate_mod.GatePolicy())
     try:
         for i, step in enumerate(steps, 1):
             state.step(step)

@@ -23,10 +23,11 @@ from rescind.contract import layout
 from rescind.contract import streams as st
 from rescind.contract.errors import Unavailable
 from rescind.contract.events import action_id, memory_id
+from rescind.engine.gate import GatePolicy
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
 from rescind.scenario import format as sc
-from rescind.scenario.replay import Replay, fresh_tenant
+from rescind.scenario.replay import Replay, fresh_tenant, gate_entry
 from rescind.workers.app import WorkerSettings, WorkerThread
 
 
@@ -50,11 +51,10 @@ def wait_idle(conn: redis.Redis, stream: str, timeout: float = 60.0,
 
 class StreamReplay:
     def __init__(self, graph: TenantGraph, publisher: Publisher, conn: redis.Redis,
-                 gate_threshold: float = layout.GATE_THRESHOLD,
-                 gate_min_domains: int = layout.GATE_MIN_DOMAINS) -> None:
+                 gate: GatePolicy | None = None) -> None:
         self.graph, self.publisher, self.conn = graph, publisher, conn
-        # names, clock, gate limits and report, shared with the direct replay
-        self.state = Replay(graph, gate_threshold=gate_threshold, gate_min_domains=gate_min_domains)
+        # names, clock, gate policy and report, shared with the direct replay
+        self.state = Replay(graph, policy=gate or GatePolicy())
         self.stream = publisher.stream_of(graph.tenant)
         self.dead_from = "-"
         last = conn.xrevrange(layout.DEAD, count=1)
@@ -78,9 +78,7 @@ class StreamReplay:
             return
         self.settle()
         if isinstance(op, sc.GateLine):
-            d = s.gate(op)
-            s.gates.append({"action": op.action, "allowed": d.allowed, "reason": d.reason,
-                            "fragility": d.fragility, "line": step.line})
+            s.gates.append(gate_entry(op.action, s.gate(op, now), step.line))
             return
         event = self._control_event(op, eid, when)
         self.publisher.publish(event)
@@ -108,8 +106,9 @@ class StreamReplay:
         s.mem[op.id] = action_id(t, op.id)
         s.actions.append(op.id)
         return ev.ActionProposed(**base, action=op.id, text=op.text, premises=premises,
-                                 agent=op.agent, amount=op.amount, payee=op.payee,
-                                 executed=op.executed, seq=line)
+                                 agent=op.agent, amount=op.amount, currency=op.currency,
+                                 payee=op.payee, account=op.account, executed=op.executed,
+                                 seq=line)
 
     def _control_event(self, op, eid: str, when: datetime) -> ev.Event:
         base = {"event_id": eid, "tenant": self.graph.tenant, "at": when}
@@ -148,8 +147,7 @@ def replay_via_streams(text: str, url: str, tenant: str | None = None,
                        partitions: int = layout.PARTITIONS,
                        start_workers: bool = True,
                        on_progress: Callable[[int, int], None] | None = None,
-                       gate_threshold: float = layout.GATE_THRESHOLD,
-                       gate_min_domains: int = layout.GATE_MIN_DOMAINS) -> dict:
+                       gate: GatePolicy | None = None) -> dict:
     """Validate ``text`` whole, send it through streams and workers, and return the report.
 
     With ``start_workers`` the writer and retraction workers run in this process for the
@@ -163,7 +161,7 @@ def replay_via_streams(text: str, url: str, tenant: str | None = None,
                                  "fresh tenant")])
     st.ensure_groups(conn, partitions)
     settings = WorkerSettings(url=url, worker_id=f"replay-{graph.tenant}", partitions=partitions,
-                              gate_threshold=gate_threshold, gate_min_domains=gate_min_domains)
+                              gate=gate or GatePolicy())
     # A spool of its own: a replay regenerates its events, so a failed one leaves nothing for
     # the next publisher of the tenant to send.
     spool = tempfile.TemporaryDirectory(prefix="rescind-replay-spool-")
@@ -171,7 +169,7 @@ def replay_via_streams(text: str, url: str, tenant: str | None = None,
     workers = WorkerThread(settings, ("writer", "retraction")) if start_workers else None
     try:
         with workers or contextlib.nullcontext():
-            run = StreamReplay(graph, publisher, conn, gate_threshold, gate_min_domains)
+            run = StreamReplay(graph, publisher, conn, gate)
             try:
                 for i, step in enumerate(steps, 1):
                     run.step(step)

@@ -113,10 +113,13 @@ def gate_log(rows: list[dict], console: Console) -> None:
         console.print("no gate decisions yet")
         return
     table = Table(title="Payment gate decisions (newest first)")
-    for col in ("at", "action", "amount", "account", "decision", "fragility", "reason"):
+    for col in ("at", "action", "amount", "account", "decision", "fragility", "would fall",
+                "reason"):
         table.add_column(col, justify="right" if col in ("amount", "fragility") else "left")
     for r in rows:
-        table.add_row(r["at"][:16].replace("T", " "), r.get("name") or r["action"],
-                      money(r["amount"]), r.get("account") or "-",
-                      "allowed" if r["allowed"] else "refused", str(r["fragility"]), r["reason"])
+        amount = money(r["amount"]) + (f" {r['currency']}" if r.get("currency") else "")
+        table.add_row(r["at"][:16].replace("T", " "), r.get("name") or r["action"], amount,
+                      r.get("account") or "-", "allowed" if r["allowed"] else "refused",
+                      str(r["fragility"]), ", ".join(r.get("would_fall") or []) or "-",
+                      r["reason"])
     console.print(table)

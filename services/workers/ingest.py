@@ -97,7 +97,7 @@ def to_write(e: ev.Event) -> Write:
         return Write(e.event_id, e.memory, "belief", "", ev.to_micros(e.at), name=e.key,
                      agent=e.agent, run=e.run, key=e.key, deletes=True)
     assert isinstance(e, ev.ActionProposed)
-    extra = {"amount": e.amount, "payee": e.payee, "account": e.account,
+    extra = {"amount": e.amount, "currency": e.currency, "payee": e.payee, "account": e.account,
              "executed": e.executed, "executed_at": ev.to_micros(e.at) if e.executed else None,
              "seq": e.seq if e.seq is not None else ev.to_micros(e.at)}
     return Write(e.event_id, ev.action_id(e.tenant, e.action), "action", e.text,
@@ -160,8 +160,16 @@ def apply_writes(graph: TenantGraph, items: list[tuple[str, ev.Event]],
         if isinstance(e, ev.ActionFailed):
             fail(graph, target, ev.to_micros(e.at), e.reason)
         else:
-            execute(graph, target, ev.to_micros(e.at))
+            execute(graph, target, ev.to_micros(e.at), paid_as(e))
     return held
+
+
+def paid_as(e: ev.ActionExecuted) -> dict:
+    """What the bank's receipt says was executed, as the action's ``paid_*`` facts."""
+    return {k: v for k, v in {"paid_amount": e.amount, "paid_currency": e.currency,
+                              "paid_account": e.account, "paid_reference": e.reference,
+                              "paid_on": e.value_date, "receipt": e.receipt}.items()
+            if v is not None}
 
 
 def _proposed_after(e: ev.Event, key: str, items: list[tuple[str, ev.Event]]) -> bool:

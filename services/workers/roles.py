@@ -38,10 +38,7 @@ class WorkerSettings:
     reaper_idle_ms: int = 30_000
     max_deliveries: int = 5
     patience_s: float = 300.0  # how long a write may wait for its premise
-    gate_threshold: float = layout.GATE_THRESHOLD
-    gate_min_domains: int = layout.GATE_MIN_DOMAINS
-    gate_trusted_kinds: list[str] | None = None
-    gate_window_days: float = 30.0
+    gate: GatePolicy = field(default_factory=GatePolicy)  # RESCIND_GATE_*, as the API's
 
 
 @dataclass
@@ -250,14 +247,11 @@ class Workers:
         """An earlier proposal by its stored facts; a new one by the premises it would rest on.
         Either may have been published just before the question: wait for it a moment. The
         decision is kept in the graph (the log, and the next call's aggregate)."""
-        s = self.settings
-        policy = GatePolicy(s.gate_threshold, s.gate_min_domains,
-                            frozenset(s.gate_trusted_kinds) if s.gate_trusted_kinds else None,
-                            s.gate_window_days)
+        policy = self.settings.gate
         mid = ev.action_id(asked.tenant, asked.action)
         deadline = time.monotonic() + 2.0
         call = GateCall(mid, None if asked.proposed else tuple(asked.premises), asked.amount,
-                        asked.account, asked.payee, ev.to_micros(asked.at))
+                        asked.account, asked.payee, ev.to_micros(asked.at), asked.currency)
         if asked.proposed:
             while not graph.actions_in([mid]) and time.monotonic() < deadline:
                 time.sleep(0.01)

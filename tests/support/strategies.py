@@ -39,6 +39,8 @@ TEXTS = {
 }
 TEXTS["observation"] = FACTS
 AMOUNTS = [250, 6000, 6000, 10000, 10000.01, 12000, 48000.5, 250000]
+ACCOUNTS = ["DE12 5001 0517", "de1250010517", "DE99 0000 1111"]  # stated, stated, never stated
+RATES = {"EUR": 1.1}  # the gate's rate table in the comparison: JPY has none
 
 
 def _ts(t: datetime) -> str:
@@ -105,7 +107,7 @@ class _Builder:
         for d in owner:
             sid = self.new_id("s")
             op = {"op": "source", "id": sid,
-                  "kind": self.draw(st.sampled_from(["portal", "contract", "inbox"]))}
+                  "kind": self.draw(st.sampled_from(["portal", "contract", "inbox", "user"]))}
             if d not in names and self.draw(st.booleans()):
                 names[d] = sid  # domain left implicit: it is the source's id
                 if self.draw(st.booleans()):
@@ -151,6 +153,10 @@ class _Builder:
             op["amount"] = amount
         if self.draw(st.integers(0, 3)):
             op["payee"] = self.draw(st.sampled_from(["ACME", "Straße GmbH"]))
+        if self.draw(st.booleans()):
+            op["account"] = self.draw(st.sampled_from(ACCOUNTS))
+        if amount is not None and self.draw(st.integers(0, 2)) == 0:
+            op["currency"] = self.draw(st.sampled_from(["USD", "EUR", "JPY"]))
         self.emit(op)
         self.mems.append((aid, "action"))
         self.actions.append(aid)
@@ -219,7 +225,21 @@ class _Builder:
         self.undoable.remove(rid)
 
     def gate(self) -> None:
-        self.emit({"op": "gate", "action": self.draw(st.sampled_from(self.actions))})
+        """A gate, sometimes with the releasing call's own values: the proposal's (an account
+        spelled otherwise), or another amount or account."""
+        aid = self.draw(st.sampled_from(self.actions))
+        op: dict = {"op": "gate", "action": aid}
+        act = self.ref.actions[aid]
+        choice = self.draw(st.sampled_from(["none", "none", "same", "other"]))
+        if choice == "same" and (act["amount"] is not None or act["account"]):
+            args = {"amount": act["amount"], "account": act["account"]}
+            if act["account"] and self.draw(st.booleans()):
+                args["account"] = act["account"].replace(" ", "").lower()
+            op["args"] = {k: v for k, v in args.items() if v is not None}
+        elif choice == "other":
+            op["args"] = self.draw(st.sampled_from([{"amount": 9999}, {"account": ACCOUNTS[2]},
+                                                    {"currency": "EUR"}]))
+        self.emit(op)
 
     def execute(self) -> None:
         aid = self.draw(st.sampled_from(self.unexecuted))

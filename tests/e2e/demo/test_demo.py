@@ -58,7 +58,8 @@ def test_the_compromise_takes_out_exactly_what_rests_on_the_attacker_alone(repla
 
 def test_the_pending_payment_is_held_and_the_executed_one_drafted_for_recall(replayed):
     """$34,500 held (in Rescind and at the bank); $6,000 on the recall list with payee,
-    account, amount, reference, reason and the evidence chain, not yet approved."""
+    account, amount, reference, reason and the evidence chain, not yet approved. Account,
+    amount, date and reference are the bank's own, read from its answer to the payment."""
     summary, _ = replayed
     assert summary["held"] == ["payment:INV-1002"]
     bank = {p["invoice"]: p["status"] for p in summary["bank"]}
@@ -68,7 +69,12 @@ def test_the_pending_payment_is_held_and_the_executed_one_drafted_for_recall(rep
     assert (recall["name"], recall["amount"], recall["state"]) == ("payment:INV-1001", 6000,
                                                                   "drafted")
     draft = recall["draft"]
-    for part in (f"Account: {ATTACKER}", "Amount: 6,000.00", "Reference: payment:INV-1001",
+    [paid] = [p for p in summary["bank"] if p["invoice"] == "INV-1001"]
+    assert paid["account"] == ATTACKER
+    for part in (f"Account: {paid['account']}", f"Amount: {paid['amount']:,.2f} USD",
+                 f"Paid on: {paid['executed_at']}",
+                 f"Reference: {paid['id']} (ours: payment:INV-1001)",
+                 f"Bank's confirmation: Paid ${paid['amount']:,.2f} to account {ATTACKER}",
                  "Reason: Northwind's supplier portal was taken over",
                  "Evidence", f"Northwind Supplies bank account: {ATTACKER}",
                  "Plan: pay INV-1001 to Northwind Supplies"):

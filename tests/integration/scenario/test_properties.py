@@ -17,7 +17,7 @@ import redis
 from hypothesis import HealthCheck, given, note, settings
 
 from tests.support.reference import run
-from tests.support.strategies import operation_sequences, scenario_graphs
+from tests.support.strategies import RATES, operation_sequences, scenario_graphs
 
 _override = os.environ.get("RESCIND_PROPERTY_EXAMPLES")
 GRAPH_EXAMPLES = int(_override or 1000)
@@ -38,22 +38,24 @@ def comparable(report: dict) -> dict:
         "held": list(report["held"]),
         "recalls": [{k: r.get(k) for k in ("action", "amount", "payee", "state")}
                     for r in report["recalls"]],
-        "gates": [{k: g[k] for k in ("action", "allowed", "fragility", "line")}
+        "gates": [{k: g[k] for k in ("action", "allowed", "fragility", "aggregate", "line")}
                   for g in report["gates"]],
         "fragility": dict(report["fragility"]),
     }
 
 
 def check_against_reference(text: str, url: str, tenant: str) -> None:
+    from rescind.engine.gate import GatePolicy
     from rescind.scenario.replay import replay_text
 
     note(f"scenario ({tenant}):\n{text}")
     try:
-        engine = comparable(replay_text(text, url=url, tenant=tenant))
+        engine = comparable(replay_text(text, url=url, tenant=tenant,
+                                        gate=GatePolicy(rates=RATES)))
     finally:
         with contextlib.suppress(redis.ResponseError):
             redis.Redis.from_url(url).execute_command("GRAPH.DELETE", f"rescind:{{{tenant}}}")
-    expected = run(text)
+    expected = run(text, RATES)
     for part in ("memories", "held", "recalls", "gates", "fragility"):
         if engine[part] != expected[part]:
             if part == "memories":

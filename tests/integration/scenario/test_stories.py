@@ -140,20 +140,26 @@ def test_correction_graph_shape(falkordb, tenant_name):
 
 
 def test_the_gate_needs_two_independent_domains_above_the_threshold(falkordb, tenant_name):
-    """A large payment resting on one trust domain is refused; on two, allowed."""
-    pay = {"op": "act", "agent": "pay", "text": "pay", "at": T.format(4), "executed": False,
-           "payee": "Acme"}
-    r = run(falkordb, tenant_name, src("portal", "d1"), src("portal2", "d1"), src("contract", "d2"),
-            obs("o1", "portal", "acct"), obs("o2", "portal2", "acct again"),
-            obs("o3", "contract", "acct signed"),
-            write("b", ["o1"], "acct is X"), write("b2", ["o2"], "acct is x"),
-            write("b3", ["o3"], "ACCT is X"),
-            {**pay, "id": "big-one-domain", "premises": ["o1", "o2"], "amount": 34500},
-            {**pay, "id": "big-two-domains", "premises": ["b"], "amount": 34500},
-            {**pay, "id": "small", "premises": ["o1"], "amount": 9000},
-            {**pay, "id": "edge", "premises": ["o1"], "amount": 10000},
-            {"op": "gate", "action": "big-one-domain"}, {"op": "gate", "action": "big-two-domains"},
-            {"op": "gate", "action": "small"}, {"op": "gate", "action": "edge"})
+    """A large payment resting on one trust domain is refused; on two, allowed. Each payee is
+    paid once here; with one payee, what was allowed to it counts toward the next payment."""
+    pay = {"op": "act", "agent": "pay", "text": "pay", "at": T.format(4), "executed": False}
+    lines = [src("portal", "d1"), src("portal2", "d1"), src("contract", "d2"),
+             obs("o1", "portal", "acct"), obs("o2", "portal2", "acct again"),
+             obs("o3", "contract", "acct signed"),
+             write("b", ["o1"], "acct is X"), write("b2", ["o2"], "acct is x"),
+             write("b3", ["o3"], "ACCT is X")]
+    payments = [
+        {**pay, "id": "big-one-domain", "premises": ["o1", "o2"], "amount": 34500},
+        {**pay, "id": "big-two-domains", "premises": ["b"], "amount": 34500},
+        {**pay, "id": "small", "premises": ["o1"], "amount": 9000},
+        {**pay, "id": "edge", "premises": ["o1"], "amount": 10000}]
+    gates = [{"op": "gate", "action": p["id"]} for p in payments]
+    r = run(falkordb, tenant_name, *lines, *({**p, "payee": p["id"]} for p in payments), *gates)
     got = {g["action"]: (g["allowed"], g["fragility"]) for g in r["gates"]}
     assert got == {"big-one-domain": (False, 1), "big-two-domains": (True, 2),
                    "small": (True, 1), "edge": (True, 1)}
+    one_payee = run(falkordb, f"{tenant_name}-one", *lines,
+                    *({**p, "payee": "Acme"} for p in payments), *gates)["gates"]
+    assert [(g["action"], g["allowed"], g["aggregate"]) for g in one_payee] == [
+        ("big-one-domain", False, 0), ("big-two-domains", True, 0),
+        ("small", False, 34500), ("edge", False, 34500)]

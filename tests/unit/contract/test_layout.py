@@ -140,12 +140,13 @@ def test_an_envelope_whose_data_is_no_event_object_is_invalid(data, why):
 # -- defaults --------------------------------------------------------------------------------
 def test_every_surface_takes_its_defaults_from_the_layout(monkeypatch):
     """Settings, the middleware's config, the publisher, the workers, the engine's gate and
-    replay all default to the one value; the environment overrides the settings."""
+    replay all default to the one value; the environment overrides the settings, and every
+    surface judges with the one policy read from them."""
     from rescind.engine import gate
     from rescind.middleware.config import InterceptConfig
     from rescind.middleware.publisher import Publisher
     from rescind.runtime.settings import Settings
-    from rescind.scenario.replay import replay_text
+    from rescind.scenario.replay import Replay
     from rescind.workers.app import WorkerSettings
 
     for var in ("RESCIND_PARTITIONS", "RESCIND_GATE_THRESHOLD", "RESCIND_GATE_MIN_DOMAINS"):
@@ -153,25 +154,33 @@ def test_every_surface_takes_its_defaults_from_the_layout(monkeypatch):
     s, w = Settings(), WorkerSettings(url="redis://x")
     limits = (layout.GATE_THRESHOLD, layout.GATE_MIN_DOMAINS)
     assert (s.partitions, s.gate_threshold, s.gate_min_domains) == (layout.PARTITIONS, *limits)
-    assert (w.partitions, w.gate_threshold, w.gate_min_domains) == (layout.PARTITIONS, *limits)
+    assert (w.partitions, w.gate.threshold, w.gate.min_domains) == (layout.PARTITIONS, *limits)
+    assert gate.GatePolicy.from_settings(s) == gate.GatePolicy() == w.gate
+    assert Replay(graph=None).policy == gate.GatePolicy()
     assert InterceptConfig(tenant="acme").partitions == layout.PARTITIONS
     assert inspect.signature(Publisher).parameters["partitions"].default == layout.PARTITIONS
-    for fn in (gate.check, gate.check_premises, replay_text):
-        params = inspect.signature(fn).parameters
-        names = ("threshold", "min_domains") if fn is not replay_text else (
-            "gate_threshold", "gate_min_domains")
-        assert tuple(params[n].default for n in names) == limits
 
     monkeypatch.setenv("RESCIND_PARTITIONS", "8")
     monkeypatch.setenv("RESCIND_GATE_THRESHOLD", "500")
     monkeypatch.setenv("RESCIND_GATE_MIN_DOMAINS", "3")
     monkeypatch.setenv("RESCIND_GATE_TRUSTED_KINDS", '["signed_contract", "bank"]')
     monkeypatch.setenv("RESCIND_GATE_WINDOW_DAYS", "7")
+    monkeypatch.setenv("RESCIND_GATE_CURRENCY", "eur")
+    monkeypatch.setenv("RESCIND_GATE_RATES", '{"usd": 0.92, "JPY": 0.0061}')
+    monkeypatch.setenv("RESCIND_GATE_REQUIRE_CURRENCY", "true")
     s = Settings()
     assert (s.partitions, s.gate_threshold, s.gate_min_domains) == (8, 500, 3)
-    assert (s.gate_trusted_kinds, s.gate_window_days) == (["signed_contract", "bank"], 7.0)
-    assert (w.gate_trusted_kinds, w.gate_window_days) == (None, 30.0)
-    assert (gate.GatePolicy().trusted_kinds, gate.GatePolicy().window_days) == (None, 30.0)
+    p = gate.GatePolicy.from_settings(s)
+    assert (p.threshold, p.min_domains, p.trusted_kinds, p.window_days) == (
+        500, 3, frozenset({"signed_contract", "bank"}), 7.0)
+    assert (p.currency, dict(p.rates), p.require_currency) == (
+        "EUR", {"USD": 0.92, "JPY": 0.0061}, True)
+    monkeypatch.setenv("RESCIND_GATE_RATES", '{"XQQ": 1.0}')
+    with pytest.raises(ValueError, match="ISO 4217"):
+        gate.GatePolicy.from_settings(Settings())
+    monkeypatch.setenv("RESCIND_GATE_RATES", '{"GBP": 0}')
+    with pytest.raises(ValueError, match="positive"):
+        gate.GatePolicy.from_settings(Settings())
 
 
 def test_the_middleware_spells_no_redis_name_of_its_own():

@@ -178,5 +178,5 @@ def test_an_action_proposed_again_is_what_was_proposed_last():
         ("act", 34500.0, "pay(34500)")]
     later = plan([retry], known={"o": IN, "act": IN})
     assert later.batch.updates == [{"id": "act", "props": {
-        "amount": 34500.0, "payee": None, "account": "ZZ97", "seq": 2, "text": "pay(34500)",
-        "failed": False}}]
+        "amount": 34500.0, "currency": None, "payee": None, "account": "ZZ97", "seq": 2,
+        "text": "pay(34500)", "failed": False}}]

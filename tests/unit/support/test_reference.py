@@ -1,4 +1,4 @@
-"""Hand-made checks of the naive reference in tests/reference.py (no server needed)."""
+"""Hand-made checks of the naive reference in tests/support/reference.py (no server needed)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ def scenario(*ops: dict) -> str:
     return "\n".join(json.dumps(op) for op in ops) + "\n"
 
 
-def src(id_, domain=None):
-    op = {"op": "source", "id": id_, "kind": "portal"}
+def src(id_, domain=None, kind="portal"):
+    op = {"op": "source", "id": id_, "kind": kind}
     if domain is not None:
         op["domain"] = domain
     return op
@@ -27,9 +27,9 @@ def write(id_, text, premises, kind="belief", at="2024-05-01T11:00:00Z"):
             "premises": premises, "at": at}
 
 
-def act(id_, premises, amount=None, executed=False, at="2024-05-01T12:00:00Z"):
+def act(id_, premises, amount=None, executed=False, at="2024-05-01T12:00:00Z", **more):
     op = {"op": "act", "id": id_, "agent": "ap", "text": f"pay {id_}", "premises": premises,
-          "at": at, "executed": executed, "payee": "ACME"}
+          "at": at, "executed": executed, "payee": "ACME", **more}
     if amount is not None:
         op["amount"] = amount
     return op
@@ -107,10 +107,50 @@ def test_fragility_two_independent_domains_versus_one_shared():
     independent = run(case(None, None))
     assert independent["fragility"] == {"a1": 2}
     assert independent["gates"] == [
-        {"action": "a1", "allowed": True, "fragility": 2, "line": 6}]
+        {"action": "a1", "allowed": True, "fragility": 2, "aggregate": 0, "line": 6}]
     shared = run(case("acme", "acme"))
     assert shared["fragility"] == {"a1": 1}
-    assert shared["gates"] == [{"action": "a1", "allowed": False, "fragility": 1, "line": 6}]
+    assert shared["gates"] == [
+        {"action": "a1", "allowed": False, "fragility": 1, "aggregate": 0, "line": 6}]
+
+
+def _gates(*ops, rates=None):
+    return [(g["allowed"], g["fragility"], g["aggregate"])
+            for g in run(scenario(*ops), rates)["gates"]]
+
+
+def test_only_sources_stating_the_account_count_and_never_a_user():
+    """Two domains, but one of them does not state the account (or is a user): one left."""
+    def case(second_text, second_kind="contract"):
+        return _gates(src("s1"), src("s2", kind=second_kind),
+                      obs("o1", "s1", "pay to DE12 5001 0517"), obs("o2", "s2", second_text),
+                      write("b", "pay acme", ["o1"]), write("b2", "pay acme", ["o2"]),
+                      act("a1", ["b"], amount=12000, account="de1250010517"),
+                      {"op": "gate", "action": "a1"})
+    assert case("the contract names DE12 5001 0517") == [(True, 2, 0)]
+    assert case("the contract names no account") == [(False, 1, 0)]
+    assert case("my account is DE12 5001 0517", "user") == [(False, 1, 0)]
+
+
+def test_split_payments_add_up_and_a_currency_without_rate_is_refused():
+    base = [src("s1"), obs("o1", "s1", "pay ACME")]
+    gates = _gates(*base, *(act(f"a{i}", ["o1"], amount=4000) for i in range(3)),
+                   *({"op": "gate", "action": f"a{i}"} for i in range(3)))
+    assert gates == [(True, 1, 0), (True, 1, 4000), (False, 1, 8000)]
+    assert _gates(*base, act("y", ["o1"], amount=2_000_000, currency="JPY"),
+                  {"op": "gate", "action": "y"}) == [(False, 1, 0)]
+    assert _gates(*base, act("y", ["o1"], amount=9000, currency="EUR"),
+                  {"op": "gate", "action": "y"}, rates={"EUR": 1.2}) == [(False, 1, 0)]
+
+
+def test_a_release_must_name_the_proposals_values():
+    base = [src("s1"), obs("o1", "s1", "pay ACME at X1"),
+            act("a", ["o1"], amount=500, account="X1")]
+    assert _gates(*base, {"op": "gate", "action": "a", "args": {"amount": 5000}}) == [
+        (False, 0, 0)]
+    assert _gates(*base, {"op": "gate", "action": "a", "args": {"amount": 500, "account": "x 1",
+                                                               "currency": "USD"}}) == [
+        (True, 1, 0)]
 
 
 def test_correction_rests_on_reviewer_and_reinstate_undoes_it():
