@@ -150,9 +150,11 @@ def test_the_http_gate_refuses_what_the_middleware_refuses(falkordb, tenant_name
         foreign = ask({"action": "pay-1", "premises": ["bel-00000000000000000000"],
                        "amount": 5}).json()
         assert foreign["allowed"] is False and "unknown premise" in foreign["reason"]
-        # Every decision is kept and listed, newest first, with why.
+        # Every decision is kept and listed, newest first, with why (the story's own `gate`
+        # line, replayed, is the oldest).
         log = s.client.get(f"{s.base}/gates", headers=s.as_("finance")).json()
-        assert [(d["name"], d["allowed"]) for d in log] == [("pay-1", False), ("pay-1", False)]
+        assert [(d["name"], d["allowed"]) for d in log] == [
+            ("pay-1", False), ("pay-1", False), ("pay-1042", False)]
         assert "unknown premise" in log[0]["reason"] and "needs an amount" in log[1]["reason"]
         # A stored payment asked about is in its own history, with the gate's answer.
         stored = ask({"action": "pay-1041"}).json()
@@ -303,4 +305,125 @@ def test_with_falkordb_down_the_gate_fails_closed(tmp_path):
     with pytest.raises(GateRefused, match="could not be asked|did not answer"):
         run(graph, "pay acme's invoice")
     assert PAID == [] and time.monotonic() - started < 8
+    graph.rescind.close()
+
+
+@tool
+def pay_in(vendor: str, account: str, amount: float | None = None,
+           currency: str | None = None) -> str:
+    """Pay a vendor in a currency."""
+    PAID.append({"vendor": vendor, "amount": amount, "currency": currency, "account": account})
+    return "paid"
+
+
+def _payer(script: list, url: str, tenant: str):
+    """A desk whose payment tool names the currency; amounts in it count converted."""
+    model = f.Scripted(messages=iter(script))
+    graph = create_react_agent(model, [read_vendor_portal, save_note, recall_notes, pay_in],
+                               store=InMemoryStore())
+    return wrap(graph, url, tenant, sources={
+        "read_vendor_portal": SourceTool(source="portal:{vendor}", kind="vendor_portal")},
+        actions={"pay_in": ActionTool(amount="amount", currency="currency", payee="vendor",
+                                      account="account")})
+
+
+@pytest.mark.parametrize(("args", "refusal"), [
+    ({"amount": 2_000_000, "currency": "JPY"}, "no rate from JPY to USD"),
+    ({"amount": 9_999}, "no currency in argument 'currency'"),
+    ({"currency": "USD"}, "is not a number"),
+    ({"amount": 9_999, "currency": "dollars"}, "is not a currency code"),
+])
+def test_an_amount_the_gate_cannot_read_in_dollars_is_refused(rescind_workers, tenant_name,
+                                                             args, refusal):
+    """A JPY 2,000,000 invoice (no rate configured), 9,999 with the currency left out, no
+    amount at all, a currency that is no ISO code: each refused before the bank is called."""
+    PAID.clear()
+    graph = _payer([f.call("read_vendor_portal", {"vendor": "acme"}),
+                    f.call("save_note", {"text": NOTE}), f.done(), f.call("recall_notes", {}),
+                    f.call("pay_in", {"vendor": "acme", "account": ATTACKER, **args}), f.done()],
+                   rescind_workers, tenant_name)
+    run(graph, "note acme's account")
+    settle(rescind_workers, graph)
+    with pytest.raises(GateRefused, match=refusal):
+        run(graph, "pay acme's invoice")
+    assert PAID == []
+    graph.rescind.close()
+
+
+def test_a_foreign_amount_is_judged_converted(falkordb, tenant_name):
+    """With a rate table, JPY 2,000,000 is 13,400 dollars: above the threshold on one domain,
+    refused; JPY 1,000,000 (6,700) is allowed, and then counts, converted, in the next one's
+    aggregate. The engine's own gate, on a real graph."""
+    from rescind.contract.events import memory_id
+    from rescind.core.shapes import Mutation
+    from rescind.engine.gate import GateCall, GatePolicy, judge, record
+    from rescind.engine.writes import Write
+    from rescind.engine.writes import record as write
+
+    g = TenantGraph(connect(falkordb), tenant_name)
+    g.ensure_schema()
+    g.apply(Mutation(op="source", sources=[{"id": "portal:acme", "kind": "vendor_portal",
+                                            "name": "portal", "domain": "portal:acme"}]),
+            g.revision())
+    text = f"Acme bank account: {ATTACKER}"
+    oid = memory_id(tenant_name, "observation", text)
+    write(g, [Write("e1", oid, "observation", text, 1, source="portal:acme")])
+    policy = GatePolicy(rates={"JPY": 0.0067})
+
+    def ask(action: str, amount: float, at: int):
+        call = GateCall(action, (oid,), amount, ATTACKER, "acme", at, "JPY")
+        d = judge(g, call, policy)
+        record(g, call, d)
+        return d
+
+    big = ask("a-big", 2_000_000, 10)
+    assert not big.allowed and "JPY 2,000,000.00 (USD 13,400.00) is above 10,000" in big.reason
+    small = ask("a-small", 1_000_000, 20)
+    assert small.allowed and small.base_amount == pytest.approx(6700)
+    again = ask("a-next", 1_000_000, 30)
+    assert not again.allowed and again.aggregate == pytest.approx(6700)
+    g.delete()
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_a_payment_racing_a_retraction_is_refused_or_recalled(rescind_workers, tenant_name,
+                                                              attempt):
+    """Security retracts the portal while the agent pays $500 on it (under the threshold, so
+    one domain would do). Whichever lands first, nothing is lost: either the gate saw the
+    payment OUT and it never ran, or it ran and then went OUT with a recall drafted."""
+    import threading
+
+    from rescind.operator.recalls import recall_list
+    from tests.support.conformance import retract
+
+    PAID.clear()
+    small = f.call("pay_invoice", {"vendor": "acme", "amount": 500, "account": ATTACKER})
+    graph = desk([f.call("read_vendor_portal", {"vendor": "acme"}),
+                  f.call("save_note", {"text": NOTE}), f.done(), f.call("recall_notes", {}),
+                  small, f.done()], rescind_workers, tenant_name)
+    run(graph, "note acme's account")
+    settle(rescind_workers, graph)
+    start, refused = threading.Barrier(2), []
+
+    def pay() -> None:
+        start.wait()
+        try:
+            run(graph, "pay acme's invoice")
+        except GateRefused as exc:
+            refused.append(str(exc))
+
+    payer = threading.Thread(target=pay)
+    payer.start()
+    start.wait()
+    retract(rescind_workers, tenant_name, "portal:acme")
+    payer.join(30)
+    settle(rescind_workers, graph)
+    g = TenantGraph(connect(rescind_workers), tenant_name)
+    [[status, executed]] = g.rows("MATCH (m:Mem {kind: 'action'}) RETURN m.status, m.executed")
+    assert status == "OUT"
+    if PAID:
+        assert executed and not refused
+        assert [(r.amount, r.state) for r in recall_list(g)] == [(500, "drafted")]
+    else:
+        assert refused and "OUT" in refused[0] and not executed and recall_list(g) == []
     graph.rescind.close()
