@@ -5,7 +5,9 @@
 const $ = (sel) => document.querySelector(sel);
 const SVG = "http://www.w3.org/2000/svg";
 const POLL_MS = 1000;
-const state = { token: null, me: null, tab: "overview", rev: null, preview: null, recall: null };
+const GATE_LIMIT = 200;
+const state = { token: null, me: null, tab: "overview", rev: null, preview: null, recall: null,
+  gates: null, gatesKey: null };
 
 // -- small helpers ------------------------------------------------------------------------------
 function el(tag, attrs = {}, ...children) {
@@ -29,8 +31,8 @@ function svg(tag, attrs = {}, text = null) {
   return node;
 }
 
-const money = (x) => (x === null || x === undefined ? "" :
-  "$" + Number(x).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 }));
+const num = (x) => Number(x).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const money = (x) => (x === null || x === undefined ? "" : "$" + num(x));
 const short = (t, n = 90) => (t && t.length > n ? t.slice(0, n - 1) + "…" : t || "");
 const badge = (status) => el("span", { class: `badge ${status === "OUT" ? "out" : "in"}` },
   status || "?");
@@ -83,7 +85,8 @@ async function signIn(token) {
 
 function signOut(note = "") {
   sessionStorage.removeItem("rescind-token");
-  Object.assign(state, { token: null, me: null, rev: null, preview: null, recall: null });
+  Object.assign(state, { token: null, me: null, rev: null, preview: null, recall: null, gates: null,
+    gatesKey: null });
   delete document.body.dataset.role;
   $("#app").hidden = true;
   $("#session").hidden = true;
@@ -95,7 +98,7 @@ function signOut(note = "") {
 
 // -- tabs and live refresh ----------------------------------------------------------------------
 const views = { overview: loadOverview, retract: loadRetractions, recalls: loadRecalls,
-  payments: loadPayments, audit: loadAudit };
+  payments: loadPayments, gate: loadGates, audit: loadAudit };
 
 function show(tab) {
   state.tab = tab;
@@ -108,8 +111,12 @@ async function refresh() {
   if (!state.me) return;
   try {
     await views[state.tab]();
-    if (!$("#detail").hidden && $("#detail").dataset.id) await openDetail($("#detail").dataset.id, false);
+    await reopenDetail();
   } catch (err) { fail(err); }
+}
+
+async function reopenDetail() {
+  if (!$("#detail").hidden && $("#detail").dataset.id) await openDetail($("#detail").dataset.id, false);
 }
 
 async function poll() {
@@ -117,13 +124,12 @@ async function poll() {
   try {
     const { revision } = await api(T("/revision"));
     $("#live").classList.remove("stale");
-    if (state.rev !== null && revision !== state.rev) {
-      state.rev = revision;
-      $("#rev").textContent = revision;
-      await refresh();
-    }
+    const moved = state.rev !== null && revision !== state.rev;
     state.rev = revision;
     $("#rev").textContent = revision;
+    if (moved) await refresh();
+    // The gate keeps its decisions without moving the revision: the Gate tab asks for them.
+    else if (state.tab === "gate" && await loadGates(false)) await reopenDetail();
   } catch (err) {
     $("#live").classList.add("stale");
   }
@@ -168,7 +174,9 @@ function card(m) {
 }
 
 // -- the justification tree of one memory -------------------------------------------------------
-async function openDetail(id, reset = true) {
+// ``missing`` is called instead of failing when there is no such memory (a gate decision about
+// a payment the graph does not hold).
+async function openDetail(id, reset = true, missing = null) {
   try {
     const [d, h] = await Promise.all([api(T(`/memories/${ref(id)}`)), api(T(`/memories/${ref(id)}/history`))]);
     const aside = $("#detail");
@@ -177,15 +185,25 @@ async function openDetail(id, reset = true) {
     const m = d.memory;
     $("#detail-title").replaceChildren(badge(m.status), " ", `${m.kind}: ${m.name || m.id}`);
     const facts = [m.text];
-    if (m.kind === "action") facts.push(`${money(m.amount)} to ${m.payee || "?"}${m.executed ? " (executed)" : ""}`);
+    if (m.kind === "action") {
+      facts.push(`${money(m.amount)} to ${m.payee || "?"}${m.account ? `, account ${m.account}` : ""}` +
+        `${m.executed ? " (executed)" : ""}`);
+    }
     if (m.status === "OUT") facts.push(`OUT because of ${m.cause}, ${m.hops} hop(s) away`);
     $("#detail-facts").replaceChildren(...facts.flatMap((f, i) => (i ? [el("br"), f] : [f])));
     $("#tree").replaceChildren(treeNode(d.tree));
     $("#history").replaceChildren(...h.history.map((e) => el("li", {},
       badge(e.status), ` ${e.op} at revision ${e.rev}`, e.cause ? ` · cause ${e.cause}` : "",
       e.hops !== null && e.hops !== undefined ? ` · ${e.hops} hop(s)` : "", e.at ? ` · ${e.at}` : "")));
+    $("#detail-memory").hidden = false;
+    // An action's history carries every time the gate was asked about it, oldest first.
+    $("#detail-gate").hidden = !h.gate;
+    $("#gate-history").replaceChildren(...(h.gate || []).map(gateItem));
+    if (h.gate && !h.gate.length) $("#gate-history").append(el("li", { class: "note" }, "The gate was never asked about it."));
     if (reset) aside.scrollTop = 0;
-  } catch (err) { fail(err); }
+  } catch (err) {
+    if (err.status === 404 && missing) missing(); else fail(err);
+  }
 }
 
 function treeNode(n) {
@@ -376,6 +394,92 @@ async function approve() {
   } catch (err) { $("#approve-btn").disabled = false; fail(err); }
 }
 
+// -- the payment gate's decisions ---------------------------------------------------------------
+// Each record holds the call's own values (amount, payee, account: attacker-reachable text), the
+// decision, its reason, the fragility, the trust domains it counted as evidence (fragility of them
+// would have to fall to fake the payment) and what was already allowed to the same account or payee.
+const when = (t) => (t ? String(t).replace(/\.\d+/, "").replace(/\+00:00$/, "Z") : "");
+const counted = (d) => (d.domains || []).join(" + ") || "—";
+const gateBadge = (d) => el("span", { class: `badge ${d.allowed ? "in" : "out"}` },
+  d.allowed ? "allowed" : "refused");
+const given = (x) => x !== null && x !== undefined;
+
+// The amount in the call's currency when the record names one, and in the base currency the
+// threshold is in when that differs.
+function gateAmount(d) {
+  if (!given(d.amount)) return "—";
+  if (!d.currency) return money(d.amount);
+  const base = given(d.base_amount) && Number(d.base_amount) !== Number(d.amount)
+    ? ` (base ${num(d.base_amount)})` : "";
+  return `${num(d.amount)} ${d.currency}${base}`;
+}
+
+async function loadGates(always = true) {
+  const rows = await api(T(`/gates?limit=${GATE_LIMIT}`));
+  const key = JSON.stringify(rows);
+  const changed = key !== state.gatesKey;
+  Object.assign(state, { gates: rows, gatesKey: key });
+  if (changed || always) renderGates();
+  return changed;
+}
+
+function renderGates() {
+  const rows = state.gates || [];
+  const refused = rows.filter((d) => !d.allowed);
+  const shown = $("#refused-only").checked ? refused : rows;
+  $("#gate-count").textContent = `${rows.length} decision(s), ${refused.length} refused` +
+    (rows.length === GATE_LIMIT ? ` (the newest ${GATE_LIMIT})` : "");
+  $("#gate-list tbody").replaceChildren(...shown.map(gateRow));
+  if (!shown.length) {
+    $("#gate-list tbody").append(el("tr", {}, el("td", { colspan: 10 },
+      rows.length ? "No refused decisions." : "No gate decisions.")));
+  }
+}
+
+function gateRow(d) {
+  const open = () => openPayment(d);
+  const tr = el("tr", { class: `clickable${d.allowed ? "" : " is-refused"}`, "data-action": d.action,
+    "data-name": d.name, "data-allowed": String(d.allowed), tabindex: 0,
+    title: d.trace ? `trace ${d.trace}` : null, onclick: open },
+  el("td", { class: "when" }, when(d.at)), el("td", { class: "name" }, d.name || d.action),
+  el("td", { class: "n amount" }, gateAmount(d)), el("td", { class: "payee" }, d.payee || "—"),
+  el("td", { class: "account" }, d.account || "—"), el("td", { class: "decision" }, gateBadge(d)),
+  el("td", { class: "n fragility" }, given(d.fragility) ? d.fragility : "—"),
+  el("td", { class: "domains" }, counted(d)),
+  el("td", { class: "n aggregate" }, given(d.aggregate) ? num(d.aggregate) : "—"),
+  el("td", { class: "reason" }, d.reason || ""));
+  tr.addEventListener("keydown", (e) => { if (e.key === "Enter") open(); });
+  return tr;
+}
+
+function gateItem(d) {
+  return el("li", { class: "gate-decision", "data-allowed": String(d.allowed) },
+    el("div", {}, gateBadge(d), ` ${when(d.at)} · ${gateAmount(d)}`, d.payee ? ` to ${d.payee}` : "",
+      d.account ? ` · account ${d.account}` : ""),
+    el("div", { class: "meta" }, `fragility ${given(d.fragility) ? d.fragility : "?"} · domains ` +
+      `counted: ${counted(d)} · already allowed ${given(d.aggregate) ? num(d.aggregate) : "—"}` +
+      (d.trace ? ` · trace ${d.trace}` : "")),
+    el("div", { class: "reason" }, d.reason || ""));
+}
+
+// The payment's card; when the graph does not hold it (the gate was asked about a call before
+// it was proposed or paid), its gate decisions alone.
+function openPayment(d) {
+  return openDetail(d.action, true, () => {
+    const aside = $("#detail");
+    delete aside.dataset.id;
+    aside.hidden = false;
+    $("#detail-title").replaceChildren(`payment: ${d.name || d.action}`);
+    $("#detail-facts").replaceChildren("Not in the graph: the gate was asked about this call before " +
+      "it was proposed or paid, so it has no justification tree or status history.");
+    $("#detail-memory").hidden = true;
+    $("#detail-gate").hidden = false;
+    const mine = (state.gates || []).filter((g) => g.action === d.action).reverse();
+    $("#gate-history").replaceChildren(...mine.map(gateItem));
+    aside.scrollTop = 0;
+  });
+}
+
 // -- pending payments and the audit log ---------------------------------------------------------
 async function loadPayments() {
   const rows = await api(T("/payments"));
@@ -407,6 +511,7 @@ for (const b of document.querySelectorAll("nav button")) b.addEventListener("cli
 $("#compromise").addEventListener("submit", preview);
 $("#commit-btn").addEventListener("click", commit);
 $("#approve-btn").addEventListener("click", approve);
+$("#refused-only").addEventListener("change", renderGates);
 $("#close-detail").addEventListener("click", () => { $("#detail").hidden = true; delete $("#detail").dataset.id; });
 setInterval(poll, POLL_MS);
 

@@ -6,6 +6,7 @@ reinstates, and a page left open follows live. Screenshots are kept as test arti
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -228,3 +229,126 @@ def test_security_and_finance_do_the_whole_flow_in_the_console(seeded, browser):
     after = {r[0]: r[1] for r in graph.rows("MATCH (m:Mem) RETURN m.id, m.status")}
     assert after == before
     assert sec.errors == [] and fin.errors == []
+
+
+PAYEE = '<img src=x onerror="window.__pwned=3">Acme Ltd'
+ACCOUNT = '<img src=x onerror="window.__pwned=4">GB33 BUKB 2020'
+
+
+def test_the_gate_tab_lists_decisions_and_opens_each_payment(seeded, browser):
+    """The agent asks the gate over HTTP: an allowed small payment, the one-domain 34,500
+    refused, the same call with an attacker's payee refused, and (page open) an allowed call
+    not in the graph yet. The Gate tab lists them newest first with their badges, fragility,
+    domains and aggregate; hostile payee, account and reason show as text; "refused only"
+    filters; a row opens the payment's card with its gate decisions (or, not in the graph, the
+    decisions alone)."""
+    url, base, tokens, graph = seeded
+    agent = {"Authorization": f"Bearer {tokens['agent']}"}
+    ask = f"{base}/api/v1/tenants/{TENANT}/gate"
+
+    def gate(body: dict) -> dict:
+        r = httpx.post(ask, headers=agent, json=body)
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    small = gate({"action": "pay-1041", "amount": 6000, "payee": "Acme Ltd"})
+    big = gate({"action": "pay-1042", "amount": 34500})
+    forged = gate({"action": "pay-1042", "amount": 34500, "payee": PAYEE})
+    assert small["allowed"] and not big["allowed"] and not forged["allowed"]
+    assert big["fragility"] == 1 and PAYEE in forged["reason"]
+
+    page = sign_in(browser, base, tokens["finance"])
+    page.click("nav button[data-tab=gate]")
+    rows = page.locator("#gate-list tbody tr")
+    expect(rows).to_have_count(3)
+    [bank] = httpx.get(f"{base}/api/v1/tenants/{TENANT}/memories", params={"q": "Confirmed"},
+                       headers={"Authorization": f"Bearer {tokens['security']}"}).json()["items"]
+    new = gate({"action": "pay-new", "premises": [bank["id"]], "amount": 900,
+                "payee": "Acme Ltd", "account": ACCOUNT})
+    assert new["allowed"] and new["aggregate"] == 6000  # pay-1041 was allowed to Acme Ltd
+    expect(rows).to_have_count(4)  # the page asks for decisions by itself (no revision moves)
+    expect(page.locator("#gate-count")).to_have_text("4 decision(s), 2 refused")
+
+    def cells(i: int) -> list[str]:
+        return [c.inner_text() for c in rows.nth(i).locator("td").all()]
+
+    names = [r.get_attribute("data-name") for r in rows.all()]
+    assert names == ["pay-new", "pay-1042", "pay-1042", "pay-1041"]  # newest first
+    assert [r.get_attribute("data-allowed") for r in rows.all()] == ["true", "false", "false", "true"]
+    assert [r.locator("td.decision").inner_text() for r in rows.all()] == [
+        "allowed", "refused", "refused", "allowed"]
+    assert rows.nth(1).locator(".badge.out").count() == 1
+    assert rows.nth(0).locator(".badge.in").count() == 1
+    when, name, amount, payee, account, _, fragility, domains, aggregate, reason = cells(0)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", when)
+    assert (name, amount, payee, account) == ("pay-new", "$900.00", "Acme Ltd", ACCOUNT)
+    assert (fragility, domains, aggregate) == (
+        str(new["fragility"]), " + ".join(new["domains"]) or "—", "6,000.00")
+    assert reason == new["reason"]
+    _, _, amount, payee, _, _, fragility, domains, aggregate, reason = cells(1)
+    assert (amount, payee, reason) == ("$34,500.00", PAYEE, forged["reason"])
+    _, _, amount, payee, account, _, fragility, domains, aggregate, reason = cells(2)
+    assert (amount, payee, account, fragility) == ("$34,500.00", "—", "—", "1")
+    assert domains == " + ".join(big["domains"]) and "acme-portal" in domains
+    assert aggregate == "6,000.00" == f"{big['aggregate']:,.2f}"  # pay-1041, to Acme Ltd too
+    assert reason == big["reason"]
+    assert page.locator("img").count() == 0
+    assert page.evaluate("window.__pwned") is None
+    shot(page, "08-gate-decisions")
+
+    page.check("#refused-only")
+    expect(rows).to_have_count(2)
+    assert {r.get_attribute("data-allowed") for r in rows.all()} == {"false"}
+    page.uncheck("#refused-only")
+    expect(rows).to_have_count(4)
+
+    # The refused payment's card carries its two gate decisions, oldest first.
+    page.locator("#gate-list tr[data-name=pay-1042]").last.click()
+    expect(page.locator("#detail-title")).to_contain_text("action: pay-1042")
+    expect(page.locator("#detail-memory")).to_be_visible()
+    decisions = page.locator("#gate-history li")
+    expect(decisions).to_have_count(2)
+    assert [d.get_attribute("data-allowed") for d in decisions.all()] == ["false", "false"]
+    expect(decisions.nth(0).locator(".reason")).to_have_text(big["reason"])
+    expect(decisions.nth(1).locator(".reason")).to_have_text(forged["reason"])
+    expect(decisions.nth(1)).to_contain_text(f"to {PAYEE}")
+    assert page.locator("#detail img").count() == 0
+    shot(page, "09-gate-refused-payment")
+    page.locator("#gate-list tr[data-name=pay-1041]").click()
+    expect(page.locator("#detail-title")).to_contain_text("action: pay-1041")
+    expect(decisions).to_have_count(1)
+    expect(decisions.nth(0).locator(".badge")).to_have_text("allowed")
+    assert page.errors == []
+
+    # Not in the graph: the memory lookup answers 404 and the decisions are shown alone.
+    page.locator("#gate-list tr[data-name=pay-new]").click()
+    expect(page.locator("#detail-title")).to_have_text("payment: pay-new")
+    expect(page.locator("#detail-facts")).to_contain_text("Not in the graph")
+    expect(page.locator("#detail-memory")).to_be_hidden()
+    expect(decisions).to_have_count(1)
+    expect(decisions.nth(0)).to_contain_text(f"account {ACCOUNT}")
+    expect(page.locator("#error")).to_have_text("")
+    assert page.locator("img").count() == 0 and page.evaluate("window.__pwned") is None
+    assert page.errors and all("404" in e for e in page.errors)
+
+
+def test_the_gate_tab_shows_the_currency_when_the_record_has_one(seeded, browser):
+    """Records that name a currency (and the amount in the base currency) show both; the
+    records are the API's, with those two fields added on the way to the page."""
+    url, base, tokens, graph = seeded
+    httpx.post(f"{base}/api/v1/tenants/{TENANT}/gate", json={"action": "pay-1041", "amount": 6000},
+               headers={"Authorization": f"Bearer {tokens['agent']}"}).raise_for_status()
+    page = sign_in(browser, base, tokens["finance"])
+
+    def with_currency(route):
+        response = route.fetch()
+        rows = response.json()
+        rows[0] = {**rows[0], "currency": "EUR", "base_amount": 6480.5}
+        route.fulfill(response=response, json=rows)
+
+    page.route("**/gates?*", with_currency)
+    page.click("nav button[data-tab=gate]")
+    first = page.locator("#gate-list tbody tr").first
+    expect(first.locator("td.amount")).to_have_text("6,000.00 EUR (base 6,480.50)")
+    expect(page.locator("#gate-list tbody tr").nth(1).locator("td.amount")).to_contain_text("$")
+    assert page.errors == []
