@@ -396,10 +396,12 @@ async function approve() {
 
 // -- the payment gate's decisions ---------------------------------------------------------------
 // Each record holds the call's own values (amount, payee, account: attacker-reachable text), the
-// decision, its reason, the fragility, the trust domains it counted as evidence (fragility of them
-// would have to fall to fake the payment) and what was already allowed to the same account or payee.
+// decision, its reason, the fragility, one smallest set of the trust domains that would have to
+// fall to fake the payment (of those it counted as evidence) and what was already allowed to the
+// same account or payee.
 const when = (t) => (t ? String(t).replace(/\.\d+/, "").replace(/\+00:00$/, "Z") : "");
 const counted = (d) => (d.domains || []).join(" + ") || "—";
+const wouldFall = (d) => (d.would_fall || []).join(" + ") || "—";
 const gateBadge = (d) => el("span", { class: `badge ${d.allowed ? "in" : "out"}` },
   d.allowed ? "allowed" : "refused");
 const given = (x) => x !== null && x !== undefined;
@@ -445,7 +447,7 @@ function gateRow(d) {
   el("td", { class: "n amount" }, gateAmount(d)), el("td", { class: "payee" }, d.payee || "—"),
   el("td", { class: "account" }, d.account || "—"), el("td", { class: "decision" }, gateBadge(d)),
   el("td", { class: "n fragility" }, given(d.fragility) ? d.fragility : "—"),
-  el("td", { class: "domains" }, counted(d)),
+  el("td", { class: "domains", title: `counted as evidence: ${counted(d)}` }, wouldFall(d)),
   el("td", { class: "n aggregate" }, given(d.aggregate) ? num(d.aggregate) : "—"),
   el("td", { class: "reason" }, d.reason || ""));
   tr.addEventListener("keydown", (e) => { if (e.key === "Enter") open(); });
@@ -456,8 +458,8 @@ function gateItem(d) {
   return el("li", { class: "gate-decision", "data-allowed": String(d.allowed) },
     el("div", {}, gateBadge(d), ` ${when(d.at)} · ${gateAmount(d)}`, d.payee ? ` to ${d.payee}` : "",
       d.account ? ` · account ${d.account}` : ""),
-    el("div", { class: "meta" }, `fragility ${given(d.fragility) ? d.fragility : "?"} · domains ` +
-      `counted: ${counted(d)} · already allowed ${given(d.aggregate) ? num(d.aggregate) : "—"}` +
+    el("div", { class: "meta" }, `fragility ${given(d.fragility) ? d.fragility : "?"} · would ` +
+      `fall: ${wouldFall(d)} · counted: ${counted(d)} · already allowed ${given(d.aggregate) ? num(d.aggregate) : "—"}` +
       (d.trace ? ` · trace ${d.trace}` : "")),
     el("div", { class: "reason" }, d.reason || ""));
 }

@@ -44,7 +44,7 @@ def chromium() -> str:
 def server(tmp_path_factory):
     """`rescind up` on free ports, with a bootstrap admin token; stopped with Ctrl-C."""
     port, api_port = free_port(), free_port()
-    env = {**os.environ, "RESCIND_ADMIN_TOKEN": ADMIN}
+    env = {**os.environ, "RESCIND_ADMIN_TOKEN": ADMIN, "RESCIND_GATE_RATES": '{"EUR": 1.08}'}
     proc = subprocess.Popen(
         [sys.executable, "-m", "rescind.cli", "up", "--port", str(port), "--api-port",
          str(api_port), "--data-dir", str(tmp_path_factory.mktemp("up"))],
@@ -260,36 +260,40 @@ def test_the_gate_tab_lists_decisions_and_opens_each_payment(seeded, browser):
     page = sign_in(browser, base, tokens["finance"])
     page.click("nav button[data-tab=gate]")
     rows = page.locator("#gate-list tbody tr")
-    expect(rows).to_have_count(3)
+    expect(rows).to_have_count(4)  # with the story's own `gate` line, replayed: the oldest
     [bank] = httpx.get(f"{base}/api/v1/tenants/{TENANT}/memories", params={"q": "Confirmed"},
                        headers={"Authorization": f"Bearer {tokens['security']}"}).json()["items"]
     new = gate({"action": "pay-new", "premises": [bank["id"]], "amount": 900,
                 "payee": "Acme Ltd", "account": ACCOUNT})
     assert new["allowed"] and new["aggregate"] == 6000  # pay-1041 was allowed to Acme Ltd
-    expect(rows).to_have_count(4)  # the page asks for decisions by itself (no revision moves)
-    expect(page.locator("#gate-count")).to_have_text("4 decision(s), 2 refused")
+    expect(rows).to_have_count(5)  # the page asks for decisions by itself (no revision moves)
+    expect(page.locator("#gate-count")).to_have_text("5 decision(s), 3 refused")
 
     def cells(i: int) -> list[str]:
         return [c.inner_text() for c in rows.nth(i).locator("td").all()]
 
     names = [r.get_attribute("data-name") for r in rows.all()]
-    assert names == ["pay-new", "pay-1042", "pay-1042", "pay-1041"]  # newest first
-    assert [r.get_attribute("data-allowed") for r in rows.all()] == ["true", "false", "false", "true"]
+    assert names == ["pay-new", "pay-1042", "pay-1042", "pay-1041", "pay-1042"]  # newest first
+    assert [r.get_attribute("data-allowed") for r in rows.all()] == [
+        "true", "false", "false", "true", "false"]
     assert [r.locator("td.decision").inner_text() for r in rows.all()] == [
-        "allowed", "refused", "refused", "allowed"]
+        "allowed", "refused", "refused", "allowed", "refused"]
     assert rows.nth(1).locator(".badge.out").count() == 1
     assert rows.nth(0).locator(".badge.in").count() == 1
     when, name, amount, payee, account, _, fragility, domains, aggregate, reason = cells(0)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", when)
     assert (name, amount, payee, account) == ("pay-new", "$900.00", "Acme Ltd", ACCOUNT)
     assert (fragility, domains, aggregate) == (
-        str(new["fragility"]), " + ".join(new["domains"]) or "—", "6,000.00")
+        str(new["fragility"]), " + ".join(new["would_fall"]) or "—", "6,000.00")
     assert reason == new["reason"]
     _, _, amount, payee, _, _, fragility, domains, aggregate, reason = cells(1)
     assert (amount, payee, reason) == ("$34,500.00", PAYEE, forged["reason"])
     _, _, amount, payee, account, _, fragility, domains, aggregate, reason = cells(2)
-    assert (amount, payee, account, fragility) == ("$34,500.00", "—", "—", "1")
-    assert domains == " + ".join(big["domains"]) and "acme-portal" in domains
+    logged = httpx.get(f"{base}/api/v1/tenants/{TENANT}/gates", params={"action": "pay-1042"},
+                       headers={"Authorization": f"Bearer {tokens['finance']}"}).json()[-1]
+    assert logged["payee"] == "Acme Ltd"  # a release keeps the proposal's values
+    assert (amount, payee, account, fragility) == ("$34,500.00", "Acme Ltd", "—", "1")
+    assert domains == " + ".join(big["would_fall"]) == "acme-portal"
     assert aggregate == "6,000.00" == f"{big['aggregate']:,.2f}"  # pay-1041, to Acme Ltd too
     assert reason == big["reason"]
     assert page.locator("img").count() == 0
@@ -297,21 +301,21 @@ def test_the_gate_tab_lists_decisions_and_opens_each_payment(seeded, browser):
     shot(page, "08-gate-decisions")
 
     page.check("#refused-only")
-    expect(rows).to_have_count(2)
+    expect(rows).to_have_count(3)
     assert {r.get_attribute("data-allowed") for r in rows.all()} == {"false"}
     page.uncheck("#refused-only")
-    expect(rows).to_have_count(4)
+    expect(rows).to_have_count(5)
 
-    # The refused payment's card carries its two gate decisions, oldest first.
+    # The refused payment's card carries its three gate decisions, oldest first.
     page.locator("#gate-list tr[data-name=pay-1042]").last.click()
     expect(page.locator("#detail-title")).to_contain_text("action: pay-1042")
     expect(page.locator("#detail-memory")).to_be_visible()
     decisions = page.locator("#gate-history li")
-    expect(decisions).to_have_count(2)
-    assert [d.get_attribute("data-allowed") for d in decisions.all()] == ["false", "false"]
-    expect(decisions.nth(0).locator(".reason")).to_have_text(big["reason"])
-    expect(decisions.nth(1).locator(".reason")).to_have_text(forged["reason"])
-    expect(decisions.nth(1)).to_contain_text(f"to {PAYEE}")
+    expect(decisions).to_have_count(3)
+    assert [d.get_attribute("data-allowed") for d in decisions.all()] == ["false"] * 3
+    expect(decisions.nth(1).locator(".reason")).to_have_text(big["reason"])
+    expect(decisions.nth(2).locator(".reason")).to_have_text(forged["reason"])
+    expect(decisions.nth(2)).to_contain_text(f"to {PAYEE}")
     assert page.locator("#detail img").count() == 0
     shot(page, "09-gate-refused-payment")
     page.locator("#gate-list tr[data-name=pay-1041]").click()
@@ -332,23 +336,25 @@ def test_the_gate_tab_lists_decisions_and_opens_each_payment(seeded, browser):
     assert page.errors and all("404" in e for e in page.errors)
 
 
-def test_the_gate_tab_shows_the_currency_when_the_record_has_one(seeded, browser):
-    """Records that name a currency (and the amount in the base currency) show both; the
-    records are the API's, with those two fields added on the way to the page."""
+def test_the_gate_tab_shows_a_foreign_amount_and_its_conversion(seeded, browser):
+    """The server converts EUR at 1.08 (RESCIND_GATE_RATES) and has no rate for JPY: a
+    EUR 6,000 payment shows with its 6,480 dollars; a JPY one is refused, and says why."""
     url, base, tokens, graph = seeded
-    httpx.post(f"{base}/api/v1/tenants/{TENANT}/gate", json={"action": "pay-1041", "amount": 6000},
-               headers={"Authorization": f"Bearer {tokens['agent']}"}).raise_for_status()
+    agent = {"Authorization": f"Bearer {tokens['agent']}"}
+    [bank] = httpx.get(f"{base}/api/v1/tenants/{TENANT}/memories", params={"q": "Confirmed"},
+                       headers={"Authorization": f"Bearer {tokens['security']}"}).json()["items"]
+    ask = f"{base}/api/v1/tenants/{TENANT}/gate"
+    eur = httpx.post(ask, headers=agent, json={"action": "pay-eur", "premises": [bank["id"]],
+                                               "amount": 6000, "currency": "EUR",
+                                               "payee": "Euro GmbH"}).json()
+    yen = httpx.post(ask, headers=agent, json={"action": "pay-yen", "premises": [bank["id"]],
+                                               "amount": 2_000_000, "currency": "JPY",
+                                               "payee": "Yen KK"}).json()
+    assert eur["allowed"] and eur["base_amount"] == 6480 and not yen["allowed"]
     page = sign_in(browser, base, tokens["finance"])
-
-    def with_currency(route):
-        response = route.fetch()
-        rows = response.json()
-        rows[0] = {**rows[0], "currency": "EUR", "base_amount": 6480.5}
-        route.fulfill(response=response, json=rows)
-
-    page.route("**/gates?*", with_currency)
     page.click("nav button[data-tab=gate]")
-    first = page.locator("#gate-list tbody tr").first
-    expect(first.locator("td.amount")).to_have_text("6,000.00 EUR (base 6,480.50)")
-    expect(page.locator("#gate-list tbody tr").nth(1).locator("td.amount")).to_contain_text("$")
+    rows = page.locator("#gate-list tbody tr")
+    expect(rows.first.locator("td.name")).to_have_text("pay-yen")
+    expect(rows.first.locator("td.reason")).to_contain_text("no rate from JPY to USD")
+    expect(rows.nth(1).locator("td.amount")).to_have_text("6,000.00 EUR (base 6,480.00)")
     assert page.errors == []
