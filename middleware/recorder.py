@@ -72,6 +72,7 @@ class Recorder:
         self.contexts = Contexts()
         self._adopted: set[str] = set()  # store memories adopted by this process
         self._said: dict[str, None] = {}  # user messages recorded already (bounded, in order)
+        self._proposal: dict[str, int] = {}  # action name -> seq of its latest proposal here
 
     # tracing: one trace per top-level run; its tool calls and store writes are its spans
     def tracer(self) -> trace.Tracer:
@@ -199,7 +200,9 @@ class Recorder:
         alternatives, rule = ctx.justifications(args, itself="")
         if not alternatives:
             alternatives, rule = [[self._agent_grounding(ctx.agent, text, run)]], "agent"
-        seq = time.time_ns()
+        seq = self._proposal[name] = time.time_ns()
+        if len(self._proposal) > 10_000:
+            del self._proposal[next(iter(self._proposal))]
         for premises in alternatives:
             self.publisher.publish(ev.ActionProposed(
                 **self._base(run), action=name, text=text, premises=premises, agent=ctx.agent,
@@ -223,9 +226,9 @@ class Recorder:
     def action_failed(self, tool: str, name: str, error: BaseException) -> None:
         """The action tool raised: its proposal did not happen and must never be released."""
         if self.config.actions[tool].stage != "execute":
-            self.publisher.publish(ev.ActionFailed(**self._base(), action=name,
-                                                   reason=f"{type(error).__name__}: {error}"[:2000]),
-                                   durable=True)
+            self.publisher.publish(ev.ActionFailed(
+                **self._base(), action=name, seq=self._proposal.get(name),
+                reason=f"{type(error).__name__}: {error}"[:2000]), durable=True)
 
     def close(self) -> None:
         self.publisher.close()

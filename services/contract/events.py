@@ -193,6 +193,9 @@ class ActionFailed(Event):
     type: Literal["action_failed"] = "action_failed"
     action: Id = Field(description="The action's name, as in ActionProposed")
     reason: str = Field("", max_length=2000)
+    seq: int | None = Field(None, description="The `seq` of the proposal that failed: once the "
+                            "action was proposed again, the failure of the earlier try is "
+                            "ignored, whatever order the two arrive in")
 
 
 class SourceCompromised(Event):

@@ -154,11 +154,14 @@ def apply_writes(graph: TenantGraph, items: list[tuple[str, ev.Event]],
             writes = [(k, e) for k, e in writes if k not in blocked]
     for k, e in executions:
         target = ev.action_id(e.tenant, e.action)
-        if not graph.actions_in([target]):
+        found = graph.actions_in([target])
+        if not found:
             held.append(Pending(k, e, [target]))
             continue
         if isinstance(e, ev.ActionFailed):
-            fail(graph, target, ev.to_micros(e.at), e.reason)
+            stored = found[0].get("seq")
+            if e.seq is None or stored is None or stored == e.seq:  # else: a later try replaced it
+                fail(graph, target, ev.to_micros(e.at), e.reason)
         else:
             execute(graph, target, ev.to_micros(e.at), paid_as(e))
     return held

@@ -246,3 +246,34 @@ def test_a_spool_sent_again_whole_changes_nothing(workers, tenant_name):
     assert twice["action"] == [[True, "OUT"]] and twice["recalls"] == ["drafted"]
     assert twice["retractions"] == [[1]]
     assert dead_since(conn, start) == []
+
+
+def test_a_failure_of_an_earlier_try_does_not_mark_the_retry_failed(graph):
+    """The first try's failure can reach the writer after the retry's proposal (it was held
+    while the first proposal was in flight): it names the try it failed (``seq``), so the
+    retry stays releasable; the retry's own failure still marks it."""
+    from rescind.workers.ingest import apply_writes
+
+    graph.ensure_schema()
+    t, at = graph.tenant, datetime(2026, 11, 20, tzinfo=UTC)
+    base = {"tenant": t, "at": at}
+    seen = ev.ObservationRecorded(event_id="o", source="portal:acme", source_kind="portal",
+                                  text="Acme account ZZ97", **base)
+    premise = ev.memory_id(t, "observation", seen.text)
+
+    def propose(eid: str, amount: float, seq: int) -> tuple[str, ev.Event]:
+        return eid, ev.ActionProposed(event_id=eid, action="payment:INV-1002", text=f"pay {amount}",
+                                      premises=[premise], agent="ap", amount=amount, seq=seq,
+                                      **base)
+
+    def failed(eid: str, seq: int) -> tuple[str, ev.Event]:
+        return eid, ev.ActionFailed(event_id=eid, action="payment:INV-1002", seq=seq,
+                                    reason="ValueError: bad date", **base)
+
+    assert apply_writes(graph, [("o", seen), propose("p1", 3450, 1), propose("p2", 34500, 2)]) == []
+    assert apply_writes(graph, [failed("f1", 1)]) == []
+    [action] = graph.actions()
+    assert action["amount"] == 34500 and not action.get("failed")
+    apply_writes(graph, [failed("f2", 2)])
+    [action] = graph.actions()
+    assert action["failed"] is True and action["failed_reason"] == "ValueError: bad date"
