@@ -15,13 +15,25 @@ Keys of one tenant ``t``
     ``rescind:{t}:lock:<purpose>``  string: a lock with a TTL; ``write`` (progress under heavy
                                     contention) or ``schema`` (creating the indexes)
     ``rescind:{t}:api:tokens``      hash: token id -> SHA-256 of each of the tenant's tokens
-    ``rescind:{t}:audit``           stream: every mutation asked through the API or MCP, with its
-                                    result (capped near ``AUDIT_MAXLEN``)
+    ``rescind:{t}:audit``           stream: the live audit log: every decision and refusal from
+                                    the API, MCP, the CLI and the gate (``rescind.operator.audit``);
+                                    past ``AUDIT_MAXLEN`` entries the oldest are rotated out
+    ``rescind:{t}:audit:counts``    hash: ``<entry id>`` -> refusals counted on that live entry
+                                    (and ``<entry id>:last`` -> ms of the latest)
+    ``rescind:{t}:audit:refused:<minute>``  hash: ``<kind> <principal>`` -> the live entry that
+                                    counts that principal's refusals of that kind in that minute
+                                    (epoch minutes; expires after three)
+    ``rescind:{t}:audit:archive:<YYYY-MM>``  stream: entries rotated out of the live log, with
+                                    their ids and final counts, one stream per month (UTC)
+    ``rescind:{t}:audit:archives``  sorted set: the archive streams, scored by their month's first ms
     ``rescind:{t}:status``          stream: StatusChanged events of the tenant, for its agents'
                                     caches (capped near ``STATUS_MAXLEN``); a cache starts from
                                     a snapshot of the graph's OUT set and follows from there
 
 Keys of the whole server
+    ``rescind:{@server}:audit``     the audit of what belongs to no tenant (unknown tokens, an
+                                    admin's refusals outside a tenant), with the same companion
+                                    keys as a tenant's (``@`` is never in a tenant's name)
     ``rescind:api:token:<sha256>``  hash: one token's record (tenant, role, who); found by the
                                     token's SHA-256, never by the token
     ``rescind:api:admin-tokens``    hash: token id -> SHA-256 of each admin token
@@ -72,7 +84,7 @@ GATE_THRESHOLD = 10_000.0
 GATE_MIN_DOMAINS = 2
 MAX_ENTRY_BYTES = 256 * 1024  # larger entries are dead-lettered unread
 STATUS_MAXLEN = 100_000  # per tenant
-AUDIT_MAXLEN = 100_000
+AUDIT_MAXLEN = 100_000  # live audit entries per tenant; older ones are archived, never dropped
 
 # -- tenants ---------------------------------------------------------------------------------
 TENANT_RE = re.compile(r"[a-z0-9_-]{1,64}")
@@ -114,8 +126,46 @@ def tenant_tokens_key(tenant: str) -> str:
     return f"{_tagged(tenant)}:api:tokens"
 
 
-def audit_key(tenant: str) -> str:
-    return f"{_tagged(tenant)}:audit"
+SERVER_SCOPE = "@server"  # the audit scope of what belongs to no tenant
+
+
+def audit_key(tenant: str | None) -> str:
+    """The live audit log of ``tenant``, or of the whole server (None)."""
+    tag = f"rescind:{{{SERVER_SCOPE}}}" if tenant is None else _tagged(tenant)
+    return f"{tag}:audit"
+
+
+def audit_counts_key(tenant: str | None) -> str:
+    return f"{audit_key(tenant)}:counts"
+
+
+def audit_refused_prefix(tenant: str | None) -> str:
+    """Followed by an epoch minute: that minute's refusal index."""
+    return f"{audit_key(tenant)}:refused:"
+
+
+def audit_archive_key(tenant: str | None, period: str) -> str:
+    """One month's archive (``period`` as YYYY-MM, UTC)."""
+    if not re.fullmatch(r"\d{4}-\d{2}", period):
+        raise Invalid(f"an audit period is YYYY-MM, not {period!r}")
+    return f"{audit_key(tenant)}:archive:{period}"
+
+
+def audit_archives_key(tenant: str | None) -> str:
+    return f"{audit_key(tenant)}:archives"
+
+
+def audit_scope_of(key: str) -> tuple[bool, str | None]:
+    """(True, tenant or None for the server) when ``key`` is a live audit log or an archive
+    index, else (False, None)."""
+    for suffix in (":audit", ":audit:archives"):
+        if key.startswith("rescind:{") and key.endswith("}" + suffix):
+            name = key[len("rescind:{"):-len("}" + suffix)]
+            if name == SERVER_SCOPE:
+                return True, None
+            if TENANT_RE.fullmatch(name):
+                return True, name
+    return False, None
 
 
 def status_stream(tenant: str) -> str:

@@ -50,3 +50,5 @@ class Settings(BaseSettings):
     api_max_body: int = Field(1_048_576, ge=1024, description="Largest request body, bytes (413)")
     api_max_list: int = Field(1000, ge=1, description="Largest page of a list endpoint")
     token: SecretStr | None = Field(None, description="The MCP server's token (RESCIND_TOKEN)")
+    audit_max_live: int = Field(layout.AUDIT_MAXLEN, ge=1, description="Entries each audit log "
+                                "keeps live; older ones are moved to its monthly archive")

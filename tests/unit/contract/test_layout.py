@@ -59,13 +59,34 @@ def test_every_key_of_a_tenant_carries_its_hash_tag():
         assert key.split("}")[0] == "rescind:{acme"
 
 
-@pytest.mark.parametrize("name", ["Acme", "", "a" * 65, "a}b", "a:b", None])
+AUDIT_KEYS = (layout.audit_key, layout.audit_counts_key, layout.audit_refused_prefix,
+              layout.audit_archives_key, lambda t: layout.audit_archive_key(t, "2026-11"))
+
+
+@pytest.mark.parametrize("name", ["Acme", "", "a" * 65, "a}b", "a:b", "@server", None])
 def test_a_bad_tenant_name_never_reaches_a_key(name):
-    """Each per-tenant key refuses a name outside [a-z0-9_-]{1,64}, as an Invalid."""
-    for build in (layout.graph_key, layout.lock_key, layout.tenant_tokens_key, layout.audit_key):
+    """Each per-tenant key refuses a name outside [a-z0-9_-]{1,64}, as an Invalid (None is the
+    server's audit scope, for the audit keys alone)."""
+    builds = [layout.graph_key, layout.lock_key, layout.tenant_tokens_key]
+    for build in builds + ([] if name is None else list(AUDIT_KEYS)):
         with pytest.raises(BadTenantName, match="bad tenant name") as got:
             build(name)
         assert isinstance(got.value, Invalid)
+
+
+def test_the_audit_keys_of_a_tenant_and_of_the_server_share_their_scopes_slot():
+    """A tenant's audit keys carry its tag; the server's carry one no tenant can have, and the
+    live log and archive index of each scope are read back to it."""
+    for tenant, tag in (("acme", "rescind:{acme"), (None, "rescind:{@server")):
+        keys = [build(tenant) for build in AUDIT_KEYS]
+        assert {k.split("}")[0] for k in keys} == {tag}
+        assert layout.audit_scope_of(layout.audit_key(tenant)) == (True, tenant)
+        assert layout.audit_scope_of(layout.audit_archives_key(tenant)) == (True, tenant)
+    assert layout.audit_archive_key("acme", "2026-11") == "rescind:{acme}:audit:archive:2026-11"
+    for other in (layout.audit_counts_key("acme"), layout.graph_key("acme"), "rescind:{A}:audit"):
+        assert layout.audit_scope_of(other) == (False, None)
+    with pytest.raises(Invalid, match="YYYY-MM"):
+        layout.audit_archive_key("acme", "2026-11}")
 
 
 def test_a_token_key_needs_a_digest_never_the_token():
