@@ -15,7 +15,7 @@ from fastapi.staticfiles import StaticFiles
 
 from rescind.api import routes
 from rescind.api.auth import PERMISSIONS, TokenStore
-from rescind.api.state import Api, Guard
+from rescind.api.state import Api, Guard, kind, tenant_or_none
 from rescind.contract import layout
 from rescind.contract.errors import RescindError, Unauthenticated, http_status
 from rescind.graph.store import connect
@@ -96,6 +96,7 @@ def _errors(app: FastAPI) -> None:
     def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = [{"loc": [str(x) for x in e["loc"]], "msg": e["msg"]} for e in exc.errors()[:20]]
         text = "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" for e in errors[:5])
+        _audit_invalid(request, f"invalid request: {text}")
         return JSONResponse({"detail": f"invalid request: {text}", "errors": errors}, 422)
 
     @app.exception_handler(redis.ConnectionError)
@@ -105,6 +106,18 @@ def _errors(app: FastAPI) -> None:
     @app.exception_handler(UnicodeEncodeError)
     def unencodable(request: Request, exc: UnicodeEncodeError) -> JSONResponse:
         return JSONResponse({"detail": "text must be valid Unicode (no lone surrogates)"}, 422)
+
+
+def _audit_invalid(request: Request, detail: str) -> None:
+    """A change refused for its input (422) is audited like any refusal, once its caller is
+    known; a read with a bad query is not."""
+    me = getattr(request.state, "principal", None)
+    if me is None or request.method == "GET":
+        return
+    scope = me.tenant if me.tenant is not None else tenant_or_none(
+        request.path_params.get("tenant"))
+    request.app.state.api.audit.refused(scope, me.actor(), kind(request), request.url.path, 422,
+                                        detail)
 
 
 class Limits:

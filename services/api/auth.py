@@ -21,6 +21,7 @@ import redis
 from rescind.contract import layout
 from rescind.contract.errors import Forbidden, Invalid, NotFound, Unauthenticated
 from rescind.contract.layout import check_tenant, graph_key
+from rescind.operator.audit import Actor
 
 ROLES = ("agent", "security", "finance", "viewer")
 ADMIN = "admin"
@@ -52,6 +53,10 @@ class Principal:
     role: str
     who: str
     token_id: str
+
+    def actor(self, via: str = "api") -> Actor:
+        """This token as the audit names it: the token's name is the actor."""
+        return Actor(self.who, self.role, self.token_id, via)
 
 
 def digest(token: str) -> str:

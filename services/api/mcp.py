@@ -3,9 +3,10 @@
 It acts with the caller's API token, and so within one tenant and one role: a viewer's
 assistant can read, explain and search; only a security token can preview, commit or reinstate
 a retraction. The token is checked again on every call (a revoked token stops working at once),
-decisions are written to the tenant's audit log (``via: mcp``) and published on the status
-stream like the API's. It runs over stdio: ``rescind api mcp --token …`` (or
-``python -m services.mcp_server`` with RESCIND_URL and RESCIND_TOKEN).
+decisions and refusals are written to the tenant's audit log (``via: mcp``; refusals counted
+per principal, tool and minute), and decisions are published on the status stream like the
+API's. It runs over stdio: ``rescind api mcp --token …`` (or ``python -m rescind.api.mcp`` with
+RESCIND_URL and RESCIND_TOKEN).
 """
 
 import functools
@@ -22,9 +23,10 @@ from rescind.api import ops
 from rescind.api.auth import Principal, TokenStore, authorize
 from rescind.api.models import Compromise, CompromiseCommit
 from rescind.api.state import Api
-from rescind.contract.errors import Invalid, RescindError
+from rescind.contract.errors import Forbidden, Invalid, RescindError, Unauthenticated
 from rescind.contract.kinds import AnyKind
 from rescind.graph.store import TenantGraph, connect
+from rescind.operator.audit import Actor
 from rescind.runtime.settings import Settings
 
 INSTRUCTIONS = """Rescind records why every memory of an organisation's agents exists (which
@@ -46,11 +48,26 @@ def create_server(url: str | None = None, token: str | None = None, *,
     api = Api(settings, conn, TokenStore(conn, admin))
     server = MCPServer("rescind", instructions=INSTRUCTIONS)
 
-    def caller(permission: str) -> tuple[Principal, TenantGraph]:
-        me = api.tokens.verify(token)
+    def caller(permission: str, tool_name: str) -> tuple[Principal, TenantGraph]:
+        """The caller, if its token may use ``permission``; each refusal is audited (counted
+        per principal, tool and minute), in the tenant's log or, for a token that names none,
+        the server's."""
+        action = f"mcp.{tool_name}"
+        try:
+            me = api.tokens.verify(token)
+        except Unauthenticated as exc:
+            api.audit.refused(None, Actor("anonymous", "", "", "mcp"), action, None, 401,
+                              exc.message)
+            raise
         if me.tenant is None:
-            raise ToolError("the MCP tools act on one tenant: use a tenant's token, not an admin's")
-        authorize(me, me.tenant, permission)
+            why = "the MCP tools act on one tenant: use a tenant's token, not an admin's"
+            api.audit.refused(None, me.actor("mcp"), action, None, 403, why)
+            raise ToolError(why)
+        try:
+            authorize(me, me.tenant, permission)
+        except Forbidden as exc:
+            api.audit.refused(me.tenant, me.actor("mcp"), action, me.tenant, 403, exc.message)
+            raise
         return me, api.graph(me.tenant)
 
     def tool(permission: str) -> Callable:
@@ -60,7 +77,7 @@ def create_server(url: str | None = None, token: str | None = None, *,
             @functools.wraps(fn)
             def guarded(*args: Any, **kwargs: Any) -> Any:
                 try:
-                    me, graph = caller(permission)
+                    me, graph = caller(permission, fn.__name__)
                     return fn(me, graph, *args, **kwargs)
                 except RescindError as exc:
                     raise ToolError(exc.message) from None

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query
 
-from rescind.api import audit, ops
+from rescind.api import ops
 from rescind.api.auth import Principal
 from rescind.api.models import (
     MAX_REV,
@@ -106,7 +106,14 @@ def revoke_token(tenant: Tenant, token_id: Annotated[str, Path(pattern=r"^[0-9a-
 
 @router.get(T + "/audit", tags=["admin"], summary="The audit log, newest first")
 def audit_log(tenant: Tenant, me: Auditor, api: ApiDep, limit: Limit = 100) -> list[dict]:
-    return audit.entries(api.conn, api.graph(tenant).tenant, _cap(api, limit))
+    return api.audit.entries(api.graph(tenant).tenant, _cap(api, limit))
+
+
+@router.get("/audit", tags=["admin"],
+            summary="The server's audit log (unknown tokens, refusals outside a tenant), newest "
+                    "first")
+def server_audit_log(me: Admin, api: ApiDep, limit: Limit = 100) -> list[dict]:
+    return api.audit.entries(None, _cap(api, limit))
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -275,4 +282,10 @@ def events(tenant: Tenant, body: EventBatch, me: Agent, api: ApiDep) -> dict:
 
 @router.post(T + "/gate", tags=["agents"], summary="Ask the payment gate about an action")
 def gate(tenant: Tenant, body: GateAsk, me: GateUser, api: ApiDep) -> dict:
-    return ops.gate(api.graph(tenant), body, api.gate)
+    return api.audited(me, tenant, "gate", body.action,
+                       lambda: ops.gate(api.graph(tenant), body, api.gate), _gate_summary,
+                       outcome=lambda d: "allowed" if d["allowed"] else "blocked")
+
+
+def _gate_summary(d: dict) -> dict:
+    return {"action": d["action"], "reason": d["reason"], "fragility": d["fragility"]}

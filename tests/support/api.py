@@ -66,13 +66,14 @@ def make_story(url: str, tenant: str, client: TestClient | None = None) -> Story
 
 
 def forget(url: str, tenant: str) -> None:
-    """Remove everything a story left: graph, tokens, registry entry, audit log, status stream,
-    events."""
+    """Remove everything a story left: graph, tokens, registry entry, audit log (live, archived,
+    counted), status stream, events."""
     conn = redis.Redis.from_url(url)
     TenantGraph(connect(url), tenant).delete()
     for h in conn.hvals(layout.tenant_tokens_key(tenant)):
         conn.delete(layout.token_key(h.decode()))
-    conn.delete(layout.tenant_tokens_key(tenant), layout.audit_key(tenant))
+    conn.delete(layout.tenant_tokens_key(tenant), *conn.scan_iter(
+        match=f"{layout.audit_key(tenant)}*"))  # the live log, its archive, its counts
     st.forget_status(conn, tenant)
     conn.hdel(layout.TENANTS, tenant)
     drop_events(conn, tenant)

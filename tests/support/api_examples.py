@@ -40,6 +40,7 @@ Ex = dict[str, object]
 EXAMPLES: dict[tuple[str, str], Ex] = {
     ("GET", "/api/v1/me"): {"roles": ANYONE},
     ("GET", "/api/v1/tenants"): {"roles": ADMIN},
+    ("GET", "/api/v1/audit"): {"roles": ADMIN},
     ("POST", "/api/v1/tenants"): {"roles": ADMIN, "json": lambda s: {"name": f"{s.tenant}-x"}},
     ("GET", "/tokens"): {"roles": ADMIN},
     ("POST", "/tokens"): {"roles": ADMIN, "json": {"role": "viewer", "who": "mallory"}},

@@ -228,9 +228,9 @@ def test_tokens_are_stored_hashed_listed_without_secrets_and_revocable(story):
 
 
 def test_every_mutation_is_audited_with_who_what_and_result(story):
-    """A commit, a refused approve (wrong role) and a failed one (nothing drafted) are each in
-    the tenant's audit log with who, when, what, on what and the result; viewers cannot read
-    it, security can."""
+    """A commit, a refused approve (wrong role), a failed one (nothing drafted) and a viewer
+    refused the log are each in the tenant's audit log with who, when, what, on what and the
+    result (a refusal by its route, with its count); viewers cannot read it, security can."""
     sec = story.as_("security")
     p = story.client.post(f"{story.base}/retractions/preview", json=COMPROMISE, headers=sec).json()
     story.client.post(f"{story.base}/retractions", json={**COMPROMISE, "rev": p["rev"],
@@ -239,16 +239,20 @@ def test_every_mutation_is_audited_with_who_what_and_result(story):
     story.client.post(f"{story.base}/recalls/pay-1042/approve", headers=story.as_("finance"))
     assert story.client.get(f"{story.base}/audit", headers=story.as_("viewer")).status_code == 403
     log = story.client.get(f"{story.base}/audit", headers=sec).json()
-    rows = [(e["who"], e["action"], e["target"], e["result"], e["status"]) for e in log[:4]]
+    rows = [(e["who"], e["action"], e["target"], e["result"], e["status"], e.get("count"))
+            for e in log[:5]]
     t = story.tenant
     assert rows == [
-        (f"finance@{t}.example", "recall.approve", "pay-1042", "refused", "409"),
-        (f"security@{t}.example", f"POST /api/v1/tenants/{t}/recalls/pay-1041/approve", t,
-         "refused", "403"),
-        (f"security@{t}.example", "retraction.commit", "portal:acme", "ok", "200"),
-        (f"security@{t}.example", "retraction.preview", "portal:acme", "ok", "200"),
+        (f"viewer@{t}.example", "GET /api/v1/tenants/{tenant}/audit",
+         f"/api/v1/tenants/{t}/audit", "refused", "403", 1),
+        (f"finance@{t}.example", "recall.approve", "pay-1042", "refused", "409", 1),
+        (f"security@{t}.example", "POST /api/v1/tenants/{tenant}/recalls/{ref}/approve",
+         f"/api/v1/tenants/{t}/recalls/pay-1041/approve", "refused", "403", 1),
+        (f"security@{t}.example", "retraction.commit", "portal:acme", "ok", "200", None),
+        (f"security@{t}.example", "retraction.preview", "portal:acme", "ok", "200", None),
     ]
-    assert json.loads(log[2]["detail"])["retraction"] == "r-a" and log[2]["at"].endswith("Z")
+    assert json.loads(log[3]["detail"])["retraction"] == "r-a" and log[3]["at"].endswith("Z")
+    assert {e["via"] for e in log[:5]} == {"api"} and log[3]["token"] == log[4]["token"] != ""
 
 
 def test_input_limits_answer_413_and_422_with_a_clear_message(story):

@@ -10,10 +10,11 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from rescind.api.auth import TokenStore
+from rescind.api.auth import TokenStore, digest
 from rescind.api.mcp import create_server
 from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
+from rescind.operator.audit import AuditLog
 from rescind.scenario.replay import replay_text
 from tests.support.api import COMPROMISE, story_text
 from tests.support.paths import ROOT
@@ -35,7 +36,8 @@ def tenant(falkordb, tenant_name):
     conn = store.conn
     for h in conn.hvals(layout.tenant_tokens_key(tenant_name)):
         conn.delete(layout.token_key(h.decode()))
-    conn.delete(layout.tenant_tokens_key(tenant_name), layout.audit_key(tenant_name))
+    conn.delete(layout.tenant_tokens_key(tenant_name),
+                *conn.scan_iter(match=f"{layout.audit_key(tenant_name)}*"))
     conn.hdel(layout.TENANTS, tenant_name)
 
 
@@ -152,6 +154,45 @@ def test_a_viewers_assistant_reads_and_searches_but_cannot_decide(tenant):
     assert all(r[0] == "error" and "viewer role may not" in r[1] for r in refused)
     assert missing[0] == "error" and "no memory or action" in missing[1]
     assert graph.revision() == rev
+
+
+def test_every_refusal_of_a_tool_is_audited_and_counted(tenant):
+    """A viewer's assistant refused a decision five times is one entry of the tenant's log
+    with its count (via mcp, by the tool's name); an agent's token refused a read is another;
+    a made-up token and an admin's token are counted in the server's log."""
+    url, name, tokens = tenant
+    store = TokenStore(connect(url))
+    admin_token, admin = store.create(None, "admin", "ada@mcp.example", "test")
+    try:
+        _refusals(url, name, tokens, store, admin_token)
+    finally:
+        store.conn.delete(layout.token_key(digest(admin_token)))
+        store.conn.hdel(layout.ADMIN_TOKENS, admin["id"])
+
+
+def _refusals(url, name, tokens, store, admin_token) -> None:
+
+    async def viewer(client):
+        return [await call(client, "commit_retraction", source="portal:acme", reason="x", rev=1)
+                for _ in range(5)]
+
+    async def reader(client):
+        return await call(client, "list_sources")
+
+    assert all(r[0] == "error" for r in session(url, tokens["viewer"], viewer))
+    assert "agent role may not" in session(url, tokens["agent"], reader)[1]
+    made_up = f"rsc_made-up-{name}"
+    assert "unknown or revoked" in session(url, made_up, reader)[1]
+    assert "not an admin's" in session(url, admin_token, reader)[1]
+    log = AuditLog(store.conn)
+    rows = [(e["who"], e["action"], e["status"], e["count"], e["via"])
+            for e in log.entries(name, 2)]
+    assert rows == [("agent@mcp.example", "mcp.list_sources", "403", 1, "mcp"),
+                    ("viewer@mcp.example", "mcp.commit_retraction", "403", 5, "mcp")]
+    server = [(e["who"], e["action"], e["status"]) for e in log.entries(None, 50)
+              if e["who"] == "ada@mcp.example" or e["via"] == "mcp"]
+    assert ("ada@mcp.example", "mcp.list_sources", "403") in server
+    assert ("anonymous", "mcp.list_sources", "401") in server
 
 
 def test_a_revoked_or_foreign_token_stops_at_once(tenant):
