@@ -127,7 +127,8 @@ def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int | N
             loop.add_signal_handler(sig, stop.set)
         settings = WorkerSettings(url=url, worker_id=worker_id,
                                   partitions=config.partitions if partitions is None else partitions,
-                                  gate=GatePolicy.from_settings(config), **tuning)
+                                  gate=GatePolicy.from_settings(config),
+                                  audit_max_live=config.audit_max_live, **tuning)
         await serve(settings, roles, stop)
 
     with reaching(url):

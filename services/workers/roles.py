@@ -22,10 +22,22 @@ from rescind.core.shapes import Change, GateDecision, RetractionResult
 from rescind.engine.gate import GateCall, GatePolicy, UnknownAction, judge, record
 from rescind.engine.writes import Pipeline
 from rescind.graph.store import TenantGraph, connect
+from rescind.operator.audit import ALLOWED, BLOCKED, Actor, AuditLog
 from rescind.runtime import telemetry
 from rescind.workers.ingest import apply_control, apply_writes, decode, refused
 
 log = logging.getLogger("rescind.workers")
+
+
+# Who asks the gate through its stream: the tenant's wrapped agents (their requests carry no
+# token; the trace id in the detail leads to the agent's own span).
+GATE_ASKER = Actor("agents", "agent", "", "stream")
+
+
+def gate_detail(d: GateDecision, asked: ev.GateAsked) -> dict:
+    """What the audit keeps of a gate decision (the graph's Gate node keeps all of it)."""
+    return {"reason": d.reason, "fragility": d.fragility, "amount": d.amount,
+            "currency": d.currency, "payee": d.payee, "trace": asked.traceparent}
 
 
 @dataclass
@@ -39,6 +51,7 @@ class WorkerSettings:
     max_deliveries: int = 5
     patience_s: float = 300.0  # how long a write may wait for its premise
     gate: GatePolicy = field(default_factory=GatePolicy)  # RESCIND_GATE_*, as the API's
+    audit_max_live: int = layout.AUDIT_MAXLEN  # RESCIND_AUDIT_MAX_LIVE, as the API's
 
 
 @dataclass
@@ -56,6 +69,7 @@ class Workers:
     def __init__(self, settings: WorkerSettings) -> None:
         self.settings = settings
         self.conn = connect(settings.url)
+        self.audit = AuditLog(self.conn, settings.audit_max_live)
         self.graphs: dict[str, TenantGraph] = {}
         self.held: dict[tuple[str, str], Held] = {}  # by (stream, entry id): ids repeat across streams
         self.lock = asyncio.Lock()  # one batch at a time per process keeps the graph linear
@@ -241,7 +255,11 @@ class Workers:
         pipe.rpush(asked.reply_to, answer.model_dump_json(by_alias=True))
         pipe.expire(asked.reply_to, 60)
         pipe.xack(layout.GATE, layout.GATE_GROUP, entry_id)
-        pipe.execute()
+        # The decision's audit entry rides on the answer's round trip.
+        self.audit.queue(pipe, asked.tenant, GATE_ASKER, "gate", asked.action,
+                         ALLOWED if d.allowed else BLOCKED, 200, gate_detail(d, asked))
+        *_, audit_length = pipe.execute()
+        self.audit.settle(asked.tenant, audit_length)
 
     def _judge(self, graph: TenantGraph, asked: ev.GateAsked) -> GateDecision:
         """An earlier proposal by its stored facts; a new one by the premises it would rest on.

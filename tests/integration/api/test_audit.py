@@ -14,6 +14,8 @@ from fastapi.testclient import TestClient
 
 from rescind.api import create_app
 from rescind.contract import layout
+from rescind.contract.errors import GateRefused
+from rescind.middleware.gate import GateClient
 from rescind.runtime.settings import Settings
 from tests.support.api import ADMIN, COMPROMISE, forget, make_story
 
@@ -101,6 +103,31 @@ def test_input_refused_after_sign_in_is_audited_and_reads_are_not(story):
         "POST /api/v1/tenants/{tenant}/retractions/preview", "422", 3,
         f"security@{story.tenant}.example")
     assert "body.reason" in newest["detail"]
+
+
+def test_every_gate_decision_is_audited_by_the_route_and_by_the_worker(story, rescind_workers):
+    """POST /gate (an agent's token) and a wrapped agent's question on the gate stream (the
+    worker) each leave one entry per decision, allowed or blocked, with the reason; the
+    worker's entry names the agents and the trace."""
+    c, base, agent = story.client, story.base, story.as_("agent")
+    r = c.post(f"{base}/gate", json={"action": "pay-1042"}, headers=agent)
+    assert r.status_code == 200 and r.json()["allowed"] is False
+    r = c.post(f"{base}/gate", json={"action": "pay-1041"}, headers=agent)
+    assert r.json()["allowed"] is True
+    assert c.post(f"{base}/gate", json={"action": "nothing"}, headers=agent).status_code == 404
+    trace = "00-" + "ab" * 16 + "-" + "cd" * 8 + "-01"
+    with pytest.raises(GateRefused):
+        GateClient(story.url, story.tenant).ask("pay-1042", [], None, None, trace, proposed=True)
+    log = c.get(f"{base}/audit", headers=story.as_("security")).json()
+    rows = [(e["action"], e["target"], e["result"], e["via"], e["who"]) for e in log[:4]]
+    t = story.tenant
+    assert rows == [("gate", "pay-1042", "blocked", "stream", "agents"),
+                    ("gate", "nothing", "refused", "api", f"agent@{t}.example"),
+                    ("gate", "pay-1041", "allowed", "api", f"agent@{t}.example"),
+                    ("gate", "pay-1042", "blocked", "api", f"agent@{t}.example")]
+    worker = json.loads(log[0]["detail"])
+    assert worker["trace"] == trace and worker["amount"] == 34500 and "blocked" in worker["reason"]
+    assert json.loads(log[3]["detail"])["fragility"] == 1
 
 
 def test_the_admin_decisions_and_refusals_land_in_the_tenant_they_concern(story):
