@@ -10,7 +10,17 @@ from pathlib import Path
 
 import typer
 
-from rescind.cli.common import DataDirOpt, TenantOpt, UrlOpt, operator_server, out, refuse
+from rescind.cli.common import (
+    ByOpt,
+    DataDirOpt,
+    TenantOpt,
+    UrlOpt,
+    audited,
+    decider,
+    operator_server,
+    out,
+    refuse,
+)
 
 api_app = typer.Typer(help="The HTTP API and browser console (served when no command is given), "
                       "API tokens, the MCP server.", invoke_without_command=True)
@@ -53,21 +63,20 @@ def token_create(
     role: str = typer.Option(..., help="agent, security, finance, viewer, or admin"),
     who: str = typer.Option(..., help="Whose token (signs decisions and the audit log)"),
     tenant: str = TenantOpt, url: str | None = UrlOpt, data_dir: Path = DataDirOpt,
+    by: str | None = ByOpt,
     as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts"),
 ) -> None:
     """Make a token (the tenant is registered if new); the secret is printed once."""
-    from rescind.api.auth import Principal, TokenStore
+    from rescind.api.auth import ADMIN, TokenStore
     from rescind.graph.store import connect
 
+    by = decider(by)
     with operator_server(url, data_dir) as server_url:
         store = TokenStore(connect(server_url))
-        token, record = store.create(tenant, role, who, by="cli", register=True)
-        if record["tenant"]:
-            from rescind.api import audit
-
-            audit.record(store.conn, record["tenant"], Principal(None, "admin", "cli", "cli"),
-                         "token.create", f"{role}:{who}", "ok", 200, {"id": record["id"]},
-                         via="cli")
+        token, record = audited(store.conn, None if role == ADMIN else tenant, by,
+                                "token.create", f"{role}:{who}",
+                                lambda: store.create(tenant, role, who, by=by, register=True),
+                                lambda made: {"id": made[1]["id"], "role": role, "who": who})
     if as_json:
         print(json.dumps({**record, "token": token}, indent=2))
     else:
@@ -98,14 +107,17 @@ def token_list(tenant: str = TenantOpt, url: str | None = UrlOpt,
 @token_app.command("revoke")
 def token_revoke(token_id: str = typer.Argument(..., help="The token's id (16 hex digits)"),
                  tenant: str = TenantOpt, url: str | None = UrlOpt,
-                 data_dir: Path = DataDirOpt,
+                 data_dir: Path = DataDirOpt, by: str | None = ByOpt,
                  as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts")) -> None:
     """Revoke a token at once."""
     from rescind.api.auth import TokenStore
     from rescind.graph.store import connect
 
+    by = decider(by)
     with operator_server(url, data_dir) as server_url:
-        TokenStore(connect(server_url)).revoke(tenant, token_id)
+        store = TokenStore(connect(server_url))
+        audited(store.conn, tenant, by, "token.revoke", token_id,
+                lambda: store.revoke(tenant, token_id))
     if as_json:
         print(json.dumps({"revoked": token_id}))
     else:

@@ -27,10 +27,51 @@ TenantOpt = typer.Option("demo", "--tenant", envvar="RESCIND_TENANT", help="Tena
 JsonOpt = typer.Option(False, "--json", help="Print JSON for scripts")
 PartitionsOpt = typer.Option(None, "--partitions", min=1, help="Event stream partitions (default "
                              f"RESCIND_PARTITIONS or {layout.PARTITIONS}); the agents' must match")
-DataDirOpt = typer.Option(Path(".rescind/data"), "--data-dir", envvar="RESCIND_DATA_DIR",
-                          help="Without --url: the embedded server's data (kept between commands)")
-TenantOpt = typer.Option("demo", "--tenant", envvar="RESCIND_TENANT", help="Tenant name")
-JsonOpt = typer.Option(False, "--json", help="Print JSON for scripts")
+ByOpt = typer.Option(None, "--by", help="Who decides (signs the decision and the audit log); "
+                     "default: the OS user")
+
+
+def decider(by: str | None) -> str:
+    """Who signs a decision made at the shell: ``--by``, else the OS user; never a made-up
+    default. Without either the command stops before it starts."""
+    if by is not None:
+        if not by.strip():
+            refuse("--by is empty: say who decides")
+        return by.strip()
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name and no user entry (some containers)
+        refuse("cannot tell who you are from the OS: say who decides with --by")
+
+
+def shell_audit(conn: redis.Redis):
+    """The audit log, with the bound the services use (RESCIND_AUDIT_MAX_LIVE)."""
+    from rescind.operator.audit import AuditLog
+    from rescind.runtime.settings import Settings
+
+    return AuditLog(conn, Settings().audit_max_live)
+
+
+def audited(conn: redis.Redis, tenant: str | None, by: str, action: str, target: str | None,
+            run, summary=None):
+    """Run a decision made at the shell and audit it (``via: cli``, role ``operator``: whoever
+    can reach the server), refusals included."""
+    from rescind.contract.errors import BadTenantName
+    from rescind.operator.audit import Actor
+
+    try:
+        layout.check_tenant(tenant) if tenant is not None else None
+    except BadTenantName:
+        tenant = None  # refused for its name: logged with the server's
+    return shell_audit(conn).audited(tenant, Actor(by, "operator", "", "cli"), action, target,
+                                     run, summary)
+
+
+def counts(d: dict) -> dict:
+    """What the audit keeps of a blast radius."""
+    return {"retraction": d.get("retraction"), "counts": d.get("counts"), "rev": d.get("rev")}
 
 
 @contextlib.contextmanager

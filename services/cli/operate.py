@@ -1,5 +1,6 @@
 """What security and finance do from a terminal: compromise, reinstate, explain, fragility,
-audit order, recalls."""
+audit order, recalls. Every decision (previews included) and every refusal of one is audited,
+signed with ``--by`` or the OS user."""
 
 from __future__ import annotations
 
@@ -8,7 +9,19 @@ from pathlib import Path
 
 import typer
 
-from rescind.cli.common import DataDirOpt, JsonOpt, TenantOpt, UrlOpt, emit, operator_graph, out
+from rescind.cli.common import (
+    ByOpt,
+    DataDirOpt,
+    JsonOpt,
+    TenantOpt,
+    UrlOpt,
+    audited,
+    counts,
+    decider,
+    emit,
+    operator_graph,
+    out,
+)
 
 gate_app = typer.Typer(help="The payment gate's decisions (security, finance).",
                        no_args_is_help=True)
@@ -26,7 +39,7 @@ def compromise(
     rev: int | None = typer.Option(None, help="With --commit: refuse if the graph moved past "
                                    "this preview revision"),
     rid: str | None = typer.Option(None, "--id", help="Retraction id (default: generated)"),
-    by: str = typer.Option("security", help="Who decides"),
+    by: str | None = ByOpt,
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -34,9 +47,13 @@ def compromise(
     from rescind.operator import decisions
     from rescind.views import operator as views
 
+    by = decider(by)
     with operator_graph(url, data_dir, tenant) as graph:
-        d = decisions.compromise(graph, source, decisions.parse_time(start, "--from"),
-                                decisions.parse_time(end, "--to"), reason, by, commit, rid, rev)
+        d = audited(graph.conn, graph.tenant, by,
+                    "retraction.commit" if commit else "retraction.preview", source,
+                    lambda: decisions.compromise(
+                        graph, source, decisions.parse_time(start, "--from"),
+                        decisions.parse_time(end, "--to"), reason, by, commit, rid, rev), counts)
     title = f"{'Committed' if d['committed'] else 'Preview'}: {source} compromised"
     emit(d, as_json, lambda d, c: views.blast_radius(d, c, title))
     if not as_json and not d["committed"]:
@@ -45,7 +62,7 @@ def compromise(
 
 def reinstate(
     retraction: str = typer.Argument(..., help="The id of a retraction, withdrawal or correction"),
-    by: str = typer.Option("security", help="Who decides"),
+    by: str | None = ByOpt,
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -53,8 +70,10 @@ def reinstate(
     from rescind.operator import decisions
     from rescind.views import operator as views
 
+    by = decider(by)
     with operator_graph(url, data_dir, tenant) as graph:
-        d = decisions.reinstate(graph, retraction, by)
+        d = audited(graph.conn, graph.tenant, by, "retraction.reinstate", retraction,
+                    lambda: decisions.reinstate(graph, retraction, by), counts)
     emit(d, as_json, lambda d, c: views.blast_radius(d, c, f"Reinstated {retraction}"))
 
 
@@ -134,7 +153,8 @@ def recalls_show(
 @recalls_app.command("approve")
 def recalls_approve(
     action: str = typer.Argument(..., help="The payment: id or name"),
-    by: str = typer.Option(..., help="Who in finance approves"),
+    by: str | None = typer.Option(None, "--by", help="Who in finance approves; default: the "
+                                  "OS user"),
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -143,9 +163,12 @@ def recalls_approve(
     from rescind.operator import decisions
     from rescind.operator.recalls import approve
 
+    by = decider(by)
     with operator_graph(url, data_dir, tenant) as graph:
-        row = approve(graph, decisions.resolve(graph, action), by,
-                      to_micros(datetime.now(UTC))).to_dict()
+        row = audited(graph.conn, graph.tenant, by, "recall.approve", action,
+                      lambda: approve(graph, decisions.resolve(graph, action), by,
+                                      to_micros(datetime.now(UTC))).to_dict(),
+                      lambda r: {"action": r["action"], "amount": r["amount"]})
     emit(row, as_json, lambda r, c: c.print(
         f"approved by {by}: recall of {r['amount']:,.2f} to {r['payee']} is in the outbox"
         if r["amount"] is not None else f"approved by {by}: the recall is in the outbox"))

@@ -12,9 +12,12 @@ from pathlib import Path
 import typer
 
 from rescind.cli.common import (
+    ByOpt,
     JsonOpt,
     PartitionsOpt,
     UrlOpt,
+    audited,
+    decider,
     emit,
     falkordb,
     line_progress,
@@ -31,30 +34,42 @@ def replay(
     as_json: bool = typer.Option(False, "--json", help="Print the JSON report"),
     via_streams: bool = typer.Option(False, "--via-streams",
                                      help="Send every line through streams and workers"),
+    by: str | None = ByOpt,
 ) -> None:
     """Apply a scenario to a fresh tenant and report what is IN, OUT, held and recalled.
 
     `gate` lines judge with RESCIND_GATE_THRESHOLD and RESCIND_GATE_MIN_DOMAINS, as the
-    workers do."""
+    workers do. The replay is one entry of the new tenant's audit log (signed with --by or
+    the OS user), not one per line: its lines are a story's past, stamped with its own times."""
+    from rescind.contract.layout import check_tenant
     from rescind.engine.gate import GatePolicy
+    from rescind.graph.store import connect
     from rescind.runtime.settings import Settings
-    from rescind.scenario.replay import replay_text
+    from rescind.scenario.replay import fresh_tenant, replay_text
     from rescind.scenario.via_streams import replay_via_streams
     from rescind.views.replay import render
 
     settings = Settings()
     limits = {"gate": GatePolicy.from_settings(settings)}
+    by = decider(by)
+    tenant = check_tenant(tenant) if tenant is not None else fresh_tenant()
 
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         refuse(f"cannot read {file}: {exc.strerror}")
-    with falkordb(url) as server_url, line_progress("replaying") as advance:
+
+    def run(server_url: str, advance) -> dict:
         if via_streams:
-            report = replay_via_streams(text, server_url, tenant, settings.partitions,
-                                        on_progress=advance, **limits)
-        else:
-            report = replay_text(text, server_url, tenant, on_progress=advance, **limits)
+            return replay_via_streams(text, server_url, tenant, settings.partitions,
+                                      on_progress=advance, **limits)
+        return replay_text(text, server_url, tenant, on_progress=advance, **limits)
+
+    with falkordb(url) as server_url, line_progress("replaying") as advance:
+        report = audited(connect(server_url), tenant, by, "scenario.replay", file.name,
+                         lambda: run(server_url, advance),
+                         lambda r: {"memories": len(r["memories"]), "gates": len(r["gates"]),
+                                    "recalls": len(r["recalls"]), "via_streams": via_streams})
     if as_json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:

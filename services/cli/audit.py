@@ -1,0 +1,59 @@
+"""`rescind audit …`: the audit log, live and archived, as JSON lines."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+
+from rescind.cli.common import DataDirOpt, UrlOpt, err, operator_server, refuse, shell_audit
+
+audit_app = typer.Typer(help="The audit log: every decision and refusal, from every surface.",
+                        no_args_is_help=True)
+
+
+@audit_app.command("export")
+def export(
+    since: str = typer.Option(..., "--since", help="From this time on (ISO 8601 with zone)"),
+    until: str | None = typer.Option(None, "--until", help="Up to this time, included "
+                                     "(default: the newest entry)"),
+    tenant: str | None = typer.Option(None, "--tenant", help="One tenant's log; default: every "
+                                      "tenant's and the server's"),
+    out_file: Path | None = typer.Option(None, "--out", help="Write here (default: stdout)"),
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt,
+    as_json: bool = typer.Option(False, "--json", help="With --out: print what was written as "
+                                 "JSON (the entries are JSON lines either way)"),
+) -> None:
+    """Write the audit log's entries, archived and live, oldest first, one JSON object a line
+    (each with its tenant; null for the server's own log)."""
+    from rescind.contract.events import from_micros
+    from rescind.contract.layout import check_tenant
+    from rescind.graph.store import connect
+    from rescind.operator.audit import to_ms
+    from rescind.operator.decisions import parse_time
+
+    start = from_micros(parse_time(since, "--since"))
+    end = from_micros(parse_time(until, "--until")) if until else None
+    if end is not None and to_ms(end) < to_ms(start):
+        refuse(f"--until {until} is before --since {since}")
+    scopes = [check_tenant(tenant)] if tenant is not None else None
+
+    written = 0
+    with operator_server(url, data_dir) as server_url:
+        log = shell_audit(connect(server_url))
+        sink = out_file.open("w", encoding="utf-8") if out_file else sys.stdout
+        try:
+            for entry in log.export(scopes, start, end):
+                sink.write(json.dumps(entry, ensure_ascii=False) + "\n")
+                written += 1
+        finally:
+            if out_file:
+                sink.close()
+            else:
+                sink.flush()
+    if as_json and out_file:
+        print(json.dumps({"file": str(out_file), "entries": written}))
+    else:
+        err.print(f"{written} audit entries" + (f" written to {out_file}" if out_file else ""))
