@@ -47,7 +47,9 @@ MOVE_BATCH = 1000  # entries one rotation call moves (the server is busy meanwhi
 CHUNK = 1000  # entries one read of the export takes from each stream
 _SEP = "\x1f"
 
-# A refusal: counted on the entry of its (minute, kind, principal), or the first of them.
+# A refusal: counted on the entry of its (minute, kind, principal), or the first of them. The
+# minute is the server's (TIME), so every process counts alike; the minute's index key is built
+# here, with KEYS[1]'s hash tag, so the script stays on one slot of a cluster.
 _COUNT = """
 local t = redis.call('TIME')
 local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -311,8 +313,8 @@ class AuditLog:
                 pipe.xrange(key, cursor, end, count=CHUNK)
             pipe.xrange(live, cursor, end, count=CHUNK)
             now, *parts = pipe.execute()
-            if now != known:  # a new month's archive appeared meanwhile: read again
-                continue
+            if [k for k, _ in now] != [k for k, _ in known]:  # a month's archive appeared
+                continue  # meanwhile: read again, with it
             full = [p[-1][0] for p in parts if len(p) == CHUNK]
             rows = sorted((r for p in parts for r in p), key=lambda r: _idkey(r[0]))
             if full:
