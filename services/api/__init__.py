@@ -3,7 +3,8 @@
 ``create_app(settings)`` builds the FastAPI application; ``serve`` runs it with uvicorn (in a
 thread beside the workers for ``rescind up``). Modules: ``auth`` (tokens and permissions),
 ``routes`` (endpoints), ``ops`` (what they do, shared with the MCP server), ``asof`` (what was
-believed at a moment), ``audit`` (the per-tenant log), ``models`` (bodies and limits),
+believed at a moment), ``state`` (what requests share; the Guard, which audits refusals in
+``rescind.operator.audit``), ``models`` (bodies and limits),
 ``errors`` (what is answered), ``keys`` (Redis key names), ``commands`` (`rescind api`).
 
 The names below are loaded on first use, so that the `rescind` command does not import

@@ -495,8 +495,9 @@ async function loadPayments() {
 async function loadAudit() {
   const rows = await api(T("/audit"));
   $("#audit-list tbody").replaceChildren(...rows.map((a) => el("tr", {},
-    el("td", {}, a.at), el("td", {}, `${a.who} (${a.role})`), el("td", {}, a.action),
-    el("td", {}, a.target), el("td", { class: a.result }, `${a.result} ${a.status}`))));
+    el("td", {}, a.at), el("td", {}, `${a.who} (${[a.role, a.via].filter(Boolean).join(", ")})`), el("td", {}, a.action),
+    el("td", {}, a.target), el("td", { class: a.result },
+      `${a.result} ${a.status}${a.count > 1 ? ` ×${a.count}` : ""}`))));
 }
 
 // -- wiring -------------------------------------------------------------------------------------
