@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from rescind.cli.common import DataDirOpt, TenantOpt, UrlOpt, operator_server, out, refuse
+from rescind.cli.common import DataDirOpt, Line, TenantOpt, UrlOpt, operator_server, out, refuse
 
 api_app = typer.Typer(help="The HTTP API and browser console (served when no command is given), "
                       "API tokens, the MCP server.", invoke_without_command=True)
@@ -51,7 +51,8 @@ def _serve(url: str | None, data_dir: Path, host: str | None, port: int | None) 
 @token_app.command("create")
 def token_create(
     role: str = typer.Option(..., help="agent, security, finance, viewer, or admin"),
-    who: str = typer.Option(..., help="Whose token (signs decisions and the audit log)"),
+    who: str = typer.Option(..., help="Whose token (signs decisions and the audit log)",
+                          callback=Line),
     tenant: str = TenantOpt, url: str | None = UrlOpt, data_dir: Path = DataDirOpt,
     as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts"),
 ) -> None:

@@ -33,6 +33,27 @@ TenantOpt = typer.Option("demo", "--tenant", envvar="RESCIND_TENANT", help="Tena
 JsonOpt = typer.Option(False, "--json", help="Print JSON for scripts")
 
 
+def checked(max_length: int = 200, one_line: bool = True):
+    """A typer ``callback`` that checks an argument or option as the models check a field
+    (``rescind.contract.text``: no NUL, no control characters, at most ``max_length``
+    characters): before anything reaches the graph, else a usage error naming it (exit 2)."""
+    from rescind.contract import text
+
+    def callback(value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            return text.check(value, max_length, one_line)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    return callback
+
+
+Line = checked()  # an id, a name, a source, `by`
+Reason = checked(2000, one_line=False)
+
+
 @contextlib.contextmanager
 def reaching(url: str | None) -> Iterator[None]:
     """Redis's connection error, told once in Rescind's terms (``Unavailable``, exit 2)."""

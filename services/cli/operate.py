@@ -8,7 +8,18 @@ from pathlib import Path
 
 import typer
 
-from rescind.cli.common import DataDirOpt, JsonOpt, TenantOpt, UrlOpt, emit, operator_graph, out
+from rescind.cli.common import (
+    DataDirOpt,
+    JsonOpt,
+    Line,
+    Reason,
+    TenantOpt,
+    UrlOpt,
+    checked,
+    emit,
+    operator_graph,
+    out,
+)
 
 gate_app = typer.Typer(help="The payment gate's decisions (security, finance).",
                        no_args_is_help=True)
@@ -18,15 +29,18 @@ recalls_app = typer.Typer(help="Drafted bank recalls of executed payments that w
 
 
 def compromise(
-    source: str = typer.Argument(..., help="The source, e.g. portal:northwind"),
-    start: str | None = typer.Option(None, "--from", help="Window start, ISO 8601 with zone"),
-    end: str | None = typer.Option(None, "--to", help="Window end (included), ISO 8601"),
-    reason: str = typer.Option(..., help="Why the source is compromised"),
+    source: str = typer.Argument(..., help="The source, e.g. portal:northwind", callback=Line),
+    start: str | None = typer.Option(None, "--from", help="Window start, ISO 8601 with zone",
+                                    callback=checked(64)),
+    end: str | None = typer.Option(None, "--to", help="Window end (included), ISO 8601",
+                                  callback=checked(64)),
+    reason: str = typer.Option(..., help="Why the source is compromised", callback=Reason),
     commit: bool = typer.Option(False, "--commit", help="Apply it (default: preview only)"),
     rev: int | None = typer.Option(None, help="With --commit: refuse if the graph moved past "
                                    "this preview revision"),
-    rid: str | None = typer.Option(None, "--id", help="Retraction id (default: generated)"),
-    by: str = typer.Option("security", help="Who decides"),
+    rid: str | None = typer.Option(None, "--id", help="Retraction id (default: generated)",
+                                   callback=Line),
+    by: str = typer.Option("security", help="Who decides", callback=Line),
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -44,8 +58,9 @@ def compromise(
 
 
 def reinstate(
-    retraction: str = typer.Argument(..., help="The id of a retraction, withdrawal or correction"),
-    by: str = typer.Option("security", help="Who decides"),
+    retraction: str = typer.Argument(..., help="The id of a retraction, withdrawal or correction",
+                                     callback=Line),
+    by: str = typer.Option("security", help="Who decides", callback=Line),
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -67,7 +82,7 @@ def _show(url: str | None, data_dir: Path, tenant: str, as_json: bool, read, ren
 
 def explain(
     memory: str = typer.Argument(..., help="A memory id, a name (an action's name), or a store "
-                                 "key (namespace/key: its current version)"),
+                                 "key (namespace/key: its current version)", callback=checked(1000)),
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -80,7 +95,7 @@ def explain(
 
 
 def fragility(
-    action: str = typer.Argument(..., help="An action (or any memory): id or name"),
+    action: str = typer.Argument(..., help="An action (or any memory): id or name", callback=Line),
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -118,7 +133,7 @@ def recalls_list(
 
 @recalls_app.command("show")
 def recalls_show(
-    action: str = typer.Argument(..., help="The payment: id or name"),
+    action: str = typer.Argument(..., help="The payment: id or name", callback=Line),
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -133,8 +148,8 @@ def recalls_show(
 
 @recalls_app.command("approve")
 def recalls_approve(
-    action: str = typer.Argument(..., help="The payment: id or name"),
-    by: str = typer.Option(..., help="Who in finance approves"),
+    action: str = typer.Argument(..., help="The payment: id or name", callback=Line),
+    by: str = typer.Option(..., help="Who in finance approves", callback=Line),
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -153,7 +168,8 @@ def recalls_approve(
 
 @gate_app.command("log")
 def gate_log(
-    action: str | None = typer.Option(None, "--action", help="Only this action's (id or name)"),
+    action: str | None = typer.Option(None, "--action", help="Only this action's (id or name)",
+                                      callback=Line),
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:
