@@ -74,9 +74,7 @@ def tenants(me: Admin, api: ApiDep) -> list[dict]:
 @router.post("/tenants", tags=["admin"], status_code=201, summary="Create a tenant")
 def create_tenant(body: NewTenant, me: Admin, api: ApiDep) -> dict:
     def run() -> dict:
-        created = api.tokens.add_tenant(body.name, me.who)
-        api.graph(body.name).ensure_schema()
-        return {"name": body.name, "created": created}
+        return {"name": body.name, "created": api.tokens.add_tenant(body.name, me.who)}
 
     return api.audited(me, body.name, "tenant.create", body.name, run)
 

@@ -101,11 +101,14 @@ def operator_server(url: str | None, data_dir: Path) -> Iterator[str]:
 
 @contextlib.contextmanager
 def operator_graph(url: str | None, data_dir: Path, tenant: str):
-    """The tenant's graph on the server ``operator_server`` finds."""
+    """The tenant's graph on the server ``operator_server`` finds; UnknownTenant (exit 2) for
+    a tenant never created, whose graph a command would otherwise start."""
+    from rescind.graph import tenants
     from rescind.graph.store import TenantGraph, connect
 
     with operator_server(url, data_dir) as server_url:
-        yield TenantGraph(connect(server_url), tenant)
+        conn = connect(server_url)
+        yield TenantGraph(conn, tenants.require(conn, tenant))
 
 
 @contextlib.contextmanager

@@ -12,6 +12,7 @@ from typer.core import TyperGroup
 
 from rescind.cli import harness, operate, run
 from rescind.cli.api import api_app
+from rescind.cli.tenant import tenant_app
 from rescind.contract.errors import RescindError
 
 
@@ -38,3 +39,4 @@ app.add_typer(harness.bench_app, name="bench")
 app.add_typer(operate.recalls_app, name="recalls")
 app.add_typer(operate.gate_app, name="gate")
 app.add_typer(api_app, name="api")
+app.add_typer(tenant_app, name="tenant")
