@@ -90,13 +90,13 @@ class HeldWrites:
         now = time.monotonic()
         for stream, tenant, items, exc in lost:
             self._failed(stream, tenant, items, exc, now)
-        if not self.held:
-            return
         by_key = dict(self.held)
         self.held.clear()
         groups: dict[tuple[str, str], list[tuple[str, ev.Event]]] = defaultdict(list)
         for h in by_key.values():
             groups[(h.stream, h.event.tenant)].append((h.entry_id, h.event))
+        for key in [k for k in self.trouble if k not in groups]:  # settled elsewhere (reaper)
+            del self.trouble[key]
         for (stream, tenant), items in groups.items():
             items.sort(key=lambda item: _order(item[0]))
             t = self.trouble.get((stream, tenant))
