@@ -68,12 +68,12 @@ def falkordb():
 
 @pytest.fixture
 def tenant_name(request) -> str:
-    """A tenant of the test's own. In an integration test it is created on the session's
-    server (``rescind.graph.tenants.create``, as every harness creates its tenants: the writer
-    applies only the events of tenants that were) and removed afterwards; elsewhere it is a name
-    (a unit test has no server, an end-to-end test creates it on the server it starts)."""
+    """A tenant of the test's own, created on the session's server
+    (``rescind.graph.tenants.create``, as every harness creates its tenants: the writer applies
+    only the events of tenants that were) and removed afterwards. In a unit test it is only a
+    name (no server); a test that starts a server of its own creates it there."""
     name = f"t{os.getpid()}-{next(_counter)}"
-    if kind_of(request.node) != "integration":
+    if kind_of(request.node) == "unit":
         yield name
         return
     from rescind.graph import tenants
