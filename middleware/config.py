@@ -39,7 +39,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rescind.contract import layout
+from rescind.contract import layout, text
 
 from .spool import default_dir
 
@@ -153,8 +153,10 @@ class InterceptConfig(BaseModel):
 
 def fill(template: str, values: dict, default: str | None = None) -> str:
     """A template such as ``portal:{vendor}`` with ``values``; when a name is missing, the
-    template as written (or ``default``)."""
+    template as written (or ``default``). It names something (a source, an action): a control
+    character in the values is written as an escape (``rescind.contract.text``)."""
     try:
-        return template.format(**{k: v for k, v in values.items() if isinstance(k, str)})
+        filled = template.format(**{k: v for k, v in values.items() if isinstance(k, str)})
     except (KeyError, IndexError, ValueError, AttributeError):
         return template if default is None else default
+    return text.escape(filled, one_line=True)

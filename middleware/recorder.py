@@ -16,6 +16,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from rescind.contract import events as ev
 from rescind.contract.kinds import WRITTEN_KINDS
+from rescind.contract.text import escape
 
 from .config import ActionTool, InterceptConfig, fill
 from .context import Contexts
@@ -29,10 +30,9 @@ _KEY_MAX = 1000  # the event contract's limit on a store key
 def store_key(namespace: tuple[str, ...], key: str) -> str:
     """How a store item is named in Rescind: its namespace and key, joined by ``/``. Whatever
     the agent uses as a key must not fail its own store call: control characters are written
-    as escapes, and a key longer than the contract allows keeps its start and a digest."""
-    name = "/".join((*namespace, key))
-    if any(c < " " for c in name):
-        name = "".join(c if c >= " " else f"\\x{ord(c):02x}" for c in name)
+    as escapes (``rescind.contract.text.escape``), and a key longer than the contract allows
+    keeps its start and a digest."""
+    name = escape("/".join((*namespace, key)), one_line=True)
     if len(name) > _KEY_MAX:
         digest = hashlib.blake2b(name.encode(), digest_size=16).hexdigest()
         name = f"{name[:_KEY_MAX - 33]}#{digest}"
@@ -46,7 +46,9 @@ def memory_of(tenant: str, key: str, value: dict) -> tuple[str, str, str]:
     kind = value.get("kind") if value.get("kind") in WRITTEN_KINDS else "belief"
     text = next((v for f in ("text", "content") if isinstance(v := value.get(f), str)
                  and v.strip()), None) or json.dumps(value, sort_keys=True, default=str)
-    text = text[:ev.MAX_TEXT]  # what the event can carry is what identifies the value
+    # What the event can carry is what identifies the value: control characters escaped
+    # (a NUL could never be stored), and cut to the contract's length.
+    text = escape(text)[:ev.MAX_TEXT]
     return ev.store_memory_id(tenant, kind, key, text), kind, text
 
 
@@ -150,6 +152,7 @@ class Recorder:
         for message_id, text in said if users is not None else ():
             if not text.strip():
                 continue
+            text = escape(text)  # what the event can carry; identifies the observation
             oid = ev.memory_id(self.tenant, "observation", text)
             if message_id not in self._said:
                 self._said[message_id] = None
@@ -170,7 +173,7 @@ class Recorder:
         spec = self.config.sources[tool]
         source = fill(spec.source, values)
         domain = fill(spec.domain, values) if spec.domain else None
-        text = output[:ev.MAX_TEXT]
+        text = escape(output)[:ev.MAX_TEXT]
         self.publisher.publish(ev.ObservationRecorded(**self._base(run), source=source,
                                                       source_kind=spec.kind,
                                                       source_domain=domain, text=text))
@@ -228,7 +231,7 @@ class Recorder:
         if self.config.actions[tool].stage != "execute":
             self.publisher.publish(ev.ActionFailed(
                 **self._base(), action=name, seq=self._proposal.get(name),
-                reason=f"{type(error).__name__}: {error}"[:2000]), durable=True)
+                reason=escape(f"{type(error).__name__}: {error}")[:2000]), durable=True)
 
     def close(self) -> None:
         self.publisher.close()
@@ -251,10 +254,11 @@ def _currency(tool: str, name: str, spec: ActionTool, args: dict) -> str | None:
 def receipt(spec: ActionTool, output: str) -> dict:
     """The ActionExecuted fields the tool's result states, by the tool's ``receipt``
     patterns; a value that does not fit its field is left out (the proposal's stands)."""
+    output = escape(output)  # the receipt is stored as text: no control characters
     found: dict = {"receipt": output[:2000]} if output.strip() else {}
     for field, pattern in (spec.receipt.model_dump().items() if spec.receipt else ()):
         hit = re.search(pattern, output) if pattern else None
-        value = hit.group(1).strip() if hit and hit.group(1) else None
+        value = escape(hit.group(1).strip(), one_line=True) if hit and hit.group(1) else None
         if value is None:
             continue
         if field == "amount":
@@ -267,7 +271,10 @@ def receipt(spec: ActionTool, output: str) -> dict:
 
 
 def _arg(args: dict, name: str | None) -> str | None:
-    return str(args[name]) if name and name in args and args[name] is not None else None
+    """An argument as the one-line value events carry (a payee, an account, a currency)."""
+    if not name or name not in args or args[name] is None:
+        return None
+    return escape(str(args[name]), one_line=True)
 
 
 def _number(x: object) -> float | None:

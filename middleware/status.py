@@ -23,6 +23,7 @@ fails closed without Redis.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 
 import redis
@@ -35,6 +36,7 @@ from rescind.contract.errors import Invalid
 # The snapshot reads the graph directly; this query lives here because the middleware may not
 # import rescind.graph (see tests/unit/test_layers.py).
 OUT_MEMORIES = "MATCH (m:Mem) WHERE m.status = 'OUT' RETURN m.id"
+log = logging.getLogger("rescind.status")
 BATCH = 10_000  # status entries read at a time
 
 
@@ -53,6 +55,7 @@ class StatusCache:
         self._conn = redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=wait_s,
                                           retry=Retry(NoBackoff(), 0))
         self._last, self._added = "0-0", 0  # the last entry accounted for, and its rank
+        self._told = False  # whether the tenant's existence was checked
         self._stop = threading.Event()
         self._tried = threading.Event()  # the first snapshot was tried
         self._lock = threading.Lock()  # one reader at a time, so statuses apply in stream order
@@ -116,6 +119,12 @@ class StatusCache:
                     return n
 
     def _snapshot(self) -> None:
+        if not self._told:  # once: an agent wrapped for a tenant nobody created loses its events
+            self._told = True
+            if not self._conn.hexists(layout.TENANTS, self.tenant):
+                log.warning("tenant %r was never created: Rescind's workers dead-letter its "
+                            "events until it is (`rescind tenant create %s`, or the admin's "
+                            "POST /api/v1/tenants)", self.tenant, self.tenant)
         info = self._info()
         last = _text(info["last-generated-id"]) if info else "0-0"
         added = info.get("entries-added", 0) if info else 0

@@ -67,13 +67,46 @@ def falkordb():
 
 
 @pytest.fixture
-def tenant_name() -> str:
-    return f"t{os.getpid()}-{next(_counter)}"
+def tenant_name(request) -> str:
+    """A tenant of the test's own, created on the session's server
+    (``rescind.graph.tenants.create``, as every harness creates its tenants: the writer applies
+    only the events of tenants that were) and removed afterwards. In a unit test it is only a
+    name (no server); a test that starts a server of its own creates it there."""
+    name = f"t{os.getpid()}-{next(_counter)}"
+    if kind_of(request.node) == "unit":
+        yield name
+        return
+    from rescind.graph import tenants
+    from rescind.graph.store import connect
+
+    conn = connect(request.getfixturevalue("falkordb"))
+    tenants.create(conn, name, by="tests", schema=False)
+    yield name
+    tenants.drop(conn, name)
+
+
+@pytest.fixture
+def another_tenant(falkordb, tenant_name):
+    """Creates more tenants on the session's server for the test (``another_tenant("x")`` is
+    the test's tenant name plus "x"), removed afterwards."""
+    from rescind.graph import tenants
+    from rescind.graph.store import connect
+
+    conn, made = connect(falkordb), []
+
+    def create(suffix: str) -> str:
+        made.append(tenant_name + suffix)
+        tenants.create(conn, made[-1], by="tests", schema=False)
+        return made[-1]
+
+    yield create
+    for name in made:
+        tenants.drop(conn, name)
 
 
 @pytest.fixture
 def graph(falkordb, tenant_name):
-    """A fresh tenant graph on the session's server, removed afterwards."""
+    """A fresh tenant graph on the session's server (the tenant's), removed afterwards."""
     from rescind.graph.store import TenantGraph, connect
 
     g = TenantGraph(connect(falkordb), tenant_name)

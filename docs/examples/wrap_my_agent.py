@@ -6,6 +6,7 @@ Nothing in it knows about Rescind: the last lines of ``main`` wrap it with the c
 and print why the note was written (what ``rescind explain`` prints).
 
     rescind up --port 6379                        # FalkorDB and the workers, in another shell
+    rescind tenant create shop                    # the tenant it writes to
     python docs/examples/wrap_my_agent.py redis://127.0.0.1:6379
 
 The URL may also come from RESCIND_URL, and the tenant from RESCIND_TENANT (default: the one in
@@ -30,6 +31,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.store.memory import InMemoryStore
 
 from rescind import InterceptConfig, instrument
+from rescind.contract import layout
 
 CONFIG = Path(__file__).with_name("rescind.toml")
 ORDERS = {"A-1042": "Order A-1042: 2 x walnut desk, total 1,280.00 USD; ships to 12 Elm Road, "
@@ -110,10 +112,14 @@ def main(argv: list[str] | None = None) -> int:
     config = InterceptConfig.load(CONFIG)
     config.url, config.tenant = args.url or config.url, args.tenant or config.tenant
     try:
-        redis.Redis.from_url(config.url, socket_connect_timeout=2).ping()
+        created = redis.Redis.from_url(config.url, socket_connect_timeout=2).hexists(
+            layout.TENANTS, config.tenant)
     except redis.ConnectionError:
         sys.exit(f"no FalkorDB at {config.url}: start one with `rescind up --port 6379`, or "
                  "pass its URL")
+    if not created:  # the workers would dead-letter what it records
+        sys.exit(f"no tenant {config.tenant!r} yet: `rescind tenant create {config.tenant} "
+                 f"--url {config.url}`")
 
     graph = instrument(build_agent(scripted_model(), InMemoryStore()), config)
     graph.invoke({"messages": [{"role": "user", "content": (

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,7 +19,8 @@ import redis
 
 from rescind.contract import layout
 from rescind.contract.errors import Forbidden, Invalid, NotFound, Unauthenticated
-from rescind.contract.layout import check_tenant, graph_key
+from rescind.contract.layout import check_tenant
+from rescind.graph import tenants
 from rescind.operator.audit import Actor
 
 ROLES = ("agent", "security", "finance", "viewer")
@@ -158,21 +158,15 @@ class TokenStore:
         return check_tenant(name)
 
     def add_tenant(self, name: str, by: str) -> bool:
-        """Register a tenant; False when it was registered already."""
-        name = self._tenant(name)
-        return bool(self.conn.hsetnx(layout.TENANTS, name,
-                                     json.dumps({"created_at": _now(), "created_by": by})))
+        """Create a tenant (``rescind.graph.tenants.create``); False when it existed already."""
+        return tenants.create(self.conn, self._tenant(name), by)
 
     def known_tenant(self, name: str) -> bool:
-        """Registered by an admin, or holding a graph already (the demo's tenant, say)."""
-        return bool(self.conn.hexists(layout.TENANTS, name)) or (
-            graph_key(name).encode() in self.conn.execute_command("GRAPH.LIST"))
+        """Whether the tenant was created (graphs older than the registry are adopted first)."""
+        tenants.adopt_graphs(self.conn)
+        return tenants.known(self.conn, name)
 
     def tenants(self) -> list[dict]:
-        registered = {k.decode(): json.loads(v) for k, v in
-                      self.conn.hgetall(layout.TENANTS).items()}
-        for g in self.conn.execute_command("GRAPH.LIST"):
-            name = layout.tenant_of_graph(g.decode())
-            if name is not None:
-                registered.setdefault(name, {"created_at": None, "created_by": None})
+        tenants.adopt_graphs(self.conn)
+        registered = tenants.registered(self.conn)
         return [{"name": n, **registered[n]} for n in sorted(registered)]

@@ -21,8 +21,9 @@ from pydantic import ValidationError
 
 from rescind.api import ops
 from rescind.api.auth import Principal, TokenStore, authorize
-from rescind.api.models import Compromise, CompromiseCommit
+from rescind.api.models import Compromise, CompromiseCommit, Ident
 from rescind.api.state import Api
+from rescind.contract import text as tx
 from rescind.contract.errors import Forbidden, Invalid, RescindError, Unauthenticated
 from rescind.contract.kinds import AnyKind
 from rescind.graph.store import TenantGraph, connect
@@ -105,13 +106,13 @@ def create_server(url: str | None = None, token: str | None = None, *,
         return ops.sources(graph)
 
     @tool("read")
-    def explain(me: Principal, graph: TenantGraph, memory: str) -> dict:
+    def explain(me: Principal, graph: TenantGraph, memory: Ident) -> dict:
         """The justification tree of a memory (id or name, e.g. a payment's name) down to the
         sources that said it, with every status on the way."""
         return ops.memory(graph, memory)
 
     @tool("read")
-    def fragility(me: Principal, graph: TenantGraph, memory: str) -> dict:
+    def fragility(me: Principal, graph: TenantGraph, memory: Ident) -> dict:
         """How many independent trust domains an attacker must control to fake this memory or
         payment, and one smallest set of domains that would do it."""
         return ops.fragility(graph, memory)
@@ -137,7 +138,7 @@ def create_server(url: str | None = None, token: str | None = None, *,
                               lambda: ops.compromise_commit(conn, graph, body, me.who)))
 
     @tool("decide")
-    def reinstate(me: Principal, graph: TenantGraph, retraction: str) -> dict:
+    def reinstate(me: Principal, graph: TenantGraph, retraction: Ident) -> dict:
         """Security: undo a retraction by its id; what it took OUT comes back unless something
         else still keeps it out."""
         return _brief(decided(me, "retraction.reinstate", retraction,
@@ -149,7 +150,7 @@ def create_server(url: str | None = None, token: str | None = None, *,
         return ops.recalls(graph)
 
     @tool("read")
-    def gate_log(me: Principal, graph: TenantGraph, action: str | None = None) -> list[dict]:
+    def gate_log(me: Principal, graph: TenantGraph, action: Ident | None = None) -> list[dict]:
         """The payment gate's decisions, newest first: amount, account, allowed or refused,
         why, fragility, and what was already allowed to the same account or payee."""
         return ops.gates(graph, action)
@@ -160,7 +161,7 @@ def create_server(url: str | None = None, token: str | None = None, *,
         return ops.audit_order(graph)
 
     @tool("read")
-    def search_memories(me: Principal, graph: TenantGraph, query: str = "",
+    def search_memories(me: Principal, graph: TenantGraph, query: tx.line(200) = "",
                         kind: AnyKind | None = None, include_out: bool = False,
                         limit: int = 20) -> list[dict]:
         """Memories whose text contains ``query`` (case-insensitive). Memories that are OUT
@@ -168,8 +169,6 @@ def create_server(url: str | None = None, token: str | None = None, *,
         ``include_out`` is true."""
         if not 1 <= limit <= 200:
             raise Invalid("limit must be between 1 and 200")
-        if len(query) > 200:
-            raise Invalid("query must be at most 200 characters")
         page = ops.memories(graph, kind, None if include_out else "IN", query or None, 0, limit)
         return page["items"]
 

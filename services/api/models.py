@@ -4,35 +4,27 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field
 
 from rescind.api.auth import ROLES
 from rescind.contract import events as ev
+from rescind.contract import text as tx
 
 MAX_EVENTS = 500  # events in one request
 MAX_PREMISES = 1000
 MAX_REV = 2**53  # revisions are counters; anything larger is not one
 
 
-def _unicode(text: str) -> str:
-    """Refuse lone surrogates: they cannot be stored, and would fail half-way otherwise."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError("text must be valid Unicode (no lone surrogates)") from None
-    return text
-
-
-Ident = Annotated[str, StringConstraints(min_length=1, max_length=200,
-                                         pattern=r"^[^\x00-\x1f\x7f]+$"), AfterValidator(_unicode)]
-Reason = Annotated[str, StringConstraints(min_length=1, max_length=2000), AfterValidator(_unicode)]
-Text = Annotated[str, StringConstraints(min_length=1, max_length=ev.MAX_TEXT),
-                 AfterValidator(_unicode)]
-When = Annotated[str, StringConstraints(min_length=1, max_length=64),
+# Every text field is one of the shared types (rescind.contract.text): NUL, other control
+# characters and lone surrogates answer 422 naming the field, before anything is stored.
+Ident = tx.line(200, min_length=1)
+Reason = tx.text(2000, min_length=1)
+Text = tx.text(ev.MAX_TEXT, min_length=1)
+When = Annotated[tx.line(64, min_length=1),
                  Field(description="ISO 8601 with a zone, e.g. 2026-11-16T08:00Z")]
 Rev = Annotated[int, Field(ge=0, le=MAX_REV, description="The graph revision the preview "
                            "returned; the commit is refused (409) if the graph moved since")]
-TenantName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]{1,64}$")]
+TenantName = tx.line(64, pattern=r"^[a-z0-9_-]{1,64}$")
 
 
 class Body(BaseModel):
@@ -86,10 +78,10 @@ class GateAsk(Body):
     amount: float | None = Field(None, ge=0, le=1e15, allow_inf_nan=False, strict=True,
                                  description="Required with `premises` (a new payment); for a "
                                  "stored proposal, the call's amount, which must equal it")
-    account: str | None = Field(None, min_length=1, max_length=200, description="The account "
+    account: tx.line(200, min_length=1) | None = Field(None, description="The account "
                                 "the call pays: only sources stating it count as evidence")
-    payee: str | None = Field(None, min_length=1, max_length=500)
-    currency: str | None = Field(None, pattern=r"^[A-Za-z]{3}$", description="ISO 4217 code of "
+    payee: tx.line(500, min_length=1) | None = None
+    currency: tx.line(3, pattern=r"^[A-Za-z]{3}$") | None = Field(None, description="ISO 4217 code of "
                                  "the amount; default: the gate's currency (RESCIND_GATE_CURRENCY)"
                                  ", refused when RESCIND_GATE_REQUIRE_CURRENCY is set")
 

@@ -23,22 +23,22 @@ from rescind.api.models import (
     WithdrawalCommit,
 )
 from rescind.api.state import Api, Guard, get_api
+from rescind.contract import text as tx
 from rescind.contract.kinds import AnyKind, StatusName
 
 router = APIRouter(prefix="/api/v1")
 
-_ID = r"^[^\x00-\x1f\x7f]{1,200}$"
+_ID = tx.line(200, min_length=1)  # NUL, control characters: 422 (rescind.contract.text)
 Tenant = Annotated[str, Path(pattern=r"^[a-z0-9_-]{1,64}$", description="Tenant name")]
-Ref = Annotated[str, Path(pattern=_ID, description="A memory id, or the name its writer gave it")]
-Rid = Annotated[str, Path(pattern=_ID, description="A retraction, withdrawal or correction id")]
+Ref = Annotated[_ID, Path(description="A memory id, or the name its writer gave it")]
+Rid = Annotated[_ID, Path(description="A retraction, withdrawal or correction id")]
 Kind = AnyKind
 Status = StatusName
 Skip = Annotated[int, Query(ge=0, le=10**9)]
 Limit = Annotated[int, Query(ge=1, le=1000, description="Page size (capped by the server's limit)")]
-At = Annotated[str | None, Query(max_length=64, description="ISO 8601 time with zone")]
+At = Annotated[tx.line(64) | None, Query(description="ISO 8601 time with zone")]
 Rev = Annotated[int | None, Query(ge=0, le=MAX_REV, description="A graph revision")]
-Search = Annotated[str | None, Query(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$",
-                                     description="Case-insensitive text fragment")]
+Search = Annotated[tx.line(200) | None, Query(description="Case-insensitive text fragment")]
 ApiDep = Annotated[Api, Depends(get_api)]
 
 Reader = Annotated[Principal, Depends(Guard("read"))]
@@ -74,9 +74,7 @@ def tenants(me: Admin, api: ApiDep) -> list[dict]:
 @router.post("/tenants", tags=["admin"], status_code=201, summary="Create a tenant")
 def create_tenant(body: NewTenant, me: Admin, api: ApiDep) -> dict:
     def run() -> dict:
-        created = api.tokens.add_tenant(body.name, me.who)
-        api.graph(body.name).ensure_schema()
-        return {"name": body.name, "created": created}
+        return {"name": body.name, "created": api.tokens.add_tenant(body.name, me.who)}
 
     return api.audited(me, body.name, "tenant.create", body.name, run)
 
@@ -194,8 +192,8 @@ def retraction(tenant: Tenant, rid: Rid, me: Reader, api: ApiDep) -> dict:
 
 
 @router.get(T + "/gates", tags=["read"], summary="The payment gate's decisions, newest first")
-def gates(tenant: Tenant, me: Reader, api: ApiDep, action: str | None = Query(
-        None, max_length=200, description="Only this action's (id or name)"),
+def gates(tenant: Tenant, me: Reader, api: ApiDep, action: _ID | None = Query(
+        None, description="Only this action's (id or name)"),
           limit: int = Query(100, ge=1, le=1000)) -> list[dict]:
     return ops.gates(api.graph(tenant), action, limit)
 

@@ -22,6 +22,7 @@ from rescind.contract import events as ev
 from rescind.contract import layout
 from rescind.contract import streams as st
 from rescind.graph import queries as q
+from rescind.graph import tenants
 from rescind.graph.cypher import query
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
@@ -62,6 +63,7 @@ def end_to_end(url: str, n: int, batch: int) -> dict:
     tenant = f"bench-ingest-{int(time.time())}"
     conn = redis.Redis.from_url(url)
     st.ensure_groups(conn)
+    tenants.create(connect(url), tenant, by="bench")  # the writer applies its events only then
     stream = layout.tenant_stream(tenant)
     lags: list[int] = []
     ctx = multiprocessing.get_context("spawn")  # no fork of a process running threads
@@ -92,7 +94,7 @@ def end_to_end(url: str, n: int, batch: int) -> dict:
         elapsed = time.perf_counter() - start
         done.set()
         agent.join(60)
-        graph.delete()
+        tenants.drop(graph.conn, tenant)
     return {"events": n, "seconds": round(elapsed, 2), "writes_per_s": round(n / elapsed),
             "lag_median": statistics.median(lags) if lags else 0,
             "lag_max": max(lags) if lags else 0,

@@ -16,6 +16,7 @@ def demo_case(url: str, tenant: str = "bench-rules-demo-week") -> Case:
     09:00, before security's retraction; the scenario is that graph plus that retraction."""
     from rescind.agents.llm import PolicyModel
     from rescind.demo import week as demo
+    from rescind.graph import tenants
     from rescind.graph.store import TenantGraph, connect
     from rescind.operator import decisions as security
 
@@ -27,8 +28,8 @@ def demo_case(url: str, tenant: str = "bench-rules-demo-week") -> Case:
             seen["rows"] = [graph.rows(q) for q in (rq.DEMO_SOURCES, rq.DEMO_MEMORIES,
                                                       rq.DEMO_GROUNDINGS, rq.DEMO_JUSTIFICATIONS)]
 
-    summary = demo.run(url, tenant, model=PolicyModel(), on_event=on_event)
-    graph.delete()
+    summary = demo.run(url, tenant, model=PolicyModel(), on_event=on_event)  # creates it
+    tenants.drop(graph.conn, tenant)
     sources, mems, grounds, justs = seen["rows"]
     facts = {r[0]: r for r in mems}
     writes = []

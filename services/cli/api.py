@@ -13,6 +13,7 @@ import typer
 from rescind.cli.common import (
     ByOpt,
     DataDirOpt,
+    Line,
     TenantOpt,
     UrlOpt,
     audited,
@@ -61,7 +62,8 @@ def _serve(url: str | None, data_dir: Path, host: str | None, port: int | None) 
 @token_app.command("create")
 def token_create(
     role: str = typer.Option(..., help="agent, security, finance, viewer, or admin"),
-    who: str = typer.Option(..., help="Whose token (signs decisions and the audit log)"),
+    who: str = typer.Option(..., help="Whose token (signs decisions and the audit log)",
+                          callback=Line),
     tenant: str = TenantOpt, url: str | None = UrlOpt, data_dir: Path = DataDirOpt,
     by: str | None = ByOpt,
     as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts"),

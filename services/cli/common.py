@@ -27,8 +27,6 @@ TenantOpt = typer.Option("demo", "--tenant", envvar="RESCIND_TENANT", help="Tena
 JsonOpt = typer.Option(False, "--json", help="Print JSON for scripts")
 PartitionsOpt = typer.Option(None, "--partitions", min=1, help="Event stream partitions (default "
                              f"RESCIND_PARTITIONS or {layout.PARTITIONS}); the agents' must match")
-ByOpt = typer.Option(None, "--by", help="Who decides (signs the decision and the audit log); "
-                     "default: the OS user")
 
 
 def decider(by: str | None) -> str:
@@ -72,6 +70,29 @@ def audited(conn: redis.Redis, tenant: str | None, by: str, action: str, target:
 def counts(d: dict) -> dict:
     """What the audit keeps of a blast radius."""
     return {"retraction": d.get("retraction"), "counts": d.get("counts"), "rev": d.get("rev")}
+
+
+def checked(max_length: int = 200, one_line: bool = True):
+    """A typer ``callback`` that checks an argument or option as the models check a field
+    (``rescind.contract.text``: no NUL, no control characters, at most ``max_length``
+    characters): before anything reaches the graph, else a usage error naming it (exit 2)."""
+    from rescind.contract import text
+
+    def callback(value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            return text.check(value, max_length, one_line)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    return callback
+
+
+Line = checked()  # an id, a name, a source, `by`
+Reason = checked(2000, one_line=False)
+ByOpt = typer.Option(None, "--by", help="Who decides (signs the decision and the audit log); "
+                     "default: the OS user", callback=Line)
 
 
 @contextlib.contextmanager
@@ -121,11 +142,14 @@ def operator_server(url: str | None, data_dir: Path) -> Iterator[str]:
 
 @contextlib.contextmanager
 def operator_graph(url: str | None, data_dir: Path, tenant: str):
-    """The tenant's graph on the server ``operator_server`` finds."""
+    """The tenant's graph on the server ``operator_server`` finds; UnknownTenant (exit 2) for
+    a tenant never created, whose graph a command would otherwise start."""
+    from rescind.graph import tenants
     from rescind.graph.store import TenantGraph, connect
 
     with operator_server(url, data_dir) as server_url:
-        yield TenantGraph(connect(server_url), tenant)
+        conn = connect(server_url)
+        yield TenantGraph(conn, tenants.require(conn, tenant))
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ from typer.core import TyperGroup
 from rescind.cli import harness, operate, run
 from rescind.cli.api import api_app
 from rescind.cli.audit import audit_app
+from rescind.cli.tenant import tenant_app
 from rescind.contract.errors import RescindError
 
 
@@ -40,3 +41,4 @@ app.add_typer(operate.recalls_app, name="recalls")
 app.add_typer(operate.gate_app, name="gate")
 app.add_typer(api_app, name="api")
 app.add_typer(audit_app, name="audit")
+app.add_typer(tenant_app, name="tenant")

@@ -13,9 +13,12 @@ from rescind.cli.common import (
     ByOpt,
     DataDirOpt,
     JsonOpt,
+    Line,
+    Reason,
     TenantOpt,
     UrlOpt,
     audited,
+    checked,
     counts,
     decider,
     emit,
@@ -31,14 +34,17 @@ recalls_app = typer.Typer(help="Drafted bank recalls of executed payments that w
 
 
 def compromise(
-    source: str = typer.Argument(..., help="The source, e.g. portal:northwind"),
-    start: str | None = typer.Option(None, "--from", help="Window start, ISO 8601 with zone"),
-    end: str | None = typer.Option(None, "--to", help="Window end (included), ISO 8601"),
-    reason: str = typer.Option(..., help="Why the source is compromised"),
+    source: str = typer.Argument(..., help="The source, e.g. portal:northwind", callback=Line),
+    start: str | None = typer.Option(None, "--from", help="Window start, ISO 8601 with zone",
+                                    callback=checked(64)),
+    end: str | None = typer.Option(None, "--to", help="Window end (included), ISO 8601",
+                                  callback=checked(64)),
+    reason: str = typer.Option(..., help="Why the source is compromised", callback=Reason),
     commit: bool = typer.Option(False, "--commit", help="Apply it (default: preview only)"),
     rev: int | None = typer.Option(None, help="With --commit: refuse if the graph moved past "
                                    "this preview revision"),
-    rid: str | None = typer.Option(None, "--id", help="Retraction id (default: generated)"),
+    rid: str | None = typer.Option(None, "--id", help="Retraction id (default: generated)",
+                                   callback=Line),
     by: str | None = ByOpt,
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
@@ -61,7 +67,8 @@ def compromise(
 
 
 def reinstate(
-    retraction: str = typer.Argument(..., help="The id of a retraction, withdrawal or correction"),
+    retraction: str = typer.Argument(..., help="The id of a retraction, withdrawal or correction",
+                                     callback=Line),
     by: str | None = ByOpt,
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
@@ -86,7 +93,7 @@ def _show(url: str | None, data_dir: Path, tenant: str, as_json: bool, read, ren
 
 def explain(
     memory: str = typer.Argument(..., help="A memory id, a name (an action's name), or a store "
-                                 "key (namespace/key: its current version)"),
+                                 "key (namespace/key: its current version)", callback=checked(1000)),
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -99,7 +106,7 @@ def explain(
 
 
 def fragility(
-    action: str = typer.Argument(..., help="An action (or any memory): id or name"),
+    action: str = typer.Argument(..., help="An action (or any memory): id or name", callback=Line),
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -137,7 +144,7 @@ def recalls_list(
 
 @recalls_app.command("show")
 def recalls_show(
-    action: str = typer.Argument(..., help="The payment: id or name"),
+    action: str = typer.Argument(..., help="The payment: id or name", callback=Line),
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -152,9 +159,9 @@ def recalls_show(
 
 @recalls_app.command("approve")
 def recalls_approve(
-    action: str = typer.Argument(..., help="The payment: id or name"),
+    action: str = typer.Argument(..., help="The payment: id or name", callback=Line),
     by: str | None = typer.Option(None, "--by", help="Who in finance approves; default: the "
-                                  "OS user"),
+                                  "OS user", callback=Line),
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -176,7 +183,8 @@ def recalls_approve(
 
 @gate_app.command("log")
 def gate_log(
-    action: str | None = typer.Option(None, "--action", help="Only this action's (id or name)"),
+    action: str | None = typer.Option(None, "--action", help="Only this action's (id or name)",
+                                      callback=Line),
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:

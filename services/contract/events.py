@@ -14,17 +14,24 @@ from typing import Annotated, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter
 
+from rescind.contract import text as tx
 from rescind.contract.kinds import WrittenKind
 
 SCHEMA = 1
 MAX_TEXT = 20_000
 
-Id = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f]+$")]
+# Every text field is a ``tx.line`` (ids, names, one-line values: no control character) or a
+# ``tx.text`` (free text: tab, newline and carriage return allowed): see rescind.contract.text.
+Id = tx.line(200, min_length=1)
 Tenant = Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,64}$")]
-Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
+Text = tx.text(MAX_TEXT, min_length=1)
+Name = tx.line(500)  # a display name, a payee
+Account = tx.line(200)
+Reason = tx.text(2000)
 Premises = Annotated[list[Id], Field(min_length=1, max_length=1000)]
-Currency = Annotated[str, Field(pattern=r"^[A-Z]{3}$", description="ISO 4217 code")]
+Currency = Annotated[tx.line(3, pattern=r"^[A-Z]{3}$"), Field(description="ISO 4217 code")]
 Amount = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Seq = Annotated[int, Field(ge=-2**63, lt=2**63)]  # FalkorDB clamps integers to 64 bits
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -75,8 +82,8 @@ class Event(BaseModel):
     event_id: Id = Field(description="Idempotency key: the same id is applied once")
     tenant: Tenant
     at: AwareDatetime = Field(description="When it happened, in the agent's world")
-    traceparent: str | None = Field(None, max_length=55, description="W3C trace context")
-    tracestate: str | None = Field(None, max_length=512)
+    traceparent: tx.line(55) | None = Field(None, description="W3C trace context")
+    tracestate: tx.line(512) | None = None
 
 
 class SourceDeclared(Event):
@@ -85,7 +92,7 @@ class SourceDeclared(Event):
     type: Literal["source_declared"] = "source_declared"
     source: Id
     source_kind: Id
-    name: str | None = Field(None, max_length=500)
+    name: Name | None = None
     source_domain: Id | None = Field(None, description="Trust domain; defaults to the source id")
 
 
@@ -105,7 +112,7 @@ class ObservationRecorded(Event):
 # ``agent`` (nothing delivered: the agent's own say-so), ``declared`` (named by the writer:
 # scenarios, the API).
 Rule = Literal["matched", "turn-context", "agent", "declared"]
-StoreKey = Annotated[str, Field(min_length=1, max_length=1000, pattern=r"^[^\x00-\x1f]+$")]
+StoreKey = tx.line(1000, min_length=1)
 
 
 class MemoryWritten(Event):
@@ -166,10 +173,10 @@ class ActionProposed(Event):
     rule: Rule = "declared"
     amount: Amount | None = None
     currency: Currency | None = Field(None, description="Of the amount; None: the gate's")
-    payee: str | None = Field(None, max_length=500)
-    account: str | None = Field(None, max_length=200)
+    payee: Name | None = None
+    account: Account | None = None
     executed: bool = False
-    seq: int | None = Field(None, description="Orders proposals made at the same moment")
+    seq: Seq | None = Field(None, description="Orders proposals made at the same moment")
 
 
 class ActionExecuted(Event):
@@ -178,12 +185,12 @@ class ActionExecuted(Event):
 
     type: Literal["action_executed"] = "action_executed"
     action: Id = Field(description="The action's name, as in ActionProposed")
-    receipt: str | None = Field(None, max_length=2000, description="The tool's result")
+    receipt: Reason | None = Field(None, description="The tool's result")
     amount: Amount | None = Field(None, description="The amount executed, from the receipt")
     currency: Currency | None = None
-    account: str | None = Field(None, max_length=200, description="The account paid")
-    reference: str | None = Field(None, max_length=200, description="The bank's reference")
-    value_date: str | None = Field(None, max_length=100, description="When it was paid, as "
+    account: Account | None = Field(None, description="The account paid")
+    reference: tx.line(200) | None = Field(None, description="The bank's reference")
+    value_date: tx.line(100) | None = Field(None, description="When it was paid, as "
                                    "the receipt says")
 
 
@@ -192,8 +199,8 @@ class ActionFailed(Event):
 
     type: Literal["action_failed"] = "action_failed"
     action: Id = Field(description="The action's name, as in ActionProposed")
-    reason: str = Field("", max_length=2000)
-    seq: int | None = Field(None, description="The `seq` of the proposal that failed: once the "
+    reason: Reason = ""
+    seq: Seq | None = Field(None, description="The `seq` of the proposal that failed: once the "
                             "action was proposed again, the failure of the earlier try is "
                             "ignored, whatever order the two arrive in")
 
@@ -206,7 +213,7 @@ class SourceCompromised(Event):
     source: Id
     start: AwareDatetime | None = None
     end: AwareDatetime | None = None
-    reason: str = Field("", max_length=2000)
+    reason: Reason = ""
     by: Id
 
 
@@ -214,7 +221,7 @@ class MemoryWithdrawn(Event):
     type: Literal["memory_withdrawn"] = "memory_withdrawn"
     retraction: Id
     memory: Id = Field(description="A memory id, or an action's name")
-    reason: str = Field("", max_length=2000)
+    reason: Reason = ""
     by: Id
 
 
@@ -260,8 +267,8 @@ class GateAsked(Event):
     premises: Premises
     amount: Amount | None = None
     currency: Currency | None = Field(None, description="Of the amount; None: the gate's")
-    payee: str | None = Field(None, max_length=500)
-    account: str | None = Field(None, max_length=200, description="The account the call pays: "
+    payee: Name | None = None
+    account: Account | None = Field(None, description="The account the call pays: "
                                 "only sources stating it count as evidence")
     reply_to: Id
     proposed: bool = Field(False, description="The action was proposed earlier (a scheduled "
@@ -273,7 +280,7 @@ class GateAsked(Event):
 class GateAnswered(Event):
     type: Literal["gate_answered"] = "gate_answered"
     allowed: bool
-    reason: str
+    reason: tx.text(MAX_TEXT)
     fragility: int
 
 

@@ -37,7 +37,10 @@ Keys of the whole server
     ``rescind:api:token:<sha256>``  hash: one token's record (tenant, role, who); found by the
                                     token's SHA-256, never by the token
     ``rescind:api:admin-tokens``    hash: token id -> SHA-256 of each admin token
-    ``rescind:api:tenants``         hash: tenant -> JSON ``{created_at, created_by}``
+    ``rescind:api:tenants``         hash: tenant -> JSON ``{created_at, created_by}``: the
+                                    tenants that exist (``rescind.graph.tenants``); the writer
+                                    dead-letters the events of any other
+    ``rescind:tenants:adopted``     string: when graphs older than that registry were registered
 
 Streams (shared by all tenants: the subscribers stay static while tenants come and go)
     ``rescind:events:<p>``          p in 0..N-1: every event of the tenants with
@@ -181,6 +184,7 @@ def token_key(digest: str) -> str:
 
 ADMIN_TOKENS = "rescind:api:admin-tokens"
 TENANTS = "rescind:api:tenants"
+TENANTS_ADOPTED = "rescind:tenants:adopted"
 
 # -- streams and groups ----------------------------------------------------------------------
 EVENT_STREAM = "rescind:events:{partition}"

@@ -23,6 +23,7 @@ from rescind.contract import layout
 from rescind.contract import streams as st
 from rescind.engine.gate import UnknownAction, weakest_of
 from rescind.graph import queries as q
+from rescind.graph import tenants
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware import InterceptConfig, Recorder, instrument
 from rescind.middleware.config import ActionTool, Receipt, SourceTool
@@ -130,6 +131,7 @@ def run(url: str, tenant: str = "demo", mode: str | None = None, recording: Path
     graph = TenantGraph(connect(url), tenant)
     graph.delete()  # the demo tenant starts afresh, and so do its agents' status caches
     st.forget_status(conn, tenant)
+    tenants.create(graph.conn, tenant, by="demo")  # its agents' events are applied only then
     st.ensure_groups(conn)
     world = World.load()
     config = intercept_config(tenant, url)

@@ -12,14 +12,19 @@ from typing import Annotated, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from rescind.contract import text as tx
 from rescind.contract.errors import Invalid
-from rescind.contract.events import normalise, to_micros
+from rescind.contract.events import MAX_TEXT, normalise, to_micros
 from rescind.contract.kinds import WrittenKind
 
-Text = Annotated[str, Field(min_length=1, max_length=20_000)]
-Id = Annotated[str, Field(min_length=1, max_length=200)]
+# Every text field is one of the shared types (rescind.contract.text): a NUL or another control
+# character is `line N: <field>: must not contain …` before anything is applied.
+Text = tx.text(MAX_TEXT, min_length=1)
+Id = tx.line(200, min_length=1)
+Name = tx.line(500)  # a display name, a payee
+Reason = tx.text(2000)
 Amount = Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)]
-Currency = Annotated[str, Field(pattern=r"^[A-Z]{3}$")]  # ISO 4217, as the gate's rate table
+Currency = tx.line(3, pattern=r"^[A-Z]{3}$")  # ISO 4217, as the gate's rate table
 
 
 class _Line(BaseModel):
@@ -30,7 +35,7 @@ class SourceLine(_Line):
     op: Literal["source"]
     id: Id
     kind: Id
-    name: str | None = None
+    name: Name | None = None
     domain: Id | None = None
 
 
@@ -61,8 +66,8 @@ class ActLine(_Line):
     at: AwareDatetime
     amount: Amount | None = None
     currency: Currency | None = None
-    payee: str | None = None
-    account: str | None = Field(None, min_length=1, max_length=200)
+    payee: Name | None = None
+    account: tx.line(200, min_length=1) | None = None
     executed: bool
 
 
@@ -78,7 +83,7 @@ class RetractLine(_Line):
     source: Id
     from_: AwareDatetime | None = Field(None, alias="from")
     to: AwareDatetime | None = None
-    reason: str
+    reason: Reason
     by: Id
     at: AwareDatetime | None = None
 
@@ -87,7 +92,7 @@ class WithdrawLine(_Line):
     op: Literal["withdraw"]
     id: Id
     memory: Id
-    reason: str
+    reason: Reason
     by: Id
     at: AwareDatetime | None = None
 
@@ -112,8 +117,8 @@ class GateArgs(_Line):
 
     amount: Amount | None = None
     currency: Currency | None = None
-    account: str | None = Field(None, min_length=1, max_length=200)
-    payee: str | None = None
+    account: tx.line(200, min_length=1) | None = None
+    payee: Name | None = None
 
 
 class GateLine(_Line):
@@ -157,7 +162,7 @@ class Step:
 def parse(text: str) -> list[Step]:
     """Parse and validate a whole scenario; raise ScenarioError listing every bad line."""
     steps, errors = [], []
-    for n, raw in enumerate(text.splitlines(), start=1):
+    for n, raw in enumerate(text.split("\n"), start=1):  # not splitlines: U+2028 is text
         stripped = raw.strip()
         if not stripped or stripped.startswith("#"):
             continue

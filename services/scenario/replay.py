@@ -13,6 +13,7 @@ from rescind.core.shapes import GateDecision, Mutation
 from rescind.engine import gate as gate_mod
 from rescind.engine import retraction as ret
 from rescind.engine.writes import UnknownPremise, Write, execute, record
+from rescind.graph import tenants
 from rescind.graph.store import TenantGraph, connect
 from rescind.operator.recalls import approve, recall_list
 from rescind.scenario.format import (
@@ -169,13 +170,11 @@ def replay_text(text: str, url: str, tenant: str | None = None,
     workers' policy, RESCIND_GATE_*, in the CLI).
 
     On any error nothing is left behind: validation fails before anything is written, and a
-    failure while applying removes the tenant's graph.
+    failure while applying removes the tenant's graph (and the tenant, if the replay created
+    it: a tenant exists only when created, and a replay creates its own).
     """
     steps = parse(text)
-    graph = TenantGraph(connect(url), check_tenant(tenant or fresh_tenant()))
-    if graph.exists():
-        raise ScenarioError([(0, f"tenant {graph.tenant!r} already has a graph; replay needs a "
-                                 "fresh tenant")])
+    graph, created = start(connect(url), tenant)
     state = Replay(graph, policy=gate or gate_mod.GatePolicy())
     try:
         for i, step in enumerate(steps, 1):
@@ -184,5 +183,24 @@ def replay_text(text: str, url: str, tenant: str | None = None,
                 on_progress(i, len(steps))
         return state.report()
     except BaseException:
-        graph.delete()
+        undo(graph, created)
         raise
+
+
+def start(conn, tenant: str | None) -> tuple[TenantGraph, bool]:
+    """The graph a replay fills: a new tenant (``tenants.create``), or one created before
+    whose graph is still empty; and whether this replay created it. ScenarioError when the
+    tenant's graph holds anything already."""
+    graph = TenantGraph(conn, check_tenant(tenant or fresh_tenant()))
+    if graph.exists():
+        raise ScenarioError([(0, f"tenant {graph.tenant!r} already has a graph; replay needs a "
+                                 "fresh tenant")])
+    return graph, tenants.create(conn, graph.tenant, by="replay", schema=False)
+
+
+def undo(graph: TenantGraph, created: bool) -> None:
+    """A replay that failed leaves nothing: its graph, and the tenant if it created it."""
+    if created:
+        tenants.drop(graph.conn, graph.tenant)
+    else:
+        graph.delete()

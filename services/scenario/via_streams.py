@@ -27,7 +27,7 @@ from rescind.engine.gate import GatePolicy
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
 from rescind.scenario import format as sc
-from rescind.scenario.replay import Replay, fresh_tenant, gate_entry
+from rescind.scenario.replay import Replay, gate_entry, start, undo
 from rescind.workers.app import WorkerSettings, WorkerThread
 
 
@@ -155,10 +155,7 @@ def replay_via_streams(text: str, url: str, tenant: str | None = None,
     """
     steps = sc.parse(text)
     conn = connect(url)
-    graph = TenantGraph(conn, layout.check_tenant(tenant or fresh_tenant()))
-    if graph.exists():
-        raise sc.ScenarioError([(0, f"tenant {graph.tenant!r} already has a graph; replay needs a "
-                                 "fresh tenant")])
+    graph, created = start(conn, tenant)  # created before its first event: the writer checks
     st.ensure_groups(conn, partitions)
     settings = WorkerSettings(url=url, worker_id=f"replay-{graph.tenant}", partitions=partitions,
                               gate=gate or GatePolicy())
@@ -170,16 +167,15 @@ def replay_via_streams(text: str, url: str, tenant: str | None = None,
     try:
         with workers or contextlib.nullcontext():
             run = StreamReplay(graph, publisher, conn, gate)
-            try:
-                for i, step in enumerate(steps, 1):
-                    run.step(step)
-                    if on_progress:
-                        on_progress(i, len(steps))
-                run.settle()
-                return run.state.report()
-            except BaseException:
-                graph.delete()
-                raise
+            for i, step in enumerate(steps, 1):
+                run.step(step)
+                if on_progress:
+                    on_progress(i, len(steps))
+            run.settle()
+            return run.state.report()
+    except BaseException:
+        undo(graph, created)  # once this process's workers stopped: none writes after it
+        raise
     finally:
         publisher.close()
         spool.cleanup()

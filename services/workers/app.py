@@ -24,6 +24,8 @@ from rescind.contract import streams as st
 from rescind.contract.errors import Invalid
 from rescind.engine import collector
 from rescind.runtime import telemetry
+from rescind.workers.link import Link, quiet
+from rescind.workers.poison import lost_connection
 from rescind.workers.roles import Workers, WorkerSettings
 
 log = logging.getLogger("rescind.workers")
@@ -68,13 +70,16 @@ def _raw_entries(msg: RedisStreamMessage) -> list[tuple[str, object]]:
     return out
 
 
-async def _survive(what: str, fn, *args) -> None:
-    """Run one step of a background loop in a thread; a failure (the server restarting, say)
-    is logged and the loop goes on, so held writes are never left without a retrier."""
+async def _survive(what: str, link: Link, fn, *args) -> None:
+    """Run one step of a background loop in a thread; a failure is logged and the loop goes on,
+    so held writes are never left without a retrier. A lost connection is the Link's to say."""
     try:
         await asyncio.to_thread(fn, *args)
-    except Exception:
-        log.exception("%s failed; trying again on the next round", what)
+    except Exception as exc:
+        if lost_connection(exc):
+            link.lost(exc)
+        else:
+            log.exception("%s failed; trying again on the next round", what)
 
 
 def _paused(fn, *args):
@@ -87,10 +92,14 @@ def _text(value: object) -> object:
     return value.decode(errors="replace") if isinstance(value, bytes) else value
 
 
-def build(settings: WorkerSettings, roles: tuple[str, ...]) -> tuple[RedisBroker, Workers]:
-    """A broker with the subscribers of ``roles`` on every partition (groups declared first)."""
+def build(settings: WorkerSettings, roles: tuple[str, ...],
+          workers: Workers | None = None) -> tuple[RedisBroker, Workers]:
+    """A broker with the subscribers of ``roles`` on every partition (groups declared first),
+    handing entries to ``workers`` (new ones if None)."""
+    if quiet not in log.filters:
+        log.addFilter(quiet)  # a lost connection is said once, by the Link
     broker = RedisBroker(settings.url, logger=log, middlewares=[RedisTelemetryMiddleware()])
-    workers = Workers(settings)
+    workers = workers or Workers(settings)
     st.ensure_groups(workers.conn, settings.partitions)
     if "gate" in roles:
         _gate(broker, workers)
@@ -107,10 +116,16 @@ def build(settings: WorkerSettings, roles: tuple[str, ...]) -> tuple[RedisBroker
 
 async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.Event,
                 ready: asyncio.Event | None = None) -> None:
-    """Run ``roles`` until ``stop`` is set: then stop taking work, finish what is in hand, exit."""
+    """Run ``roles`` until ``stop`` is set: then stop taking work, finish what is in hand, exit.
+
+    When the server goes away the subscribers are stopped (the Link logs it once) and started
+    again, on a new broker, once it answers: with its groups declared again, in case it came
+    back without its data."""
     broker, workers = build(settings, roles)
     await broker.start()
     telemetry.lag.add(workers.conn, [*layout.event_streams(settings.partitions), layout.GATE])
+    link = workers.link
+    reading: list[RedisBroker | None] = [broker]  # None while the server is away
 
     closing = asyncio.Event()  # set on the way out, also when ``stop`` never was
 
@@ -119,32 +134,60 @@ async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.
 
     async def retry_held() -> None:
         while running():
-            await asyncio.sleep(0.2)
-            if running():
+            await asyncio.sleep(settings.retry_s)
+            if running() and link.up:
                 async with workers.lock:
-                    await _survive("retrying held writes", workers.retry_held)
+                    await _survive("retrying held writes", link, workers.retry_held)
 
     async def flush_idle() -> None:
         """A full batch is kept until the next one arrives (see Pipeline; a partial one, which
         drained the stream, is sent at once); when none does soon, it is sent on its own."""
         while running():
             await asyncio.sleep(IDLE_FLUSH_S / 5)
-            if running() and workers.pipeline.kept_for() > IDLE_FLUSH_S:
+            if running() and link.up and workers.pipeline.kept_for() > IDLE_FLUSH_S:
                 async with workers.lock:
-                    await _survive("sending a kept batch", _paused, workers.pipeline.flush)
+                    await _survive("sending a kept batch", link, _paused, workers.pipeline.flush)
+
+    async def watch() -> None:
+        """Probe the server; stop reading while it is away, read again once it answers."""
+        while running():
+            with contextlib.suppress(TimeoutError):  # a pause, cut short on the way out
+                await asyncio.wait_for(closing.wait(), link.pause())
+            if not running():
+                return
+            up = await asyncio.to_thread(link.probe, workers.conn)
+            if not up and reading[0] is not None:
+                stopping, reading[0] = reading[0], None
+                await stopping.stop()
+            elif up and reading[0] is None:
+                fresh = None
+                try:
+                    fresh, _ = build(settings, roles, workers)  # groups declared again
+                    await fresh.start()
+                except Exception as exc:  # noqa: BLE001 - gone again: the next probe says so
+                    if fresh is not None:
+                        with contextlib.suppress(Exception):
+                            await fresh.stop()
+                    if not lost_connection(exc):
+                        log.exception("reading the streams again failed; trying again")
+                    link.lost(exc)
+                    continue
+                reading[0] = fresh
 
     # The reaper redoes writes through the same pipeline and holds, so it needs both too.
     background = [asyncio.create_task(retry_held()), asyncio.create_task(flush_idle())] \
         if {"writer", "reaper"} & set(roles) else []
+    background.append(asyncio.create_task(watch()))
     if ready is not None:
         ready.set()
     try:
         await stop.wait()
     finally:
-        await broker.stop()  # stops the subscribers; a handler in flight completes first
+        closing.set()
+        if reading[0] is not None:  # stops the subscribers; a handler in flight completes first
+            await reading[0].stop()
         # Not cancelled: a cancel would free the lock while its thread still flushes or
         # retries, racing the close below. Each ends after the step it is in.
-        closing.set()
         await asyncio.gather(*background, return_exceptions=True)
         async with workers.lock:
             await asyncio.to_thread(workers.pipeline.close)

@@ -21,10 +21,21 @@ from rescind.contract.errors import Invalid
 from rescind.core.shapes import Change, GateDecision, RetractionResult
 from rescind.engine.gate import GateCall, GatePolicy, UnknownAction, judge, record
 from rescind.engine.writes import Pipeline
+from rescind.graph import tenants
 from rescind.graph.store import TenantGraph, connect
 from rescind.operator.audit import ALLOWED, BLOCKED, Actor, AuditLog
 from rescind.runtime import telemetry
+from rescind.workers.held import Held, HeldWrites, Trouble
 from rescind.workers.ingest import apply_control, apply_writes, decode, refused
+from rescind.workers.link import Link
+from rescind.workers.poison import (
+    Refused,
+    lost_connection,
+    reason,
+    signature,
+    transient,
+    words,
+)
 
 log = logging.getLogger("rescind.workers")
 
@@ -50,20 +61,15 @@ class WorkerSettings:
     reaper_idle_ms: int = 30_000
     max_deliveries: int = 5
     patience_s: float = 300.0  # how long a write may wait for its premise
+    # Writes that failed are tried again at the next round (``retry_s`` apart), then with a
+    # pause that doubles up to ``retry_max_s``; a batch that fails twice the same way is split.
+    retry_s: float = 0.2
+    retry_max_s: float = 10.0
     gate: GatePolicy = field(default_factory=GatePolicy)  # RESCIND_GATE_*, as the API's
     audit_max_live: int = layout.AUDIT_MAXLEN  # RESCIND_AUDIT_MAX_LIVE, as the API's
 
 
-@dataclass
-class Held:
-    stream: str
-    entry_id: str
-    event: ev.Event
-    since: float
-    missing: list[str] = field(default_factory=list)
-
-
-class Workers:
+class Workers(HeldWrites):
     """The state the handlers share: connections, graphs by tenant, and held writes."""
 
     def __init__(self, settings: WorkerSettings) -> None:
@@ -76,8 +82,13 @@ class Workers:
         # A batch is written while the next is read and planned; once it lands, the statuses it
         # changed are published before its events are acknowledged.
         self.pipeline = Pipeline(moved=self._moved)
-        self._lost: list[Held] = []  # batches that could not be written, from its thread
+        self._lost: list[tuple[str, str, list, BaseException]] = []  # from the lander thread
         self._lost_lock = threading.Lock()
+        self.trouble: dict[tuple[str, str], Trouble] = {}  # by (stream, tenant)
+        self.link = Link()  # whether the server answers (rescind.workers.app watches it)
+        self.known = tenants.Known(self.conn)  # tenants exist only when created
+        self._errors: dict[tuple[str, str], str] = {}  # (stream, entry id) -> how it last failed
+        self._unknown: set[str] = set()  # tenants whose events were dead-lettered (logged once)
 
     def graph(self, tenant: str) -> TenantGraph:
         if tenant not in self.graphs:
@@ -102,13 +113,14 @@ class Workers:
             else:
                 done.append(entry_id)  # the retraction group's business
         for tenant, items in by_tenant.items():
+            if not self.known(tenant):  # never the start of a graph
+                self._dead_tenant(stream, layout.WRITER_GROUP, tenant, items)
+                done += [k for k, _ in items]
+                continue
             try:
                 held = apply_writes(self.graph(tenant), items, self.pipeline)
             except Exception as exc:  # held for retry (a restarting server, say): not acked
-                log.warning("writes of tenant %s failed (%s); held for retry", tenant, exc)
-                now = time.monotonic()
-                for k, e in items:
-                    self.held.setdefault((stream, k), Held(stream, k, e, now, [f"error: {exc}"]))
+                self._failed(stream, tenant, items, exc, time.monotonic())
                 continue
             kept = {p.key for p in held}
             now = time.monotonic()
@@ -119,80 +131,37 @@ class Workers:
             sent = [(k, e) for k, e in items if k not in kept]
             # Acknowledged once the batch is in the graph; if it cannot be written, held.
             self.pipeline.then(functools.partial(self._landed, stream, tenant, sent),
-                               functools.partial(self._not_landed, stream, sent))
+                               functools.partial(self._not_landed, stream, tenant, sent))
         self._ack(stream, layout.WRITER_GROUP, done)
         if len(entries) < self.settings.batch:  # the stream was drained: nothing to wait for
             self.pipeline.flush()
+
+    def _dead_tenant(self, stream: str, group: str, tenant: str,
+                     items: list[tuple[str, ev.Event]]) -> None:
+        """Events of a tenant that was never created: dead-lettered, logged once a tenant."""
+        why = tenants.UnknownTenant(tenant).message
+        for k, e in items:
+            st.dead_letter(self.conn, stream, k, e.model_dump(mode="json", by_alias=True), why,
+                           group)
+        if tenant not in self._unknown:
+            if len(self._unknown) < 10_000:
+                self._unknown.add(tenant)
+            log.warning("%d event(s) of tenant %s dead-lettered: the tenant was never created "
+                        "(said once a tenant)", len(items), tenant)
 
     def _landed(self, stream: str, tenant: str, items: list[tuple[str, ev.Event]]) -> None:
         try:
             self._ack(stream, layout.WRITER_GROUP, [k for k, _ in items])
         except Exception as exc:  # written but not acknowledged: applying again is a no-op
-            self._not_landed(stream, items, exc)
+            self._not_landed(stream, tenant, items, exc)
             return
         telemetry.events_applied.add(len(items), {"tenant": tenant})
 
-    def _not_landed(self, stream: str, items: list[tuple[str, ev.Event]],
+    def _not_landed(self, stream: str, tenant: str, items: list[tuple[str, ev.Event]],
                     exc: BaseException) -> None:
-        log.warning("a write batch failed (%s); its %d events are held for retry", exc, len(items))
-        now = time.monotonic()
+        """A batch the pipeline could not write (its thread): held at the next round."""
         with self._lost_lock:
-            self._lost.extend(Held(stream, k, e, now, [f"error: {exc}"]) for k, e in items)
-
-    def retry_held(self) -> None:
-        """Try held writes again; past the patience they go to the dead-letter stream."""
-        self.pipeline.flush()
-        with self._lost_lock:
-            lost, self._lost = self._lost, []
-        for h in lost:
-            self.held.setdefault((h.stream, h.entry_id), h)
-        if not self.held:
-            return
-        now = time.monotonic()
-        by_key = dict(self.held)
-        self.held.clear()
-        groups: dict[tuple[str, str], list[tuple[str, ev.Event]]] = defaultdict(list)
-        for h in by_key.values():
-            groups[(h.stream, h.event.tenant)].append((h.entry_id, h.event))
-        for (stream, tenant), items in groups.items():
-            try:
-                self._retry(stream, tenant, items, by_key, now)
-            except Exception as exc:  # a restarting server, say: all of them are tried again
-                log.warning("held writes of tenant %s failed again (%s); kept", tenant, exc)
-                self.held.update({(stream, k): by_key[(stream, k)] for k, _ in items})
-
-    def _retry(self, stream: str, tenant: str, items: list[tuple[str, ev.Event]],
-               by_key: dict[tuple[str, str], Held], now: float) -> None:
-        """Apply one tenant's held writes; ack what landed or waited too long, keep the rest."""
-        still = {p.key: p for p in apply_writes(self.graph(tenant), items, moved=self._moved)}
-        done, settled = [], []
-        for key, _ in items:
-            h = by_key[(stream, key)]
-            if key not in still:
-                done.append(key)
-                settled += h.missing
-            elif now - h.since > self.settings.patience_s:
-                missing = still[key].missing
-                reason = f"premise never arrived: {', '.join(missing)}"
-                log.warning("write %s of tenant %s waited %.0fs for premise(s) %s: given up, "
-                            "dead-lettered", h.event.event_id, tenant, now - h.since,
-                            ", ".join(missing))
-                telemetry.premise_never_arrived.add(1, {"tenant": tenant})
-                st.dead_letter(self.conn, stream, key, h.event.model_dump(mode="json",
-                               by_alias=True), reason, layout.WRITER_GROUP)
-                done.append(key)
-                settled += missing
-            else:
-                h.missing = still[key].missing
-                self.held[(stream, key)] = h
-        self._ack(stream, layout.WRITER_GROUP, done)
-        still_waiting = {m for h in self.held.values() if h.event.tenant == tenant
-                         for m in h.missing}
-        self._waiting(tenant, [m for m in settled if m not in still_waiting], done=True)
-        kept = [k for k, _ in items if (stream, k) in self.held]
-        if kept:  # we still own them: keep the reaper's hands off
-            self.conn.xclaim(stream, layout.WRITER_GROUP, self.consumer("writer"), 0, kept,
-                             justid=True)
+            self._lost.append((stream, tenant, items, exc))
 
     def _moved(self, graph: TenantGraph, rev: int, at: int, changed: dict[str, Change]) -> None:
         """A write batch landed that took memories OUT (born on an OUT premise) or brought
@@ -217,19 +186,48 @@ class Workers:
 
     # -- retraction -----------------------------------------------------------------------
     def control(self, stream: str, entry_id: str, body: object) -> None:
+        """Apply one decision. One the engine refuses, of a tenant never created, or that the
+        server refuses twice the same way is dead-lettered with why; one that fails otherwise
+        (the server away) is left pending for the reaper, and logged once."""
         self.pipeline.flush()  # the writes read before this decision are in the graph
         try:
             event = decode(body)
             if isinstance(event, ev.CONTROL):
-                result = apply_control(self.graph(event.tenant), event)
+                if not self.known(event.tenant):
+                    raise tenants.UnknownTenant(event.tenant)
+                result = self._decide(event)
                 if result:
                     self._emit_status(event, result)
         except Exception as exc:
             if not refused(exc):  # left pending: the reaper retries, then dead-letters
-                log.exception("control entry %s failed; left pending", entry_id)
+                if lost_connection(exc):
+                    self.link.lost(exc)
+                elif (stream, entry_id) not in self._errors:
+                    log.warning("control entry %s failed (%s: %s); left pending for the reaper",
+                                entry_id, type(exc).__name__, words(exc))
+                self._note(stream, entry_id, exc)
                 return
+            if isinstance(exc, Refused):
+                log.warning("control entry %s dead-lettered: %s", entry_id, exc)
             st.dead_letter(self.conn, stream, entry_id, body, str(exc), layout.RETRACTION_GROUP)
+            self._errors.pop((stream, entry_id), None)
         self._ack(stream, layout.RETRACTION_GROUP, [entry_id])
+
+    def _decide(self, event: ev.Event) -> RetractionResult | None:
+        """``apply_control``, tried a second time when the server refuses it; Refused (with
+        the server's words) when it fails the same way again."""
+        first: BaseException | None = None
+        while True:
+            try:
+                return apply_control(self.graph(event.tenant), event)
+            except Exception as exc:
+                if refused(exc) or transient(exc):
+                    raise
+                if first is not None:
+                    if signature(exc) == signature(first):
+                        raise Refused(reason(exc)) from exc
+                    raise
+                first = exc
 
     def _emit_status(self, cause: ev.Event, result: RetractionResult) -> None:
         st.publish_status(self.conn, cause.tenant, result.id, result.rev, result.changed,
@@ -246,8 +244,12 @@ class Workers:
             st.dead_letter(self.conn, layout.GATE, entry_id, body, str(exc), layout.GATE_GROUP)
             self._ack(layout.GATE, layout.GATE_GROUP, [entry_id])
             return
-        graph = self.graph(asked.tenant)
-        d = self._judge(graph, asked)
+        if not self.known(asked.tenant):  # refused at once, and never the start of a graph
+            why = tenants.UnknownTenant(asked.tenant).message
+            st.dead_letter(self.conn, layout.GATE, entry_id, body, why, layout.GATE_GROUP)
+            d = GateDecision(ev.action_id(asked.tenant, asked.action), False, f"blocked: {why}", 0)
+        else:
+            d = self._judge(self.graph(asked.tenant), asked)
         answer = ev.GateAnswered(event_id=f"{asked.event_id}:answer", tenant=asked.tenant,
                                  at=asked.at, allowed=d.allowed, reason=d.reason,
                                  fragility=d.fragility, traceparent=asked.traceparent)
@@ -291,8 +293,10 @@ class Workers:
         info = self.conn.xpending_range(stream, group, min=entry_id, max=entry_id, count=1)
         deliveries = info[0]["times_delivered"] if info else 1
         if deliveries > self.settings.max_deliveries:
+            last = self._errors.pop((stream, entry_id), None)
             st.dead_letter(self.conn, stream, entry_id, body,
-                           f"delivered {deliveries} times without success", group)
+                           f"delivered {deliveries} times without success"
+                           + (f"; last error: {last}" if last else ""), group)
             self._ack(stream, group, [entry_id])
         elif group == layout.WRITER_GROUP:
             self.write_batch(stream, [(entry_id, body)])

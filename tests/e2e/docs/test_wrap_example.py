@@ -33,8 +33,15 @@ def test_the_example_runs_as_written_and_its_note_rests_on_the_order_and_the_cus
     """The note uses the order's tracking number and the customer's date: one justification
     (rule matched) needing both the order system's observation and the user's message; the
     refund went through the gate and ran. No ConfigWarning: rescind.toml fits the graph."""
+    tenant_name = f"{tenant_name}-shop"  # not created yet: the guide's step creates it
     env = {**os.environ, "RESCIND_TENANT": tenant_name, "COLUMNS": "200"}
     env.pop("RESCIND_URL", None)
+    refused = subprocess.run([sys.executable, str(EXAMPLE), workers], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=180)
+    assert refused.returncode == 1 and f"rescind tenant create {tenant_name}" in refused.stderr
+    made = subprocess.run([sys.executable, "-m", "rescind.cli", "tenant", "create", tenant_name,
+                           "--url", workers], env=env, capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr  # as the guide says, before the agent runs
     res = subprocess.run([sys.executable, str(EXAMPLE), workers], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=180)
     assert res.returncode == 0, res.stdout + res.stderr

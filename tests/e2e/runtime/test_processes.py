@@ -47,6 +47,9 @@ def test_up_runs_server_and_workers_and_ctrl_c_stops_everything(tmp_path):
         wait_for(url)
         server_pid = int(subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
                                         text=True, check=True).stdout.split()[0])
+        made = subprocess.run([sys.executable, "-m", "rescind.cli", "tenant", "create", "up",
+                               "--url", url], cwd=ROOT, capture_output=True, text=True)
+        assert made.returncode == 0, made.stderr  # events are applied for created tenants
         pub = Publisher(url)
         pub.publish(ev.ObservationRecorded(event_id="o", tenant="up", at=AT, source="s",
                                            text="hello"))

@@ -55,6 +55,10 @@ def test_a_worker_process_exports_spans_and_metrics_over_otlp(lone_server, tenan
                              falkordb, "--id", f"otlp-{tenant_name}"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
+        from rescind.graph import tenants
+        from rescind.graph.store import connect
+
+        tenants.create(connect(falkordb), tenant_name, by="tests")  # on this server of its own
         pub = Publisher(falkordb)
         pub.publish(ev.ObservationRecorded(event_id=f"{tenant_name}-o", tenant=tenant_name,
                                            at=ev.from_micros(1), source="portal:x",

@@ -14,6 +14,7 @@ import redis
 from rescind.contract import events as ev
 from rescind.contract import layout
 from rescind.contract import streams as st
+from rescind.graph import tenants
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
 from rescind.runtime.server import EmbeddedFalkorDB, free_port
@@ -84,6 +85,7 @@ def test_a_falkordb_restart_mid_load_loses_nothing(tmp_path, tenant_name):
     port = free_port()
     url = f"redis://127.0.0.1:{port}"
     server = EmbeddedFalkorDB(data_dir=tmp_path, port=port).start()
+    tenants.create(connect(url), tenant_name, by="tests")  # on this server: the AOF keeps it
     events = observations(tenant_name, 3_000)
     pub = Publisher(url, connect_timeout=0.2)
     workers = WorkerThread(WorkerSettings(url=url, worker_id="restart", batch=200,

@@ -4,6 +4,7 @@ tenants kept apart."""
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import UTC, datetime
 
@@ -174,3 +175,15 @@ def test_instrument_returns_when_redis_is_down():
         assert time.monotonic() - t0 < 1.5 and not wrapped.rescind.status.synced
     finally:
         wrapped.rescind.close()
+
+
+def test_an_agent_wrapped_for_a_tenant_never_created_is_told_once(falkordb, tenant_name, caplog):
+    """Its events would be dead-lettered: the cache says so when it starts, once."""
+    with caplog.at_level(logging.WARNING, logger="rescind.status"):
+        cache = StatusCache(falkordb, f"{tenant_name}-ghost", follow=False)
+        cache.refresh()
+        StatusCache(falkordb, tenant_name, follow=False)  # created: nothing said
+    said = [r.getMessage() for r in caplog.records if r.name == "rescind.status"]
+    assert said == [f"tenant '{tenant_name}-ghost' was never created: Rescind's workers "
+                    f"dead-letter its events until it is (`rescind tenant create "
+                    f"{tenant_name}-ghost`, or the admin's POST /api/v1/tenants)"]

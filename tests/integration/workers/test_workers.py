@@ -113,11 +113,12 @@ def test_a_write_whose_premise_arrives_later_is_applied(workers, tenant_name):
     assert dead_since(conn, start) == []
 
 
-def test_duplicated_and_reordered_deliveries_give_the_same_graph(workers, tenant_name):
+def test_duplicated_and_reordered_deliveries_give_the_same_graph(workers, tenant_name,
+                                                                 another_tenant):
     """Every event three times, in a random order: the same memories and statuses as once."""
     conn = redis.Redis.from_url(workers)
     events = world(tenant_name)
-    once = world(tenant_name + "x")
+    once = world(another_tenant("x"))
     pub = Publisher(workers)
     for e in once:
         pub.publish(e)
@@ -208,7 +209,7 @@ def test_writes_that_change_statuses_are_published_for_the_agents_caches(workers
     cache.close()
 
 
-def test_a_spool_sent_again_whole_changes_nothing(workers, tenant_name):
+def test_a_spool_sent_again_whole_changes_nothing(workers, tenant_name, another_tenant):
     """What the publisher's spool does after a crash: every event sent a second time, in order,
     after the first copies were applied; writes, an ActionExecuted and a SourceCompromised
     among them. The graph is the one of a single delivery: each write applied once (the copies
@@ -226,7 +227,7 @@ def test_a_spool_sent_again_whole_changes_nothing(workers, tenant_name):
     pub = Publisher(workers)
     # One tenant at a time: the writer keys what it holds back (here the ActionExecuted that
     # arrives with its proposal) by entry id alone, and two streams can give one id twice.
-    for t in (tenant_name + "x", tenant_name, tenant_name):  # the last: the segment again
+    for t in (another_tenant("x"), tenant_name, tenant_name):  # the last: the segment again
         for e in history(t):
             pub.publish(e)
         pub.flush()

@@ -34,3 +34,10 @@ def test_a_pattern_needs_a_group_around_the_value():
         Receipt(amount=r"Paid \$[0-9]+")
     with pytest.raises(ValidationError, match="pattern"):
         ActionTool(default_currency="usd")
+
+
+def test_control_characters_in_the_bank_s_answer_are_escaped():
+    said = "Paid $5.00 to account ZZ\x0097 for X (PAY-1\x1b) at 2026-11-19."
+    got = receipt(ActionTool(receipt=BANK), said)
+    assert got["receipt"] == "Paid $5.00 to account ZZ\\x0097 for X (PAY-1\\x1b) at 2026-11-19."
+    assert got["account"] == "ZZ\\x0097"

@@ -22,3 +22,15 @@ def test_a_value_longer_than_an_event_holds_is_identified_by_what_the_event_carr
     e = ev.MemoryWritten(event_id="e", tenant="acme", at=ev.EPOCH, kind="belief", text=text,
                          premises=["p"], agent="a", key="n/k")
     assert len(text) == ev.MAX_TEXT and e.memory() == mid
+
+
+def test_control_characters_in_a_value_are_escaped_so_the_event_stands():
+    """A NUL, a terminal escape or a lone surrogate in what an agent stores (or a tool returns)
+    is recorded as an escape: the event is valid, FalkorDB can store it, and the same value
+    always gets the same id. Tab and newline stay as they are."""
+    mid, kind, text = memory_of("acme", "n/k", {"text": "pay\x00 \x1b[1mZZ97\ud800\n\tnow"})
+    assert text == "pay\\x00 \\x1b[1mZZ97\\ud800\n\tnow"
+    e = ev.MemoryWritten(event_id="e", tenant="acme", at=ev.EPOCH, kind=kind, text=text,
+                         premises=["p"], agent="a", key="n/k")
+    assert e.memory() == mid == memory_of("acme", "n/k", {"text": "pay\x00 \x1b[1mZZ97\ud800\n\tnow"})[0]
+    assert store_key(("n",), "k\x7f\x85") == "n/k\\x7f\\x85"

@@ -6,7 +6,7 @@ import redis
 
 from rescind.contract import events as ev
 from rescind.contract import layout
-from rescind.workers import roles
+from rescind.workers import held, roles
 from rescind.workers.roles import Held, Workers, WorkerSettings
 
 
@@ -39,7 +39,7 @@ def held_write(workers: Workers, key: str, waited_s: float = 0.0) -> None:
 def test_a_failed_acknowledgement_keeps_the_writes_held_and_the_next_round_acks_them(monkeypatch):
     """The writes land but their ack fails (the server went away): they stay held rather than
     pending with no owner, and the next retry acknowledges them."""
-    monkeypatch.setattr(roles, "apply_writes", lambda graph, items, pipeline=None, moved=None: [])
+    monkeypatch.setattr(held, "apply_writes", lambda graph, items, pipeline=None, moved=None: [])
     workers = Workers(WorkerSettings(url="redis://127.0.0.1:1"))
     workers.conn = FlakyConn(fails=1)
     held_write(workers, "1-0")
@@ -60,7 +60,7 @@ def test_a_write_still_waiting_for_its_premise_stays_held_and_owned(monkeypatch)
         def __init__(self, key):
             self.key, self.missing = key, ["obs-1"]
 
-    monkeypatch.setattr(roles, "apply_writes", lambda graph, items, pipeline=None, moved=None:
+    monkeypatch.setattr(held, "apply_writes", lambda graph, items, pipeline=None, moved=None:
                         [Waiting(k) for k, _ in items])
     workers = Workers(WorkerSettings(url="redis://127.0.0.1:1"))
     workers.conn = FlakyConn(fails=0)
@@ -82,7 +82,7 @@ def test_a_write_that_waited_past_its_patience_is_dead_lettered_with_the_reason(
         def __init__(self, key):
             self.key, self.missing = key, ["obs-9"]
 
-    monkeypatch.setattr(roles, "apply_writes", lambda graph, items, pipeline=None, moved=None:
+    monkeypatch.setattr(held, "apply_writes", lambda graph, items, pipeline=None, moved=None:
                         [Waiting(k) for k, _ in items])
     workers = Workers(WorkerSettings(url="redis://127.0.0.1:1", patience_s=5))
     workers.conn = FlakyConn(fails=0)
@@ -106,6 +106,7 @@ def test_held_writes_of_two_streams_with_the_same_entry_id_are_both_kept(monkeyp
 
     workers = Workers(WorkerSettings(url="redis://127.0.0.1:1"))
     workers.conn = FlakyConn(fails=0)
+    workers.known = lambda tenant: True  # both tenants were created
     try:
         for p in (0, 1):
             e = ev.MemoryWritten(event_id=f"e{p}", tenant=f"t{p}", at=ev.from_micros(0),

@@ -1,0 +1,73 @@
+"""Workers outlive their server: it is stopped and started again on the same port (with its
+data, as `rescind up` restarts it; or empty), and the workers come back by themselves, saying
+so once per outage, not once per subscriber and attempt."""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import UTC, datetime
+
+import pytest
+
+from rescind.contract import events as ev
+from rescind.graph import tenants
+from rescind.graph.store import TenantGraph, connect
+from rescind.middleware.publisher import Publisher
+from rescind.runtime.server import EmbeddedFalkorDB
+from rescind.workers.app import WorkerSettings, WorkerThread
+
+AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+def seen(tenant: str, i: int) -> ev.ObservationRecorded:
+    return ev.ObservationRecorded(event_id=f"o{i}", tenant=tenant, at=AT, source="portal:acme",
+                                  text=f"Acme account {i}")
+
+
+def count(url: str, tenant: str) -> int:
+    g = TenantGraph(connect(url), tenant)
+    return g.rows("MATCH (m:Mem) RETURN count(m)")[0][0] if g.exists() else 0
+
+
+def until(check, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("keeps_data", [True, False], ids=["with-its-data", "empty"])
+def test_workers_come_back_when_the_server_does_and_say_it_once(tmp_path, caplog, keeps_data):
+    t = "reconnect"
+    server = EmbeddedFalkorDB(tmp_path / "data" if keeps_data else None).start()
+    port = server.port
+    tenants.create(connect(server.url), t, by="tests")
+    pub = Publisher(server.url, spool_dir=str(tmp_path / "spool"))
+    settings = WorkerSettings(url=server.url, worker_id="reconnect", reaper_idle_ms=2_000)
+    try:
+        with caplog.at_level(logging.INFO, logger="rescind.workers"), \
+                WorkerThread(settings, ("writer", "retraction", "reaper", "gate")):
+            pub.publish(seen(t, 1))
+            pub.flush()
+            until(lambda: count(server.url, t) == 1, 10, "the first event never landed")
+            server.stop()
+            time.sleep(4)  # several probes, each pause longer than the last
+            server = EmbeddedFalkorDB(tmp_path / "data" if keeps_data else None, port=port)
+            server.start()
+            if not keeps_data:  # an empty server: the tenant is created again
+                tenants.create(connect(server.url), t, by="tests")
+            back = time.monotonic()
+            pub.publish(seen(t, 2))
+            pub.flush(10)
+            until(lambda: count(server.url, t) == (2 if keeps_data else 1), 10,
+                  "the workers did not come back")
+            assert time.monotonic() - back < 5  # at most one pause (2 s) after it is back
+    finally:
+        pub.close()
+        server.stop()
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len([m for m in said if m.startswith("lost FalkorDB")]) == 1, said
+    assert len([m for m in said if m.startswith("FalkorDB answers again")]) == 1, said
+    assert [r for r in caplog.records if r.exc_info] == []  # no traceback at all
+    assert len(said) == 2, said
