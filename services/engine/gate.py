@@ -200,14 +200,29 @@ def allowed_before(graph: TenantGraph, account: str | None, payee: str | None, a
     """What the gate already allowed to ``account`` or ``payee`` in the window ending at ``at``
     (the action asked about included: a payment allowed once and asked again counts
     already)."""
+    aggregate = _aggregate(account, payee, at, p)
+    return _allowed(graph.rows(*aggregate)) if aggregate else 0.0
+
+
+def _aggregate(account: str | None, payee: str | None, at: int | None,
+               p: GatePolicy) -> tuple[str, dict] | None:
+    """The read behind ``allowed_before`` (None: nothing to add up)."""
     if not account and not payee:
-        return 0.0
+        return None
     end = at if at is not None else to_micros(datetime.now(UTC))
-    rows = graph.rows(q.GATE_ALLOWED_TO, {
+    return q.GATE_ALLOWED_TO, {
         "since": end - int(p.window_days * 86_400e6),
         "account_key": normalise_account(account) if account else None,
-        "payee_key": payee_key(payee)})
-    return float(sum(amount or 0.0 for _, amount in rows))  # in the threshold's currency
+        "payee_key": payee_key(payee)}
+
+
+def _allowed(rows: list[list]) -> float:
+    """Each action allowed once, at the largest amount it was allowed with (in the threshold's
+    currency)."""
+    largest: dict[str, float] = {}
+    for action, amount in rows:
+        largest[action] = max(largest.get(action, 0.0), amount or 0.0)
+    return float(sum(largest.values()))
 
 
 def payee_key(payee: str | None) -> str | None:

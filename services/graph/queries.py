@@ -251,13 +251,16 @@ CREATE (:Gate {id: $id, action: $action, name: $name, at: $at, amount: $amount,
                would_fall: $would_fall, aggregate: $aggregate, trace: $trace})
 """
 
-# What the gate already allowed to the same account or payee since ``since``, once per action
-# (asked about again, a proposal counts once; paid again, it counts already).
+# What the gate already allowed to the same account or payee since ``since``, in the threshold's
+# currency: the decisions, found by each key's index (an OR of the two scanned every decision
+# in the window); the caller counts each action once, at its largest amount (asked again, a
+# proposal counts once).
 GATE_ALLOWED_TO = """
-MATCH (d:Gate) WHERE d.allowed AND d.at >= $since
-  AND ((d.account_key IS NOT NULL AND d.account_key = $account_key)
-       OR (d.payee_key IS NOT NULL AND d.payee_key = $payee_key))
-RETURN d.action, max(coalesce(d.base_amount, d.amount))
+MATCH (d:Gate) WHERE d.account_key = $account_key AND d.allowed AND d.at >= $since
+RETURN d.action AS action, coalesce(d.base_amount, d.amount) AS amount
+UNION
+MATCH (d:Gate) WHERE d.payee_key = $payee_key AND d.allowed AND d.at >= $since
+RETURN d.action AS action, coalesce(d.base_amount, d.amount) AS amount
 """
 
 # The gate's decisions, newest first; of one action when ``action`` is given.
