@@ -123,21 +123,25 @@ def judge(graph: TenantGraph, call: GateCall, policy: GatePolicy = GatePolicy())
 def _judge_stored(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDecision:
     """A release: the proposal's stored facts are judged, and kept with the decision (the
     call's own where it named one), so that the aggregate of later calls counts them."""
-    # The proposal's facts, the rules and its cone's first levels in one round trip; the
-    # aggregate, once the proposal's account and payee are known, with the next.
+    # The proposal's facts, the rules, its cone and the aggregate in one round trip. The
+    # aggregate is read for the call's own account and payee when it names both: they must
+    # equal the proposal's (checked below), which then name the same keys. Otherwise it is read
+    # for the proposal's, with the next round trip.
+    early = _aggregate(call.account, call.payee, call.at, p) \
+        if call.account and call.payee else None
     read = ConeRead(graph, [call.action], [(q.ACTIONS_IN, {"ids": [call.action]}),
-                                           (q.ACTIVE_RETRACTIONS, None)])
+                                           (q.ACTIVE_RETRACTIONS, None)] + ([early] if early else []))
     facts = read.first()[0]
     if not facts:
         raise UnknownAction(f"unknown action {call.action!r}")
     props = facts[0][0]
     values = {n: getattr(call, n) if getattr(call, n) is not None else props.get(n)
               for n in ("amount", "currency", "account", "payee")}
-    return replace(_judge_proposal(call, props, read, graph, p), **values)
+    return replace(_judge_proposal(call, props, read, early is not None, graph, p), **values)
 
 
-def _judge_proposal(call: GateCall, props: dict, read: ConeRead, graph: TenantGraph,
-                    p: GatePolicy) -> GateDecision:
+def _judge_proposal(call: GateCall, props: dict, read: ConeRead, early: bool,
+                    graph: TenantGraph, p: GatePolicy) -> GateDecision:
     for name, asked in (("amount", call.amount), ("currency", call.currency),
                         ("account", call.account), ("payee", call.payee)):
         stored = props.get(name)
@@ -150,8 +154,9 @@ def _judge_proposal(call: GateCall, props: dict, read: ConeRead, graph: TenantGr
         return GateDecision(call.action, False, "blocked: the proposal's call failed "
                             f"({props.get('failed_reason') or 'no reason given'}); propose it "
                             "again", 0)
-    aggregate = _aggregate(props.get("account"), props.get("payee"), call.at, p)
-    riding = read.ride(aggregate) if aggregate else None
+    riding = 2 if early else None  # where the aggregate's rows are in read.rows
+    if not early and (late := _aggregate(props.get("account"), props.get("payee"), call.at, p)):
+        riding = read.ride(late)
     c = read.finish()
     if call.action not in c.nodes:
         raise UnknownAction(f"unknown memory {call.action!r}")

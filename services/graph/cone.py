@@ -1,10 +1,10 @@
 """The cone of a memory: everything it rests on, up to the sources, as fragility needs it.
 
-Read upstream from the targets, three levels a round trip (``queries.CONE_LEVELS``): each
-memory's facts, its justifications and its groundings with each source's trust domain and kind.
-Reads that do not depend on the cone (the active retractions, the gate's aggregate) ride on the
-first round trip, or on the next one once their parameters are known (``ride``): a payment whose
-cone is five levels deep is judged in two round trips.
+Read upstream from the targets, five levels a round trip in one statement (``queries.CONE``):
+each memory's facts, its justifications and its groundings with each source's trust domain and
+kind. Reads that do not depend on the cone (the active retractions, the gate's aggregate) ride
+on the first round trip, or on the next one once their parameters are known (``ride``): a
+payment whose cone is five levels deep is judged in one round trip.
 """
 
 from __future__ import annotations
@@ -90,8 +90,7 @@ class ConeRead:
     # -- one round trip -------------------------------------------------------------------
     def _send(self, frontier: list[str]) -> tuple[int, list[InFlight]]:
         riding, self._riding = self._riding, []
-        levels = [(level, {"ids": frontier}) for level in q.CONE_LEVELS] if frontier else []
-        reads = riding + levels
+        reads = riding + ([(q.CONE, {"ids": frontier})] if frontier else [])
         self._order = [c for c, _ in reads]
         groups = [[r for r in reads if isinstance(r[0], Plain) is plain] for plain in (False, True)]
         return len(riding), [send_reads(self.graph.conn, self.graph.key, g) for g in groups if g]
@@ -119,7 +118,7 @@ class ConeRead:
     def _add(self, row: list, nxt: dict[str, None]) -> None:
         mid, kind, status, cause, hops, withdrawn, text, premises, groundings = row
         cone = self.cone
-        if mid in cone.nodes:  # reached at two levels of one round trip
+        if mid in cone.nodes:  # read in an earlier round trip as well
             return
         node = cone.nodes[mid] = Node(mid, kind, withdrawn_by=list(withdrawn or []))
         cone.status[mid] = Status(status, cause, hops)

@@ -174,15 +174,26 @@ WITH id, j, collect(p.id) AS premises
 RETURN id, j.rule, premises
 """
 
-# A memory's cone as the gate reads it (rescind.graph.cone): three levels a round trip, upstream
-# of ``ids`` (the frontier, then its premises, then theirs; DISTINCT between levels, since a
-# variable-length match enumerates paths). For each memory: its facts, withdrawals and (where a
-# source grounds it) its text; its premises as [justification node id, premise id]; its
-# groundings as [source, at, via, the source's trust domain and kind]. A list holding nulls
-# stands for no premise or no grounding. Premises and justifications go unlabelled, as in the
-# region walk: under a stream of writes the label matrices have pending additions, and a label
-# check on the premise cost 0.7 ms a query at a million memories.
-_CONE_LEVEL = """
+# A memory's cone as the gate reads it (rescind.graph.cone), five levels upstream of ``ids`` in
+# one statement (a payment's cone in one round trip): each level is collected DISTINCT before
+# the next is matched (a variable-length match enumerates paths), and an empty level stands as
+# [null] so that the row, and the levels found, survive. One statement, not one per level:
+# under a stream of writes, each statement that traverses pays again for the pending additions
+# of every matrix it reads (about 1 ms at a million memories). For each memory: its facts,
+# withdrawals and (where a source grounds it) its text; its premises as [justification node id,
+# premise id]; its groundings as [source, at, via, the source's trust domain and kind]. A list
+# holding nulls stands for no premise or no grounding. Premises and justifications go
+# unlabelled, as in the region walk: a label check on the premise cost 0.7 ms a query there.
+def _cone(depth: int) -> str:
+    steps, kept = ["UNWIND $ids AS id MATCH (x0:Mem {id: id}) WITH collect(DISTINCT x0) AS l0"], "l0"
+    for k in range(1, depth):
+        steps.append(f"UNWIND CASE WHEN size(l{k - 1}) = 0 THEN [null] ELSE l{k - 1} END AS a{k} "
+                     f"OPTIONAL MATCH (x{k})-[:PREMISE_OF]->()-[:JUSTIFIES]->(a{k}) "
+                     f"WITH {kept}, collect(DISTINCT x{k}) AS l{k}")
+        kept += f", l{k}"
+    return "\n".join(steps) + f"""
+UNWIND {kept.replace(", ", " + ")} AS x
+WITH DISTINCT x
 OPTIONAL MATCH (p)-[:PREMISE_OF]->(j)-[:JUSTIFIES]->(x)
 WITH x, collect([ID(j), p.id]) AS premises
 OPTIONAL MATCH (s:Source)-[g:SAID]->(x) WHERE x.grounded
@@ -190,11 +201,9 @@ RETURN x.id, x.kind, x.status, x.cause, x.hops, x.withdrawn_by,
        CASE WHEN x.grounded THEN x.text END, premises,
        collect([s.id, g.at, g.via, s.domain, s.kind])
 """
-_UP_1 = "MATCH (x)-[:PREMISE_OF]->()-[:JUSTIFIES]->(:Mem {id: id}) WITH DISTINCT x"
-_UP_2 = ("MATCH (y)-[:PREMISE_OF]->()-[:JUSTIFIES]->(:Mem {id: id}) WITH DISTINCT y "
-         "MATCH (x)-[:PREMISE_OF]->()-[:JUSTIFIES]->(y) WITH DISTINCT x")
-CONE_LEVELS = tuple("UNWIND $ids AS id " + level + _CONE_LEVEL
-                    for level in ("MATCH (x:Mem {id: id})", _UP_1, _UP_2))
+
+
+CONE = _cone(5)
 
 # One hop upstream of a frontier: the premises of any justification of ``ids``.
 UPSTREAM_STEP = Plain("""
