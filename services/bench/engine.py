@@ -8,6 +8,7 @@ with the command that produced them.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import random
 import statistics
@@ -127,7 +128,7 @@ def run(url: str, sizes: list[int], samples: int, batch: int, out: Path, command
     db = connect(url)
     res = Results(command=command, machine={"python": sys.version.split()[0],
                                             "platform": platform.platform(),
-                                            "cpus": _cpus()})
+                                            "cpus": _cpus(), "load_at_start": _load()})
     rng = random.Random(11)
     # No refresh thread: redrawing ten times a second took a core from the server and slowed
     # a 10k-memory retraction from about 290 to 400 ms. The bar is redrawn between steps.
@@ -169,6 +170,7 @@ def run(url: str, sizes: list[int], samples: int, batch: int, out: Path, command
                                        raw_writes_per_s=round(rn / rspent),
                                        ratio_to_raw=round((n / spent) / (rn / rspent), 2))
             progress.console.print(f"load {size:,}: {res.load[str(size)]}")
+    res.machine["load_at_end"] = _load()  # the machine is shared: what else ran meanwhile
     small, large = str(min(sizes)), str(max(sizes))
     if small != large:
         for table in (res.retraction, res.after_write):
@@ -178,9 +180,12 @@ def run(url: str, sizes: list[int], samples: int, batch: int, out: Path, command
     return res
 
 
-def _cpus() -> int:
-    import os
+def _load() -> list[float]:
+    """The 1, 5 and 15 minute load averages."""
+    return [round(x, 2) for x in os.getloadavg()]
 
+
+def _cpus() -> int:
     return len(os.sched_getaffinity(0))
 
 
