@@ -241,7 +241,7 @@ def measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: floa
 def table(results: dict[str, dict]) -> list[str]:
     """The markdown rows of ``measure``'s results, by graph size."""
     paced = next(iter(results.values()))["asks_per_s"]
-    lines = ["## The payment gate's decision while justified writes run\n",
+    lines = ["\n## The payment gate's decision while justified writes run\n",
              "What the gate worker does for each question: `judge` then `record` (the decision "
              "kept in the graph before the answer). *New*: a $12,000 payment not yet in the "
              "graph, on its plan; *release*: the release of a stored proposal. Each rests on a "
