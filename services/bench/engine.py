@@ -8,6 +8,7 @@ with the command that produced them.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import random
 import statistics
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from rich.progress import Progress
 
+from rescind.bench import gate as gate_bench
 from rescind.bench.generator import Cluster, agent_like, plain_clusters
 from rescind.core.shapes import Mutation
 from rescind.engine import retraction as ret
@@ -44,6 +46,7 @@ class Results:
     retraction: dict = field(default_factory=dict)
     after_write: dict = field(default_factory=dict)
     regions: dict = field(default_factory=dict)
+    gate: dict = field(default_factory=dict)
 
 
 def load(graph: TenantGraph, clusters: list[Cluster], batch: int, progress, task) -> tuple[int, float]:
@@ -121,11 +124,11 @@ def time_retractions(graph: TenantGraph, sources: list[str], tag: str,
 
 
 def run(url: str, sizes: list[int], samples: int, batch: int, out: Path, command: str,
-        console) -> Results:
+        console, gate_samples: int = 400, write_rate: float = 1000.0) -> Results:
     db = connect(url)
     res = Results(command=command, machine={"python": sys.version.split()[0],
                                             "platform": platform.platform(),
-                                            "cpus": _cpus()})
+                                            "cpus": _cpus(), "load_at_start": _load()})
     rng = random.Random(11)
     # No refresh thread: redrawing ten times a second took a core from the server and slowed
     # a 10k-memory retraction from about 290 to 400 ms. The bar is redrawn between steps.
@@ -152,6 +155,10 @@ def run(url: str, sizes: list[int], samples: int, batch: int, out: Path, command
                     res.regions[label] = time_retractions(
                         graph, [c.source for c in extra if c.source.startswith(label)], label)
                     progress.console.print(f"{label}: {res.regions[label]}")
+            if gate_samples:
+                res.gate[str(size)] = gate_bench.measure(url, graph, len(clusters), gate_samples,
+                                                         write_rate)
+                progress.console.print(f"gate at {size:,}: {res.gate[str(size)]}")
             graph.delete()
             # The baseline, same size and same writes, loaded right after: raw UNWIND writes
             # slow down as the graph grows too, so each size is compared with its own.
@@ -163,6 +170,7 @@ def run(url: str, sizes: list[int], samples: int, batch: int, out: Path, command
                                        raw_writes_per_s=round(rn / rspent),
                                        ratio_to_raw=round((n / spent) / (rn / rspent), 2))
             progress.console.print(f"load {size:,}: {res.load[str(size)]}")
+    res.machine["load_at_end"] = _load()  # the machine is shared: what else ran meanwhile
     small, large = str(min(sizes)), str(max(sizes))
     if small != large:
         for table in (res.retraction, res.after_write):
@@ -172,9 +180,12 @@ def run(url: str, sizes: list[int], samples: int, batch: int, out: Path, command
     return res
 
 
-def _cpus() -> int:
-    import os
+def _load() -> list[float]:
+    """The 1, 5 and 15 minute load averages."""
+    return [round(x, 2) for x in os.getloadavg()]
 
+
+def _cpus() -> int:
     return len(os.sched_getaffinity(0))
 
 
@@ -183,7 +194,7 @@ def write(res: Results, out: Path) -> None:
     data = {"command": res.command, "machine": res.machine, "load": res.load,
             "retraction_region_100": res.retraction,
             "retraction_region_100_after_a_write": res.after_write,
-            "regions_in_100k": res.regions}
+            "regions_in_100k": res.regions, "gate_decision": res.gate}
     (out / "engine.json").write_text(json.dumps(data, indent=2) + "\n")
     lines = ["# Engine benchmark\n", f"Command: `{res.command}`  ", f"Machine: {res.machine}\n"]
     for title, table in (
@@ -205,6 +216,8 @@ def write(res: Results, out: Path) -> None:
                   "|---|---:|---:|---:|"]
         for k, v in res.regions.items():
             lines.append(f"| {k} | {v['median_ms']} | {v['runs']} | {v['median_region']} |")
+    if res.gate:
+        lines += gate_bench.table(res.gate)
     lines += ["\n## Bulk load of justified writes, from an empty graph\n",
               "Each size is loaded twice, one after the other: through the engine's batched "
               "writes, then as raw batched UNWIND writes of the same memories and edges (no "

@@ -115,13 +115,20 @@ def bench_engine(
     samples: int = typer.Option(31, help="Retractions timed per graph size"),
     batch: int = typer.Option(5000, help="Writes per batched load query"),
     out: Path = typer.Option(Path("docs/bench"), help="Where results are written"),
+    gate_samples: int = typer.Option(400, help="Gate asks timed per kind, live and quiet, "
+                                               "per graph size (0: none)"),
+    write_rate: int = typer.Option(1000, help="Justified writes per second while the gate "
+                                              "is asked"),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Retraction latency vs graph size and region size, and bulk-load throughput."""
+    """Retraction latency vs graph size and region size, bulk-load throughput, and the payment
+    gate's decision while justified writes run."""
     from rescind.bench.engine import run as run_bench
 
     _at_least("--samples", samples, 1)
     _at_least("--batch", batch, 1)
+    _at_least("--gate-samples", gate_samples, 0)
+    _at_least("--write-rate", write_rate, 1)
     # Two sets of ``samples`` sources of 100 memories each are retracted in every graph.
     graph_sizes = _bench_sizes(sizes, 200 * samples, f"two sets of {samples} sources of 100 "
                                "memories each are retracted in every graph")
@@ -130,7 +137,7 @@ def bench_engine(
         "rescind bench engine"
     with falkordb(url) as server_url:  # progress on stderr with --json, so stdout stays JSON
         run_bench(server_url, graph_sizes, samples, batch, out, command,
-                  err if as_json else out_console())
+                  err if as_json else out_console(), gate_samples, write_rate)
     if as_json:
         print((out / "engine.json").read_text())
     else:

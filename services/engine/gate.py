@@ -12,12 +12,13 @@ from typing import Any
 from rescind.contract.errors import NotFound
 from rescind.contract.events import from_micros, to_micros
 from rescind.contract.layout import GATE_MIN_DOMAINS, GATE_THRESHOLD
-from rescind.core.belief import Node
+from rescind.core.belief import Node, Rules
 from rescind.core.evidence import evidence_cone, normalise_account
-from rescind.core.fragility import cone_domains, weakest
+from rescind.core.fragility import UNTRUSTED, UNTRUSTED_KINDS, cone_domains, weakest
 from rescind.core.money import NoRate, checked_rates, convert, currency_code, show
 from rescind.core.shapes import GateDecision
 from rescind.graph import queries as q
+from rescind.graph.cone import Cone, ConeRead
 from rescind.graph.store import TenantGraph
 
 
@@ -27,9 +28,14 @@ class UnknownAction(NotFound):
 
 def cone(graph: TenantGraph, target: str) -> tuple[dict[str, Node], dict[str, str]]:
     """Everything ``target`` rests on, and the trust domain of every source in it."""
-    nodes = graph.nodes(graph.upstream(target))
-    sources = {g.source for n in nodes.values() for g in n.groundings}
-    return nodes, graph.trust_domains(sources)
+    c = ConeRead(graph, [target]).finish()
+    return c.nodes, _trust_domains(c.sources)
+
+
+def _trust_domains(sources: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """Each source's trust domain as fragility counts it: a user's or an agent's is UNTRUSTED
+    (not independent evidence)."""
+    return {s: UNTRUSTED if kind in UNTRUSTED_KINDS else d for s, (d, kind) in sources.items()}
 
 
 def fragility_of(graph: TenantGraph, target: str) -> tuple[int, tuple[str, ...]]:
@@ -41,12 +47,13 @@ def fragility_of(graph: TenantGraph, target: str) -> tuple[int, tuple[str, ...]]
 def weakest_of(graph: TenantGraph, target: str) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
     """Fragility of ``target``, one smallest set of domains that would fake it, and every
     trust domain its cone draws on."""
-    nodes, domain_of = cone(graph, target)
-    if target not in nodes:
+    read = ConeRead(graph, [target], [(q.ACTIVE_RETRACTIONS, None)])
+    c = read.finish()
+    if target not in c.nodes:
         raise UnknownAction(f"unknown memory {target!r}")
-    rules = graph.rules()
-    domains = tuple(cone_domains(nodes, domain_of, rules))
-    frag, witness = weakest(target, nodes, domain_of, rules)
+    rules, domain_of = graph.rules_from(read.rows[0]), _trust_domains(c.sources)
+    domains = tuple(cone_domains(c.nodes, domain_of, rules))
+    frag, witness = weakest(target, c.nodes, domain_of, rules)
     return frag, witness, domains
 
 
@@ -116,17 +123,25 @@ def judge(graph: TenantGraph, call: GateCall, policy: GatePolicy = GatePolicy())
 def _judge_stored(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDecision:
     """A release: the proposal's stored facts are judged, and kept with the decision (the
     call's own where it named one), so that the aggregate of later calls counts them."""
-    facts = graph.actions_in([call.action])
+    # The proposal's facts, the rules, its cone and the aggregate in one round trip. The
+    # aggregate is read for the call's own account and payee when it names both: they must
+    # equal the proposal's (checked below), which then name the same keys. Otherwise it is read
+    # for the proposal's, with the next round trip.
+    early = _aggregate(call.account, call.payee, call.at, p) \
+        if call.account and call.payee else None
+    read = ConeRead(graph, [call.action], [(q.ACTIONS_IN, {"ids": [call.action]}),
+                                           (q.ACTIVE_RETRACTIONS, None)] + ([early] if early else []))
+    facts = read.first()[0]
     if not facts:
         raise UnknownAction(f"unknown action {call.action!r}")
-    props = facts[0]
+    props = facts[0][0]
     values = {n: getattr(call, n) if getattr(call, n) is not None else props.get(n)
               for n in ("amount", "currency", "account", "payee")}
-    return replace(_judge_proposal(call, props, graph, p), **values)
+    return replace(_judge_proposal(call, props, read, early is not None, graph, p), **values)
 
 
-def _judge_proposal(call: GateCall, props: dict, graph: TenantGraph,
-                    p: GatePolicy) -> GateDecision:
+def _judge_proposal(call: GateCall, props: dict, read: ConeRead, early: bool,
+                    graph: TenantGraph, p: GatePolicy) -> GateDecision:
     for name, asked in (("amount", call.amount), ("currency", call.currency),
                         ("account", call.account), ("payee", call.payee)):
         stored = props.get(name)
@@ -139,11 +154,18 @@ def _judge_proposal(call: GateCall, props: dict, graph: TenantGraph,
         return GateDecision(call.action, False, "blocked: the proposal's call failed "
                             f"({props.get('failed_reason') or 'no reason given'}); propose it "
                             "again", 0)
-    frag, fall, domains = evidence_fragility(graph, call.action, props.get("account"), p)
+    riding = 2 if early else None  # where the aggregate's rows are in read.rows
+    if not early and (late := _aggregate(props.get("account"), props.get("payee"), call.at, p)):
+        riding = read.ride(late)
+    c = read.finish()
+    if call.action not in c.nodes:
+        raise UnknownAction(f"unknown memory {call.action!r}")
+    frag, fall, domains = _evidence(c, call.action, props.get("account"),
+                                    graph.rules_from(read.rows[1]), p)
     if props.get("status") != "IN":
         reason = f"blocked: the action is OUT (cause {props.get('cause')})"
         return GateDecision(call.action, False, reason, frag, domains, would_fall=fall)
-    already = allowed_before(graph, props.get("account"), props.get("payee"), call.at, p)
+    already = _allowed(read.rows[riding]) if riding is not None else 0.0
     return replace(_by_amount(call.action, props.get("amount"), props.get("currency"), frag,
                               domains, p, already), would_fall=fall)
 
@@ -153,7 +175,12 @@ def _judge_new(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDecisio
     as soon as any premise falls: its fragility is the smallest among them (0 when one is
     missing or OUT)."""
     premises = list(call.premises or ())
-    known = graph.statuses(premises)
+    # The premises' facts (the cone's first levels), the rules and the aggregate: one round trip.
+    aggregate = _aggregate(call.account, call.payee, call.at, p)
+    read = ConeRead(graph, premises, [(q.ACTIVE_RETRACTIONS, None)] + (
+        [aggregate] if aggregate else []))
+    read.first()
+    known = read.cone.status
     missing = [x for x in premises if x not in known]
     if missing:
         return GateDecision(call.action, False,
@@ -162,9 +189,10 @@ def _judge_new(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDecisio
     if out:
         return GateDecision(call.action, False, f"blocked: it rests on OUT memory {out[0]} "
                             f"(cause {known[out[0]].cause})", 0)
-    frag, fall, domains = min((evidence_fragility(graph, x, call.account, p)
-                               for x in premises), key=lambda fd: fd[0])
-    already = allowed_before(graph, call.account, call.payee, call.at, p)
+    c, rules = read.finish(), graph.rules_from(read.rows[0])
+    frag, fall, domains = min((_evidence(c, x, call.account, rules, p) for x in premises),
+                              key=lambda fd: fd[0])
+    already = _allowed(read.rows[1]) if aggregate else 0.0
     return replace(_by_amount(call.action, call.amount, call.currency, frag, domains, p,
                               already), would_fall=fall)
 
@@ -200,14 +228,29 @@ def allowed_before(graph: TenantGraph, account: str | None, payee: str | None, a
     """What the gate already allowed to ``account`` or ``payee`` in the window ending at ``at``
     (the action asked about included: a payment allowed once and asked again counts
     already)."""
+    aggregate = _aggregate(account, payee, at, p)
+    return _allowed(graph.rows(*aggregate)) if aggregate else 0.0
+
+
+def _aggregate(account: str | None, payee: str | None, at: int | None,
+               p: GatePolicy) -> tuple[str, dict] | None:
+    """The read behind ``allowed_before`` (None: nothing to add up)."""
     if not account and not payee:
-        return 0.0
+        return None
     end = at if at is not None else to_micros(datetime.now(UTC))
-    rows = graph.rows(q.GATE_ALLOWED_TO, {
+    return q.GATE_ALLOWED_TO, {
         "since": end - int(p.window_days * 86_400e6),
         "account_key": normalise_account(account) if account else None,
-        "payee_key": payee_key(payee)})
-    return float(sum(amount or 0.0 for _, amount in rows))  # in the threshold's currency
+        "payee_key": payee_key(payee)}
+
+
+def _allowed(rows: list[list]) -> float:
+    """Each action allowed once, at the largest amount it was allowed with (in the threshold's
+    currency)."""
+    largest: dict[str, float] = {}
+    for action, amount in rows:
+        largest[action] = max(largest.get(action, 0.0), amount or 0.0)
+    return float(sum(largest.values()))
 
 
 def payee_key(payee: str | None) -> str | None:
@@ -237,19 +280,25 @@ def evidence_fragility(graph: TenantGraph, target: str, account: str | None,
     one smallest set of them, and every domain that counts (see ``rescind.core.evidence``).
     With no account named, every trust domain its cone draws on counts, but a user's or an
     agent's word never does."""
-    nodes, domain_of = cone(graph, target)
-    if target not in nodes:
+    read = ConeRead(graph, [target], [(q.ACTIVE_RETRACTIONS, None)])
+    c = read.finish()
+    if target not in c.nodes:
         raise UnknownAction(f"unknown memory {target!r}")
-    rules = graph.rules()
+    return _evidence(c, target, account, graph.rules_from(read.rows[0]), p)
+
+
+def _evidence(c: Cone, target: str, account: str | None, rules: Rules,
+              p: GatePolicy) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
+    """``evidence_fragility`` on a cone already read (``c`` may hold more than ``target``'s)."""
+    nodes = c.of(target)
+    sources = {g.source: c.sources[g.source] for n in nodes.values() for g in n.groundings}
     if not account:  # no account named: every domain its cone draws on counts (as before)
+        domain_of = _trust_domains(sources)
         frag, witness = weakest(target, nodes, domain_of, rules)
         return frag, tuple(witness), tuple(cone_domains(nodes, domain_of, rules))
-    sources = {g.source for n in nodes.values() for g in n.groundings}
-    raw = graph.source_facts(sources)
-    grounded = [m for m, n in nodes.items() if n.groundings]
-    texts = {f["id"]: f.get("text") or "" for f in graph.memories(grounded)}
-    seen, domain_of = evidence_cone(nodes, texts, account, {s: d for s, (d, _) in raw.items()},
-                                    {s: k for s, (_, k) in raw.items()}, rules,
+    seen, domain_of = evidence_cone(nodes, c.texts, account,
+                                    {s: d for s, (d, _) in sources.items()},
+                                    {s: k for s, (_, k) in sources.items()}, rules,
                                     p.trusted_kinds)
     frag, witness = weakest(target, seen, domain_of, rules)
     return frag, tuple(witness), tuple(cone_domains(seen, domain_of, rules))

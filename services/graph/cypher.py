@@ -242,10 +242,10 @@ def _send(conn: redis.Redis, key: str, texts: list[tuple[str, str]],
         raise ValueError("plain and compact queries are read on different connections")
     pool = client_for(conn, texts[0][0]).connection_pool
     connection = pool.get_connection()
-    try:
-        for cypher, text in texts:
-            name, flags = command(cypher, read_only)
-            connection.send_command(name, key, text, *flags)
+    try:  # in one write to the socket: a send each cost a system call and a wake-up each
+        connection.send_packed_command(connection.pack_commands(
+            [(name, key, text, *flags) for name, flags, text in
+             ((*command(cypher, read_only), text) for cypher, text in texts)]))
     except BaseException:
         pool.release(connection)
         raise

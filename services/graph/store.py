@@ -197,7 +197,8 @@ class TenantGraph:
         return [r[0] for r in self.rows(q.MEMORY_FACTS, {"ids": list(ids)})]
 
     @staticmethod
-    def _rules(rows: list[list]) -> Rules:
+    def rules_from(rows: list[list]) -> Rules:
+        """The active rules, from the rows of ``queries.ACTIVE_RETRACTIONS``."""
         rules = Rules()
         for rid, kind, source, start, end, order in rows:
             if kind == "retract":
@@ -210,7 +211,7 @@ class TenantGraph:
         return rules
 
     def rules(self) -> Rules:
-        return self._rules(self.rows(q.ACTIVE_RETRACTIONS))
+        return self.rules_from(self.rows(q.ACTIVE_RETRACTIONS))
 
     def context(self, retraction_id: str, window: tuple[str, int | None, int | None] | None = None):
         """In two round trips, in this order: the revision, a stored retraction, the active
@@ -221,7 +222,7 @@ class TenantGraph:
             (q.REVISION, None), (q.RETRACTION, {"id": retraction_id}), (q.ACTIVE_RETRACTIONS, None),
             (q.SOURCE, {"id": source}),
             (q.WINDOW_SEEDS, {"source": source, "start": start, "end": end}))
-        return (rev[0][0], (stored[0][0] if stored else None), self._rules(active), bool(src),
+        return (rev[0][0], (stored[0][0] if stored else None), self.rules_from(active), bool(src),
                 seeds)
 
     def retraction(self, rid: str) -> dict | None:
@@ -262,7 +263,7 @@ class TenantGraph:
             (q.EXISTING_JUSTIFICATIONS, {"ids": justification_ids}),
             (q.EXISTING_GROUNDINGS, {"rows": groundings}), (q.STATUSES, {"ids": list(ids)}))
         return (rev[0][0], {r[0] for r in a} | {r[0] for r in b},
-                {mid: Status(s, cause, hops) for mid, s, cause, hops in st}, self._rules(active))
+                {mid: Status(s, cause, hops) for mid, s, cause, hops in st}, self.rules_from(active))
 
     def actions(self) -> list[dict]:
         return [r[0] for r in self.rows(q.ACTIONS)]

@@ -8,10 +8,13 @@ from typer.testing import CliRunner
 
 
 def test_the_engine_benchmark_writes_each_size_with_its_raw_baseline(falkordb, tmp_path):
+    """Every size has its load with the raw baseline beside it, its retractions, and the gate
+    asked while justified writes run."""
     from rescind.cli.main import app
 
     res = CliRunner().invoke(app, ["bench", "engine", "--sizes", "1000,2000", "--samples", "3",
-                                   "--batch", "500", "--url", falkordb, "--out", str(tmp_path)])
+                                   "--batch", "500", "--gate-samples", "4", "--write-rate", "300",
+                                   "--url", falkordb, "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
     data = json.loads((tmp_path / "engine.json").read_text())
     assert data["command"].startswith("rescind bench engine")
@@ -23,6 +26,11 @@ def test_the_engine_benchmark_writes_each_size_with_its_raw_baseline(falkordb, t
         assert abs(load["ratio_to_raw"] - load["writes_per_s"] / load["raw_writes_per_s"]) < 0.01
         timed = data["retraction_region_100"][size]
         assert timed["runs"] == 3 and 90 <= timed["median_region"] <= 110
+        gate = data["gate_decision"][size]  # the gate, asked while justified writes run
+        assert gate["all_allowed_on_two_domains"] and gate["writes_per_s"] > 0
+        assert all(gate[f"{kind}_{when}"]["runs"] == 4
+                   for kind in ("new", "release") for when in ("live", "quiet"))
     assert "ratio_largest_to_smallest" in data["retraction_region_100"]
     md = (tmp_path / "engine.md").read_text()
     assert "| 2,000 |" in md and "raw UNWIND writes/s" in md
+    assert "| 2,000 | release |" in md

@@ -1,0 +1,265 @@
+"""`rescind bench engine`, the gate rows: the payment gate's decision while justified writes run.
+
+What is timed is what the gate worker does for each GateAsked (``rescind.workers.roles``,
+``_judge``): ``judge`` and then ``record``, the decision kept in the graph before the answer.
+Two kinds of ask, alternated: a new payment (the premises it would rest on) and the release of
+a stored proposal (``premises=None``). Each payment is an action on a plan, on an agent's
+confirmation of a note, on the note, which two observations of two trust domains (the vendor's
+portal and the signed contracts) state, account included: the demo's Acme payment.
+
+The live load is a process of its own, as the writer worker is: it sends justified writes
+through the engine's write path (``rescind.engine.writes.Pipeline``, as the writer does) at a
+steady rate, in the batches the writer would take from its stream (a blocking read hands it
+whatever arrived meanwhile). Asks are due at a steady rate, as payments arrive, and are timed
+in blocks that alternate with the load running and paused, so that each figure has its quiet
+twin measured beside it.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import random
+import time
+from dataclasses import dataclass
+
+from schwifty import IBAN
+
+from rescind.bench.generator import MIX
+from rescind.core.shapes import Mutation
+from rescind.engine import gate
+from rescind.engine.writes import Pipeline, Write, record
+from rescind.graph.store import TenantGraph, connect
+
+AT = 1_795_000_000_000_000  # November 2026, in epoch µs: when the payments are asked about
+BLOCK = 25  # asks per block; blocks alternate between the load paused and running
+OBSERVED = round(100 * MIX["observation"])  # observations of each generated vendor (o0, o1, …)
+
+
+@dataclass(frozen=True)
+class Payment:
+    """One payment and the two calls about it the gate is asked."""
+
+    new: gate.GateCall  # a payment not yet in the graph, resting on its plan
+    release: gate.GateCall  # the release of the payment's stored proposal (by its own id)
+
+
+def payments(graph: TenantGraph, n: int, amount: float = 12_000.0) -> list[Payment]:
+    """Write ``n`` payments' support (and a stored proposal each) through the engine."""
+    sources, writes, out = [], [], []
+    for k in range(n):
+        vendor, account = f"payee{k}", IBAN.generate(
+            "GB", bank_code="BUKB202015", account_code=f"{k:08d}").formatted
+        portal, contract = f"gate-portal:{vendor}", f"gate-contract:{vendor}"
+        sources += [{"id": portal, "kind": "vendor_portal", "name": portal, "domain": portal},
+                    {"id": contract, "kind": "signed_contract", "name": contract,
+                     "domain": "signed-contracts"}]
+        o1, o2 = f"{vendor}/portal", f"{vendor}/contract"
+        note, confirmed, plan = f"{vendor}/note", f"{vendor}/confirmed", f"{vendor}/plan"
+        writes += [
+            Write(f"e:{o1}", o1, "observation", f"{vendor} portal\nBank account: {account}",
+                  AT - 10, source=portal),
+            Write(f"e:{o2}", o2, "observation", f"MASTER AGREEMENT {vendor}\nBank account: "
+                  f"{account}", AT - 9, source=contract),
+            Write(f"e1:{note}", note, "belief", f"{vendor} bank account: {account}", AT - 8,
+                  premises=(o1,), agent="ap"),
+            Write(f"e2:{note}", note, "belief", f"{vendor} bank account: {account}", AT - 8,
+                  premises=(o2,), agent="ap"),
+            Write(f"e:{confirmed}", confirmed, "belief", f"confirmed: {vendor} bank account "
+                  f"{account}", AT - 7, premises=(note,), agent="confirmer"),
+            Write(f"e:{plan}", plan, "plan", f"pay {vendor} {amount:,.2f} to {account}", AT - 6,
+                  premises=(confirmed,), agent="payments"),
+            Write(f"e:{vendor}/proposed", f"{vendor}/proposed", "action",
+                  f"schedule_payment({vendor}, {amount})", AT - 5, premises=(plan,),
+                  agent="payments", extra={"amount": amount, "payee": vendor,
+                                           "account": account, "executed": False,
+                                           "seq": AT - 5}),
+        ]
+        out.append(Payment(
+            new=gate.GateCall(action=f"{vendor}/paid", premises=(plan,), amount=amount,
+                              account=account, payee=vendor, at=AT),
+            release=gate.GateCall(action=f"{vendor}/proposed", premises=None, amount=amount,
+                                  account=account, payee=vendor, at=AT)))
+    graph.apply(Mutation(op="source", sources=sources), graph.revision())
+    record(graph, writes)
+    return out
+
+
+def ask(graph: TenantGraph, call: gate.GateCall, policy: gate.GatePolicy) -> tuple[float, bool]:
+    """One ask as the gate worker answers it: judged, then recorded. (seconds, allowed)"""
+    t = time.perf_counter()
+    d = gate.judge(graph, call, policy)
+    gate.record(graph, call, d, call.action, None)
+    return time.perf_counter() - t, d.allowed and d.fragility == 2
+
+
+def _write(k: int, tag: str, vendors: int, rng: random.Random) -> Write:
+    """The ``k``th live write: a vendor's new observation (a fifth of them), else a note on
+    one or two of the observations the generator gave that vendor."""
+    v = rng.randrange(vendors)
+    if k % 5 == 0:
+        mid = f"{tag}/o{k}"
+        return Write(f"e:{mid}", mid, "observation", f"vendor{v} says live fact {k}", AT + k,
+                     source=f"vendor{v}")
+    prem = tuple(f"vendor{v}/o{i}" for i in rng.sample(range(OBSERVED), rng.choice((1, 1, 2))))
+    return Write(f"e:{tag}/b{k}", f"{tag}/b{k}", "belief", f"live note {k} on vendor{v}", AT + k,
+                 premises=prem, agent="ap")
+
+
+def _writer(url: str, tenant: str, vendors: int, rate: float, tag: str, idle, running,
+            stop, landed) -> None:
+    """The live load, in a process of its own: while ``running`` is set, the writes that
+    arrived (at ``rate`` a second) while the last batch was written are the next batch, sent
+    and waited for, as the writer worker does with what one blocking read of its stream hands
+    it (a partial batch is flushed at once). ``landed`` counts the writes in the graph;
+    ``idle`` is set while nothing is being written."""
+    graph = TenantGraph(connect(url), tenant)
+    graph.ensure_schema()
+    pipeline, rng, k = Pipeline(), random.Random(5), 0
+    idle.set()
+    try:
+        while not stop.is_set():
+            if not running.wait(0.05):
+                continue
+            idle.clear()
+            start, sent = time.perf_counter(), 0
+            while running.is_set() and not stop.is_set():
+                due = int((time.perf_counter() - start) * rate) - sent
+                if due <= 0:  # the writer blocks on its stream until an entry arrives
+                    time.sleep(1 / rate)
+                    continue
+                batch = [_write(k + i, tag, vendors, rng) for i in range(due)]
+                k, sent = k + due, sent + due
+                pipeline.record(graph, batch)
+                pipeline.flush()
+                with landed.get_lock():
+                    landed.value += due
+            idle.set()
+    finally:
+        pipeline.close()
+
+
+class LiveWrites:
+    """The writer process; ``run()``/``pause()`` switch the load, ``landed`` counts writes."""
+
+    def __init__(self, url: str, tenant: str, vendors: int, rate: float, tag: str) -> None:
+        ctx = multiprocessing.get_context("spawn")  # no fork of a process running threads
+        self.idle, self.running, self.stop = ctx.Event(), ctx.Event(), ctx.Event()
+        self.counter = ctx.Value("q", 0)
+        self.process = ctx.Process(target=_writer, daemon=True, args=(
+            url, tenant, vendors, rate, tag, self.idle, self.running, self.stop, self.counter))
+
+    def __enter__(self) -> LiveWrites:
+        self.process.start()
+        deadline = time.monotonic() + 120
+        while not self.idle.wait(0.2):
+            if not self.process.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the live writer process did not start")
+        return self
+
+    def run(self) -> None:
+        self.running.set()
+
+    def pause(self) -> None:
+        """Stop sending, and wait until what was sent has landed."""
+        self.running.clear()
+        time.sleep(0.05)
+        if not self.process.is_alive():  # its traceback is on stderr
+            raise RuntimeError("the live writer process stopped while the gate was timed")
+        if not self.idle.wait(60):
+            raise RuntimeError("the live writer did not finish its batch in 60 s")
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.running.clear()
+        self.process.join(60)
+        if self.process.is_alive():
+            self.process.terminate()
+
+    @property
+    def landed(self) -> int:
+        return self.counter.value
+
+
+def _stats(waited: list[float], spent: list[float]) -> dict:
+    """Nearest-rank percentiles in ms: from when each ask was due, and of the ask alone."""
+    def rank(xs: list[float], p: float) -> float:
+        return round(xs[min(len(xs) - 1, math.ceil(p * len(xs)) - 1)] * 1000, 2)
+
+    w, s = sorted(waited), sorted(spent)
+    return {"median_ms": rank(w, 0.5), "p90_ms": rank(w, 0.9), "p99_ms": rank(w, 0.99),
+            "max_ms": rank(w, 1.0), "service_median_ms": rank(s, 0.5),
+            "service_p99_ms": rank(s, 0.99), "runs": len(w)}
+
+
+def measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: float,
+            asks_per_s: float = 20.0, warmup_s: float = 0.5) -> dict:
+    """``samples`` asks of each kind with the load running and as many with it paused, in
+    alternating blocks; the write rate is what landed while asks were timed under load.
+    ``vendors``: the generator's sources ``vendor0`` … in the graph (the writes rest on them).
+
+    Asks are due at a steady ``asks_per_s``, as payments arrive whatever the gate is doing,
+    and each is timed from when it was due: one that waits behind a slow one counts its wait
+    (timed from its own start only, a stall of the server would count once, however many
+    payments arrived during it). Both are reported."""
+    pays = payments(graph, max(1, min(samples, 500)))
+    policy = gate.GatePolicy()
+    waited: dict[tuple[str, bool], list[float]] = {
+        (kind, live): [] for kind in ("new", "release") for live in (False, True)}
+    spent: dict[tuple[str, bool], list[float]] = {key: [] for key in waited}
+    ok, live_s, live_writes, i = True, 0.0, 0, 0
+    with LiveWrites(url, graph.tenant, vendors, rate, f"live{time.time_ns()}") as load:
+        for block in range(2 * math.ceil(samples / BLOCK)):
+            live = block % 2 == 1
+            if live:
+                load.run()
+                time.sleep(warmup_s)  # the load in its stride before the clock
+                before = load.landed
+            t0, n = time.perf_counter(), 0
+            for _ in range(BLOCK):
+                p = pays[i % len(pays)]
+                i += 1
+                for kind, call in (("new", p.new), ("release", p.release)):
+                    due = t0 + n / asks_per_s
+                    n += 1
+                    time.sleep(max(0.0, due - time.perf_counter()))
+                    took, allowed = ask(graph, call, policy)
+                    spent[kind, live].append(took)
+                    waited[kind, live].append(time.perf_counter() - due)
+                    ok = ok and allowed
+            if live:
+                live_s += time.perf_counter() - t0
+                live_writes += load.landed - before
+                load.pause()  # the batch in flight lands before a quiet block
+    out = {f"{kind}_{'live' if live else 'quiet'}": _stats(ts[:samples], spent[kind, live][:samples])
+           for (kind, live), ts in waited.items()}
+    out.update(write_rate_target=rate, writes_per_s=round(live_writes / live_s),
+               asks_per_s=asks_per_s, payments=len(pays), all_allowed_on_two_domains=ok)
+    return out
+
+
+def table(results: dict[str, dict]) -> list[str]:
+    """The markdown rows of ``measure``'s results, by graph size."""
+    paced = next(iter(results.values()))["asks_per_s"]
+    lines = ["\n## The payment gate's decision while justified writes run\n",
+             "What the gate worker does for each question: `judge` then `record` (the decision "
+             "kept in the graph before the answer). *New*: a $12,000 payment not yet in the "
+             "graph, on its plan; *release*: the release of a stored proposal. Each rests on a "
+             "plan, a confirmation and a note that two observations of two trust domains state, "
+             "account included (fragility 2: allowed). *Live*: while another process sends "
+             "justified writes through the engine's write path; *quiet*: the same, in blocks "
+             f"of {BLOCK} asks of each kind alternating with the live ones. Asks are due at a "
+             f"steady {paced:g} a second and timed from when each was due, so that one arriving during a "
+             "stall of the server counts its wait; *the ask alone* is timed from its start.\n",
+             "| graph (memories) | ask | live: median / p90 / p99 ms | live, the ask alone: "
+             "median / p99 ms | quiet: median / p90 / p99 ms | runs each | writes/s during the "
+             "live asks |",
+             "|---:|---|---:|---:|---:|---:|---:|"]
+    for size, r in results.items():
+        for kind in ("new", "release"):
+            live, quiet = r[f"{kind}_live"], r[f"{kind}_quiet"]
+            lines.append(f"| {int(size):,} | {kind} | {live['median_ms']} / {live['p90_ms']} / "
+                         f"**{live['p99_ms']}** | {live['service_median_ms']} / "
+                         f"{live['service_p99_ms']} | {quiet['median_ms']} / {quiet['p90_ms']} / "
+                         f"{quiet['p99_ms']} | {live['runs']} | {r['writes_per_s']:,} |")
+    return lines + [""]
