@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from rescind.contract.errors import NotFound
+from rescind.contract.errors import Invalid, NotFound
 from rescind.contract.events import from_micros, to_micros
 from rescind.contract.layout import GATE_MIN_DOMAINS, GATE_THRESHOLD
 from rescind.core.belief import Node, Rules
@@ -81,9 +81,12 @@ class GatePolicy:
     @classmethod
     def from_settings(cls, s: Any) -> GatePolicy:
         """The policy of ``rescind.runtime.settings.Settings`` (or anything with its gate_*)."""
-        return cls(s.gate_threshold, s.gate_min_domains,
-                   frozenset(s.gate_trusted_kinds) if s.gate_trusted_kinds else None,
-                   s.gate_window_days, s.gate_currency, s.gate_rates, s.gate_require_currency)
+        try:
+            return cls(s.gate_threshold, s.gate_min_domains,
+                       frozenset(s.gate_trusted_kinds) if s.gate_trusted_kinds else None,
+                       s.gate_window_days, s.gate_currency, s.gate_rates, s.gate_require_currency)
+        except ValueError as exc:  # told as a refusal (exit 2, 422), not as a traceback
+            raise Invalid(f"RESCIND_GATE_CURRENCY or RESCIND_GATE_RATES: {exc}") from None
 
     def in_base(self, amount: float, currency: str | None) -> float:
         """``amount`` in the threshold's currency; NoRate when it cannot be judged."""

@@ -197,10 +197,10 @@ def test_every_surface_takes_its_defaults_from_the_layout(monkeypatch):
     assert (p.currency, dict(p.rates), p.require_currency) == (
         "EUR", {"USD": 0.92, "JPY": 0.0061}, True)
     monkeypatch.setenv("RESCIND_GATE_RATES", '{"XQQ": 1.0}')
-    with pytest.raises(ValueError, match="ISO 4217"):
+    with pytest.raises(Invalid, match="RESCIND_GATE_RATES: .* ISO 4217"):
         gate.GatePolicy.from_settings(Settings())
     monkeypatch.setenv("RESCIND_GATE_RATES", '{"GBP": 0}')
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(Invalid, match="positive"):
         gate.GatePolicy.from_settings(Settings())
 
 
