@@ -3,6 +3,8 @@ app on the session's FalkorDB, and a token of every role."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import redis
@@ -93,3 +95,13 @@ def tenant_of(fields: dict) -> str | None:
         return layout.decode(fields).event().get("tenant")
     except Invalid:
         return None
+
+
+@contextlib.contextmanager
+def hosted_story(falkordb: str, name: str) -> Iterator:
+    """The vendor-portal story in tenant ``name``, removed afterwards (a failure included)."""
+    s = make_story(falkordb, name)
+    try:
+        yield s
+    finally:
+        forget(falkordb, name)

@@ -10,17 +10,15 @@ from urllib.parse import quote
 import pytest
 
 from rescind.contract import events as ev
-from tests.support.api import COMPROMISE, forget, make_story
+from tests.support.api import COMPROMISE, hosted_story
 from tests.support.poison import NUL, event_samples, poisoned, text_fields
 
 
 @pytest.fixture(scope="module")
 def story(falkordb):
     """The vendor-portal story in a tenant of this module's; nothing here changes it."""
-    name = f"poison{os.getpid()}"
-    s = make_story(falkordb, name)
-    yield s
-    forget(falkordb, name)
+    with hosted_story(falkordb, f"poison{os.getpid()}") as s:
+        yield s
 
 
 WITHDRAW = {"memory": "a-remit", "reason": "told by mistake", "id": "wd-1"}

@@ -13,7 +13,7 @@ import redis
 
 from rescind.api import ROLES
 from rescind.contract import layout
-from tests.support.api import Story, forget, make_story, tenant_of
+from tests.support.api import Story, forget, hosted_story, make_story, tenant_of
 from tests.support.api_examples import EXAMPLES, ROUTES, TENANT_ROUTES, Ex, route_id, route_key
 
 _n = itertools.count()
@@ -54,10 +54,8 @@ def snapshot(s: Story) -> tuple:
 @pytest.fixture(scope="module")
 def tenant_a(falkordb):
     """A second tenant whose tokens knock on every door of the first."""
-    name = f"a{os.getpid()}-{next(_n)}"
-    s = make_story(falkordb, name)
-    yield s
-    forget(falkordb, name)
+    with hosted_story(falkordb, f"a{os.getpid()}-{next(_n)}") as s:
+        yield s
 
 
 @pytest.fixture

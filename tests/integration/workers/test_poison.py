@@ -29,17 +29,8 @@ from rescind.scenario.via_streams import wait_idle
 from rescind.workers import ingest, roles
 from rescind.workers.app import WorkerSettings, WorkerThread
 from rescind.workers.poison import isolate
+from tests.support.dead import dead_since, last_dead_id
 from tests.support.poison import AT, NUL, event_samples, poisoned, text_fields
-
-
-def dead_since(conn, start: str) -> list[dict]:
-    return [{k.decode(): v.decode() for k, v in f.items()}
-            for _, f in conn.xrange(layout.DEAD, min=start)]
-
-
-def last_dead_id(conn) -> str:
-    last = conn.xrevrange(layout.DEAD, count=1)
-    return "(" + last[0][0].decode() if last else "-"
 
 
 def lenient(body):

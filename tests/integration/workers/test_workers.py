@@ -19,6 +19,7 @@ from rescind.middleware.status import StatusCache
 from rescind.operator.recalls import recall_list
 from rescind.scenario.via_streams import wait_idle
 from rescind.workers.app import WorkerSettings, WorkerThread
+from tests.support.dead import dead_since, last_dead_id
 
 AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 
@@ -29,16 +30,6 @@ def workers(falkordb):
     with WorkerThread(WorkerSettings(url=falkordb, worker_id="wtest", reaper_idle_ms=2_000),
                       ("writer", "retraction", "reaper")):
         yield falkordb
-
-
-def dead_since(conn, start: str) -> list[dict]:
-    return [{k.decode(): v.decode() for k, v in f.items()}
-            for _, f in conn.xrange(layout.DEAD, min=start)]
-
-
-def last_dead_id(conn) -> str:
-    last = conn.xrevrange(layout.DEAD, count=1)
-    return "(" + last[0][0].decode() if last else "-"
 
 
 def world(tenant: str) -> list[ev.Event]:
