@@ -18,6 +18,12 @@ UNTRUSTED = "~untrusted"
 UNTRUSTED_KINDS = ("user", "agent")
 
 
+def trust_domains(facts: Mapping[str, tuple[str, str]]) -> dict[str, str]:
+    """Each source's trust domain as fragility counts it, from its (domain, kind): a user's or
+    an agent's is UNTRUSTED (not independent evidence)."""
+    return {s: UNTRUSTED if kind in UNTRUSTED_KINDS else d for s, (d, kind) in facts.items()}
+
+
 def cone_domains(cone: Mapping[str, Node], domain_of: Mapping[str, str], rules: Rules) -> list[str]:
     """Trust domains of the sources whose groundings still count somewhere in the cone."""
     found = {

@@ -12,9 +12,9 @@ from typing import Any
 from rescind.contract.errors import Invalid, NotFound
 from rescind.contract.events import from_micros, to_micros
 from rescind.contract.layout import GATE_MIN_DOMAINS, GATE_THRESHOLD
-from rescind.core.belief import Node, Rules
+from rescind.core.belief import Rules
 from rescind.core.evidence import evidence_cone, normalise_account
-from rescind.core.fragility import UNTRUSTED, UNTRUSTED_KINDS, cone_domains, weakest
+from rescind.core.fragility import cone_domains, trust_domains, weakest
 from rescind.core.money import NoRate, checked_rates, convert, currency_code, show
 from rescind.core.shapes import GateDecision
 from rescind.graph import queries as q
@@ -24,18 +24,6 @@ from rescind.graph.store import TenantGraph
 
 class UnknownAction(NotFound):
     """The gate was asked about an action the graph does not hold."""
-
-
-def cone(graph: TenantGraph, target: str) -> tuple[dict[str, Node], dict[str, str]]:
-    """Everything ``target`` rests on, and the trust domain of every source in it."""
-    c = ConeRead(graph, [target]).finish()
-    return c.nodes, _trust_domains(c.sources)
-
-
-def _trust_domains(sources: dict[str, tuple[str, str]]) -> dict[str, str]:
-    """Each source's trust domain as fragility counts it: a user's or an agent's is UNTRUSTED
-    (not independent evidence)."""
-    return {s: UNTRUSTED if kind in UNTRUSTED_KINDS else d for s, (d, kind) in sources.items()}
 
 
 def fragility_of(graph: TenantGraph, target: str) -> tuple[int, tuple[str, ...]]:
@@ -51,7 +39,7 @@ def weakest_of(graph: TenantGraph, target: str) -> tuple[int, tuple[str, ...], t
     c = read.finish()
     if target not in c.nodes:
         raise UnknownAction(f"unknown memory {target!r}")
-    rules, domain_of = graph.rules_from(read.rows[0]), _trust_domains(c.sources)
+    rules, domain_of = graph.rules_from(read.rows[0]), trust_domains(c.sources)
     domains = tuple(cone_domains(c.nodes, domain_of, rules))
     frag, witness = weakest(target, c.nodes, domain_of, rules)
     return frag, witness, domains
@@ -296,7 +284,7 @@ def _evidence(c: Cone, target: str, account: str | None, rules: Rules,
     nodes = c.of(target)
     sources = {g.source: c.sources[g.source] for n in nodes.values() for g in n.groundings}
     if not account:  # no account named: every domain its cone draws on counts (as before)
-        domain_of = _trust_domains(sources)
+        domain_of = trust_domains(sources)
         frag, witness = weakest(target, nodes, domain_of, rules)
         return frag, tuple(witness), tuple(cone_domains(nodes, domain_of, rules))
     seen, domain_of = evidence_cone(nodes, c.texts, account,

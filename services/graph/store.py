@@ -17,7 +17,6 @@ import redis
 from rescind.contract.errors import StalePreview
 from rescind.contract.layout import graph_key, lock_key
 from rescind.core.belief import Node, Rules, Status, Window
-from rescind.core.fragility import UNTRUSTED, UNTRUSTED_KINDS
 from rescind.core.shapes import Mutation, Region, WriteBatch
 from rescind.graph import queries as q
 from rescind.graph.cypher import (
@@ -246,12 +245,6 @@ class TenantGraph:
 
     def domains(self, sources: Iterable[str]) -> dict[str, str]:
         return {s: d for s, (d, _) in self.source_facts(sources).items()}
-
-    def trust_domains(self, sources: Iterable[str]) -> dict[str, str]:
-        """Each source's trust domain as fragility counts it: a user's or an agent's is
-        UNTRUSTED (not independent evidence)."""
-        return {s: UNTRUSTED if kind in UNTRUSTED_KINDS else d
-                for s, (d, kind) in self.source_facts(sources).items()}
 
     def write_context(self, justification_ids: list[str], groundings: list[dict],
                       ids: Iterable[str]) -> tuple[int, set[str], dict[str, Status], Rules]:
