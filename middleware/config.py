@@ -79,7 +79,13 @@ class Receipt(BaseModel):
     @field_validator("*")
     @classmethod
     def _one_group(cls, value: str | None) -> str | None:
-        if value is not None and re.compile(value).groups < 1:
+        if value is None:
+            return value
+        try:
+            groups = re.compile(value).groups
+        except re.error as exc:  # a pydantic error naming the field, not a bare re.error
+            raise ValueError(f"{value!r} is not a regular expression: {exc}") from None
+        if groups < 1:
             raise ValueError(f"{value!r} needs a group: (...) around the value")
         return value
 

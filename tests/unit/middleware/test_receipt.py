@@ -29,9 +29,11 @@ def test_what_does_not_fit_is_left_out_and_the_text_is_kept_either_way():
         "receipt": odd, "account": "X", "reference": "PAY-1"}
 
 
-def test_a_pattern_needs_a_group_around_the_value():
+def test_a_pattern_must_compile_and_have_a_group_around_the_value():
     with pytest.raises(ValidationError, match="needs a group"):
         Receipt(amount=r"Paid \$[0-9]+")
+    with pytest.raises(ValidationError, match="(?s)amount.*not a regular expression"):
+        Receipt(amount="Paid (")
     with pytest.raises(ValidationError, match="pattern"):
         ActionTool(default_currency="usd")
 
