@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 
 import redis
 from faststream import AckPolicy
@@ -68,11 +69,60 @@ def _raw_entries(msg: RedisStreamMessage) -> list[tuple[str, object]]:
     return out
 
 
+class Connection:
+    """Whether the workers reach FalkorDB (`rescind up` restarts a server that died).
+
+    The server is pinged every second, and at once when a subscriber meets a connection error;
+    once it does not answer, the outage is logged once,
+    the pings back off (doubling up to ``max_s``), and its end is logged once. Meanwhile the
+    background steps wait, and the connection errors of FastStream's subscribers (each retries
+    every 5 s on its own) are not logged: a traceback per subscriber per attempt said nothing
+    the outage's line does not."""
+
+    def __init__(self, conn: redis.Redis, first_s: float = 0.25, max_s: float = 5.0) -> None:
+        self.conn, self.first_s, self.max_s = conn, first_s, max_s
+        self.up = True
+        self._since = 0.0
+        self._look = asyncio.Event()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """A logging filter for the broker's logger (its records come from the event loop):
+        connection errors are the watch's to tell (BusyLoadingError too: the server is loading
+        after a restart)."""
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, redis.ConnectionError):
+            self._look.set()
+            return False
+        return True
+
+    async def watch(self, running) -> None:
+        pause = self.first_s
+        while running():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._look.wait(), 1.0 if self.up else pause)
+            self._look.clear()
+            try:
+                await asyncio.to_thread(self.conn.ping)
+            except (redis.ConnectionError, redis.TimeoutError) as exc:
+                if self.up:
+                    self.up, self._since = False, time.monotonic()
+                    log.warning("lost FalkorDB (%s); the workers wait for it", exc)
+                pause = min(self.max_s, pause * 2)
+                continue
+            if not self.up:
+                log.warning("FalkorDB answers again after %.0f s; the workers go on",
+                            time.monotonic() - self._since)
+                self.up = True
+            pause = self.first_s
+
+
 async def _survive(what: str, fn, *args) -> None:
-    """Run one step of a background loop in a thread; a failure (the server restarting, say)
-    is logged and the loop goes on, so held writes are never left without a retrier."""
+    """Run one step of a background loop in a thread; a failure is logged and the loop goes on,
+    so held writes are never left without a retrier. A lost connection is Connection's to tell."""
     try:
         await asyncio.to_thread(fn, *args)
+    except redis.ConnectionError:
+        pass
     except Exception:
         log.exception("%s failed; trying again on the next round", what)
 
@@ -87,9 +137,10 @@ def _text(value: object) -> object:
     return value.decode(errors="replace") if isinstance(value, bytes) else value
 
 
-def build(settings: WorkerSettings, roles: tuple[str, ...]) -> tuple[RedisBroker, Workers]:
+def build(settings: WorkerSettings, roles: tuple[str, ...],
+          logger: logging.Logger = log) -> tuple[RedisBroker, Workers]:
     """A broker with the subscribers of ``roles`` on every partition (groups declared first)."""
-    broker = RedisBroker(settings.url, logger=log, middlewares=[RedisTelemetryMiddleware()])
+    broker = RedisBroker(settings.url, logger=logger, middlewares=[RedisTelemetryMiddleware()])
     workers = Workers(settings)
     st.ensure_groups(workers.conn, settings.partitions)
     if "gate" in roles:
@@ -108,7 +159,11 @@ def build(settings: WorkerSettings, roles: tuple[str, ...]) -> tuple[RedisBroker
 async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.Event,
                 ready: asyncio.Event | None = None) -> None:
     """Run ``roles`` until ``stop`` is set: then stop taking work, finish what is in hand, exit."""
-    broker, workers = build(settings, roles)
+    # The broker's own logger, so that only its records are folded into an outage's line.
+    broker_log = logging.getLogger(f"{log.name}.broker.{settings.worker_id}")
+    broker, workers = build(settings, roles, broker_log)
+    connection = Connection(workers.conn)
+    broker_log.addFilter(connection)
     await broker.start()
     telemetry.lag.add(workers.conn, [*layout.event_streams(settings.partitions), layout.GATE])
 
@@ -120,7 +175,7 @@ async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.
     async def retry_held() -> None:
         while running():
             await asyncio.sleep(0.2)
-            if running():
+            if running() and connection.up:
                 async with workers.lock:
                     await _survive("retrying held writes", workers.retry_held)
 
@@ -129,13 +184,14 @@ async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.
         drained the stream, is sent at once); when none does soon, it is sent on its own."""
         while running():
             await asyncio.sleep(IDLE_FLUSH_S / 5)
-            if running() and workers.pipeline.kept_for() > IDLE_FLUSH_S:
+            if running() and connection.up and workers.pipeline.kept_for() > IDLE_FLUSH_S:
                 async with workers.lock:
                     await _survive("sending a kept batch", _paused, workers.pipeline.flush)
 
     # The reaper redoes writes through the same pipeline and holds, so it needs both too.
     background = [asyncio.create_task(retry_held()), asyncio.create_task(flush_idle())] \
         if {"writer", "reaper"} & set(roles) else []
+    watch = asyncio.create_task(connection.watch(running))  # no lock held: cancelled at the end
     if ready is not None:
         ready.set()
     try:
@@ -145,10 +201,12 @@ async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.
         # Not cancelled: a cancel would free the lock while its thread still flushes or
         # retries, racing the close below. Each ends after the step it is in.
         closing.set()
-        await asyncio.gather(*background, return_exceptions=True)
+        watch.cancel()
+        await asyncio.gather(*background, watch, return_exceptions=True)
         async with workers.lock:
             await asyncio.to_thread(workers.pipeline.close)
         telemetry.lag.remove(workers.conn)
+        broker_log.removeFilter(connection)
         workers.conn.close()
 
 
