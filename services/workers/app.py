@@ -79,8 +79,9 @@ class Connection:
     every 5 s on its own) are not logged: a traceback per subscriber per attempt said nothing
     the outage's line does not."""
 
-    def __init__(self, conn: redis.Redis, first_s: float = 0.25, max_s: float = 5.0) -> None:
-        self.conn, self.first_s, self.max_s = conn, first_s, max_s
+    def __init__(self, first_s: float = 0.25, max_s: float = 5.0) -> None:
+        self.conn: redis.Redis | None = None  # the workers', once they are built
+        self.first_s, self.max_s = first_s, max_s
         self.up = True
         self._since = 0.0
         self._look = asyncio.Event()
@@ -161,10 +162,14 @@ async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.
     """Run ``roles`` until ``stop`` is set: then stop taking work, finish what is in hand, exit."""
     # The broker's own logger, so that only its records are folded into an outage's line.
     broker_log = logging.getLogger(f"{log.name}.broker.{settings.worker_id}")
-    broker, workers = build(settings, roles, broker_log)
-    connection = Connection(workers.conn)
+    connection = Connection()
     broker_log.addFilter(connection)
-    await broker.start()
+    started = await _start(settings, roles, broker_log, stop)
+    if started is None:
+        broker_log.removeFilter(connection)
+        return
+    broker, workers = started
+    connection.conn = workers.conn
     telemetry.lag.add(workers.conn, [*layout.event_streams(settings.partitions), layout.GATE])
 
     closing = asyncio.Event()  # set on the way out, also when ``stop`` never was
@@ -210,6 +215,36 @@ async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.
         workers.conn.close()
 
 
+async def _start(settings: WorkerSettings, roles: tuple[str, ...], logger: logging.Logger,
+                 stop: asyncio.Event) -> tuple[RedisBroker, Workers] | None:
+    """Build and start the broker. A server that does not answer (`rescind up` restarting it
+    as the workers start) is waited for, with a pause that doubles up to 5 s and one line in
+    the log; None if ``stop`` is set meanwhile."""
+    pause, told = 0.25, False
+    while not stop.is_set():
+        broker = workers = None
+        try:
+            broker, workers = build(settings, roles, logger)
+            await broker.start()
+            return broker, workers
+        # TimeoutError: a subscriber's first fetch failed, and FastStream's pause before the
+        # next (5 s) outlasted its wait for the subscriber to start (3 s).
+        except (redis.ConnectionError, redis.TimeoutError, TimeoutError) as exc:
+            if broker is not None:
+                with contextlib.suppress(Exception):
+                    await broker.stop()
+            if workers is not None:
+                workers.conn.close()
+            if not told:
+                log.warning("FalkorDB does not answer (%s); the workers wait for it",
+                            str(exc) or type(exc).__name__)
+                told = True
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), pause)
+        pause = min(5.0, pause * 2)
+    return None
+
+
 class WorkerThread:
     """Workers in a background thread with their own event loop (replay, tests, `rescind up`)."""
 
@@ -228,7 +263,8 @@ class WorkerThread:
             self._stop = asyncio.Event()
             ready = asyncio.Event()
             task = asyncio.create_task(serve(self.settings, self.roles, self._stop, ready))
-            await ready.wait()
+            await asyncio.wait([task, asyncio.create_task(ready.wait())],
+                               return_when=asyncio.FIRST_COMPLETED)  # serve may end unstarted
             self._started.set()
             await task
         try:
@@ -240,6 +276,7 @@ class WorkerThread:
     def start(self, timeout: float = 20) -> WorkerThread:
         self._thread.start()
         if not self._started.wait(timeout) or self.error:
+            self.stop()
             raise RuntimeError(f"workers did not start: {self.error!r}")
         return self
 
