@@ -196,14 +196,23 @@ def reach(data_dir: str | os.PathLike,
         time.sleep(0.05)  # the owner is between taking the directory and starting the server
 
 
+def _prctl():
+    """libc's prctl, looked up in the parent: the child, forked from a process with threads,
+    should do as little as it can before exec (no dlopen there)."""
+    try:
+        return ctypes.CDLL("libc.so.6", use_errno=True).prctl
+    except OSError:  # not Linux: atexit and signal handlers are the only guard
+        return None
+
+
+_PRCTL = _prctl()
+
+
 def _die_with_parent() -> None:
     """In the child, before exec: ask Linux to send SIGTERM when the parent dies. "Parent" is
     the thread that started the child: a long-lived thread must start it (see Supervisor)."""
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
-    except OSError:  # not Linux: atexit and signal handlers are the only guard
-        pass
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
 
 
 def free_port() -> int:
