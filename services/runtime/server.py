@@ -57,7 +57,7 @@ class ServerGone(ServerError):
 class ServerStatus(BaseModel):
     """What the server is doing, as health and the progress lines tell it."""
 
-    state: Literal["up", "starting", "loading", "restarting", "down", "failed"]
+    state: Literal["up", "loading", "busy", "restarting", "down", "failed"]
     loaded_percent: float | None = None
     eta_s: int | None = None
     detail: str = ""
@@ -68,14 +68,15 @@ class ServerStatus(BaseModel):
 
 
 def probe(client: redis.Redis) -> ServerStatus:
-    """One look at the server: up (graph commands answer), loading (and how far), or down."""
+    """One look at the server: up (graph commands answer), loading (and how far), busy (it took
+    the connection but did not answer in time: a long step of loading, or stuck), or down."""
     try:
         client.execute_command("GRAPH.LIST")
         return ServerStatus(state="up", detail="FalkorDB answers")
     except redis.BusyLoadingError:
         return _loading(client)
-    except redis.TimeoutError:  # accepted, but busy: a long step of loading, or stuck
-        return ServerStatus(state="loading", detail="FalkorDB did not answer in time (busy "
+    except redis.TimeoutError:
+        return ServerStatus(state="busy", detail="FalkorDB did not answer in time (busy "
                             "loading its data, or stuck)")
     except redis.ConnectionError as exc:
         return ServerStatus(state="down", detail=f"FalkorDB does not answer: {exc}")
@@ -142,8 +143,10 @@ def wait_ready(url: str, alive: Callable[[], bool] | None = None,
             if alive is not None and not alive():
                 raise ServerGone(f"FalkorDB at {url} stopped while we waited for it: "
                                  f"{status.detail}")
-            if status.state == "loading":
-                deadline = None  # it is there and working: no limit shorter than the data needs
+            # Loading, or busy in a long step of it: no limit shorter than the data needs. A
+            # server that is not ours to wait for is given that only while it says LOADING.
+            if status.state == "loading" or (status.state == "busy" and alive is not None):
+                deadline = None
                 loaded = True
                 if on_progress is not None:
                     on_progress(status)
@@ -152,7 +155,7 @@ def wait_ready(url: str, alive: Callable[[], bool] | None = None,
             elif deadline is not None and time.monotonic() > deadline:
                 raise ServerError(f"cannot start the embedded FalkorDB: it did not answer on "
                                   f"{url} in {connect_timeout}s")
-            time.sleep(0.05 if status.state != "loading" else 0.25)
+            time.sleep(0.25 if loaded else 0.05)
     finally:
         client.close()
 
