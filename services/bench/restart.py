@@ -6,9 +6,10 @@ For each size, on a fresh data directory with the AOF settings `rescind up` uses
 generator of `rescind bench engine`), then a day of justified writes goes through the event path
 (publisher, stream, writer worker) while the AOF rewrites itself as configured. The server is
 stopped, then started again ``repeats`` times on the directory, each start timed from spawn
-until it answers graph commands. The server's log splits a start into the RDB base and the
-replayed commands; with the replay rate it gives the worst case as well: a restart just before
-the next rewrite replays commands up to the rewrite threshold.
+until it answers graph commands; the server's log splits each start into the RDB base and the
+replayed commands. Then the worst case: with rewrites off, more events of the same kind are
+sent until the AOF's commands reach the size at which a rewrite would have started (the most a
+restart can find), and the restarts are timed again.
 """
 
 from __future__ import annotations
@@ -45,11 +46,12 @@ MB = 1024 * 1024
 DAY_STARTS = datetime(2026, 11, 16, tzinfo=UTC)
 
 
-def day_of_events(tenant: str, sources: list[str], n: int) -> Iterator[ev.Event]:
-    """``n`` justified writes over a day: half observations of the graph's sources, half notes
-    resting on such an observation and on one the graph already held of the same source."""
+def day_of_events(tenant: str, sources: list[str], n: int, first: int = 0) -> Iterator[ev.Event]:
+    """``n`` justified writes over a day (from the ``first``): half observations of the graph's
+    sources, half notes resting on such an observation and on one the graph already held of the
+    same source."""
     step = timedelta(days=1) / max(n, 1)
-    for i in range(n // 2):
+    for i in range(first // 2, (first + n) // 2):
         source = sources[i % len(sources)]
         at = DAY_STARTS + 2 * i * step
         text = f"{source} says reading {i}"
@@ -62,12 +64,12 @@ def day_of_events(tenant: str, sources: list[str], n: int) -> Iterator[ev.Event]
 
 
 def _through_the_event_path(url: str, tenant: str, sources: list[str], n: int,
-                            spool: Path) -> float:
-    """Publish the day's events and wait until the writer has acknowledged every one."""
+                            spool: Path, first: int = 0) -> float:
+    """Publish the events and wait until the writer has acknowledged every one."""
     started = time.perf_counter()
     with WorkerThread(WorkerSettings(url=url, worker_id="bench-restart"), ("writer",)):
         pub = Publisher(url, capacity=n + 1, spool_dir=spool)
-        for event in day_of_events(tenant, sources, n):
+        for event in day_of_events(tenant, sources, n, first):
             pub.publish(event)
         pub.close(timeout=3600)
         wait_idle(redis.Redis.from_url(url), layout.tenant_stream(tenant), timeout=3600,
@@ -99,57 +101,100 @@ def _phases(log_file: Path) -> dict[str, float]:
     return spent
 
 
-def measure(size: int, events: int, repeats: int, batch: int, work: Path, progress) -> dict:
-    """Load, append a day of events, restart ``repeats`` times; the figures of one size."""
+def _fill_to_threshold(url: str, tenant: str, sources: list[str], first: int,
+                       spool: Path) -> int:
+    """With rewrites off, send more events until the AOF's commands reach the size at which a
+    rewrite would have started; how many were sent."""
+    conn = redis.Redis.from_url(url)
+    conn.config_set("auto-aof-rewrite-percentage", 0)
+    info = conn.info("persistence")
+    goal = _threshold(info["aof_base_size"])
+    sent, chunk = 0, 2_000
+    while (grown := info["aof_current_size"] - info["aof_base_size"]) < goal:
+        _through_the_event_path(url, tenant, sources, chunk, spool, first + sent)
+        sent += chunk
+        info = conn.info("persistence")
+        per_event = max((info["aof_current_size"] - info["aof_base_size"] - grown) / chunk, 1)
+        chunk = max(2, 2 * round((goal - info["aof_current_size"] + info["aof_base_size"])
+                                 / per_event / 2 + 1))
+    conn.close()
+    return sent
+
+
+class _Kept(EmbeddedFalkorDB):
+    """The embedded server with automatic rewrites off, so that each timed start finds the same
+    files (loading does not depend on that setting; what follows it would)."""
+
+    def command(self) -> list[str]:
+        return [*super().command(), "--auto-aof-rewrite-percentage", "0"]
+
+
+def _restarts(data: Path, tenant: str, memories: int, repeats: int, label: str,
+              progress) -> dict:
+    """Start the server on ``data`` ``repeats`` times: the AOF it found, each start's seconds,
+    their median, and the server's own split between the base and the replayed commands."""
+    restarts, phases = [], []
+    for _ in range(repeats):
+        server = _Kept(data_dir=data)
+        started = time.perf_counter()
+        server.start(on_progress=lambda status: None)  # timed here, told below
+        restarts.append(time.perf_counter() - started)
+        phases.append(_phases(server.log_file))
+        conn = connect(server.url)
+        info = conn.info("persistence")
+        found = TenantGraph(conn, tenant).rows(q.MEMORY_TOTAL)[0][0]
+        server.stop()
+        if found != memories:
+            raise RuntimeError(f"{memories:,} memories before the restart, {found:,} after")
+        progress.console.print(f"{label}: restarted in {restarts[-1]:.1f} s")
+    base = info["aof_base_size"]
+    return {"aof_base_mb": round(base / MB, 1),
+            "aof_commands_mb": round((info["aof_current_size"] - base) / MB, 1),
+            "rewrite_at_mb": round(_threshold(base) / MB, 1),
+            "restart_s": [round(t, 2) for t in restarts],
+            "median_s": round(statistics.median(restarts), 2),
+            "base_s": round(statistics.median(p["base"] for p in phases), 2),
+            "commands_s": round(statistics.median(p["incr"] for p in phases), 2)}
+
+
+def measure(size: int, events: int, repeats: int, batch: int, work: Path, progress,
+            threshold: bool = True) -> dict:
+    """Load, append a day of events, restart; fill the commands to the threshold, restart."""
     data = work / f"data-{size}"
     shutil.rmtree(data, ignore_errors=True)
     tenant = f"bench-restart-{size}"
     clusters = plain_clusters(size)
+    sources = [c.source for c in clusters]
     with EmbeddedFalkorDB(data_dir=data) as server:
         graph = TenantGraph(connect(server.url), tenant)
         task = progress.add_task(f"load {size:,} memories", total=int(size * 1.04))
         writes, load_s = load(graph, clusters, batch, progress, task)
         progress.console.print(f"{size:,}: {writes:,} writes loaded in {load_s:.0f} s; "
                                f"{events:,} events through the event path…")
-        events_s = _through_the_event_path(server.url, tenant, [c.source for c in clusters],
-                                           events, work / "spool")
+        events_s = _through_the_event_path(server.url, tenant, sources, events, work / "spool")
         memories = graph.rows(q.MEMORY_TOTAL)[0][0]
         if memories < size + events:  # dead-lettered or still held: the figures would lie
             raise RuntimeError(f"{size + events:,} memories expected, {memories:,} in the graph")
         info = _settle(graph.conn)
         used = graph.conn.info("memory")["used_memory"]
-    base, current = info["aof_base_size"], info["aof_current_size"]
-    restarts, phases = [], []
-    for _ in range(repeats):
-        server = EmbeddedFalkorDB(data_dir=data)
-        started = time.perf_counter()
-        server.start(on_progress=lambda status: None)  # timed here, told below
-        restarts.append(time.perf_counter() - started)
-        phases.append(_phases(server.log_file))
-        found = TenantGraph(connect(server.url), tenant).rows(q.MEMORY_TOTAL)[0][0]
-        server.stop()
-        if found != memories:
-            raise RuntimeError(f"{memories:,} memories before the restart, {found:,} after")
-        progress.console.print(f"{size:,}: restarted in {restarts[-1]:.1f} s")
-    median = statistics.median(restarts)
-    base_s = statistics.median(p["base"] for p in phases)
-    incr_s = statistics.median(p["incr"] for p in phases)
-    threshold = max(_bytes(_aof_setting("auto-aof-rewrite-min-size")) - base,
-                    base * int(_aof_setting("auto-aof-rewrite-percentage")) // 100)
-    # Replaying commands costs about the same per byte whatever their number: a restart just
-    # before the next rewrite replays ``threshold`` bytes of them.
-    rate = (current - base) / incr_s if incr_s > 0.05 else None
-    worst = median - incr_s + threshold / rate if rate else None
+    after_day = _restarts(data, tenant, memories, repeats, f"{size:,} after a day", progress)
+    more, worst = 0, None
+    if threshold:
+        with _Kept(data_dir=data) as server:
+            more = _fill_to_threshold(server.url, tenant, sources, events, work / "spool")
+        worst = _restarts(data, tenant, memories + more, repeats, f"{size:,} at the threshold",
+                          progress)
     shutil.rmtree(data, ignore_errors=True)
     return {"memories": memories, "writes_loaded": writes, "load_s": round(load_s, 1),
-            "events": events, "events_s": round(events_s, 1),
-            "used_memory_mb": round(used / MB), "aof_base_mb": round(base / MB, 1),
-            "aof_commands_mb": round((current - base) / MB, 1),
-            "aof_rewrites": info["aof_rewrites"], "rewrite_threshold_mb": round(threshold / MB, 1),
-            "restart_s": [round(t, 2) for t in restarts], "median_s": round(median, 2),
-            "base_s": round(base_s, 2), "commands_s": round(incr_s, 2),
-            "worst_case_s": round(worst, 1) if worst is not None else None,
-            "target_s": TARGET_S}
+            "events": events, "events_s": round(events_s, 1), "used_memory_mb": round(used / MB),
+            "aof_rewrites": info["aof_rewrites"], "after_a_day": after_day,
+            "events_to_threshold": more, "at_the_rewrite_threshold": worst, "target_s": TARGET_S}
+
+
+def _threshold(base: int) -> int:
+    """How large the AOF's commands grow before the server rewrites them into a new base."""
+    return max(_bytes(_aof_setting("auto-aof-rewrite-min-size")) - base,
+               base * int(_aof_setting("auto-aof-rewrite-percentage")) // 100)
 
 
 def _aof_setting(name: str) -> str:
@@ -162,7 +207,7 @@ def _bytes(text: str) -> int:
 
 
 def run(sizes: list[int], events: int, repeats: int, batch: int, out: Path, command: str,
-        console, work_dir: Path | None = None) -> dict:
+        console, work_dir: Path | None = None, threshold: bool = True) -> dict:
     results = {"command": command,
                "machine": {"python": sys.version.split()[0], "platform": platform.platform(),
                            "cpus": len(os.sched_getaffinity(0)), "load_at_start": _load()},
@@ -174,7 +219,7 @@ def run(sizes: list[int], events: int, repeats: int, batch: int, out: Path, comm
             Progress(console=console, transient=True, auto_refresh=False) as progress:
         for size in sizes:
             results["sizes"][str(size)] = measure(size, events, repeats, batch, Path(tmp),
-                                                  progress)
+                                                  progress, threshold)
     results["machine"]["load_at_end"] = _load()  # the machine is shared: what ran meanwhile
     write(results, out)
     return results
@@ -191,24 +236,32 @@ def write(results: dict, out: Path) -> None:
              f"Machine: {results['machine']}  ", f"AOF: `{results['aof_settings']}`  ",
              f"A day of events: {results['a_day']}\n",
              "Each restart is timed from spawning the server until it answers graph commands; "
-             "the base and commands columns are the server's own log of that start. The worst "
-             "case is estimated, not measured: a restart just before the next rewrite replays "
-             "commands up to the rewrite threshold, at the replay rate measured here.\n",
-             "| memories | writes loaded | events | AOF base MB | AOF commands MB | rewrite at "
-             "MB | restarts s | median s | base s | commands s | worst case s (est.) | "
-             "target s |",
-             "|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
+             "the base and commands columns are the server's own log of that start. *After a "
+             "day*: the files as the day left them. *At the rewrite threshold*: more events of "
+             "the same kind, with rewrites off, until the commands reach the size at which a "
+             "rewrite would start, the most a restart can find.\n",
+             "| memories | AOF | base MB | commands MB | rewrite at MB | restarts s | "
+             "median s | base s | commands s | target s |",
+             "|---:|---|---:|---:|---:|---|---:|---:|---:|---:|"]
     for r in results["sizes"].values():
-        worst = "–" if r["worst_case_s"] is None else r["worst_case_s"]
-        lines.append(f"| {r['memories']:,} | {r['writes_loaded']:,} | {r['events']:,} | "
-                     f"{r['aof_base_mb']} | {r['aof_commands_mb']} | "
-                     f"{r['rewrite_threshold_mb']} | "
-                     f"{', '.join(str(t) for t in r['restart_s'])} | **{r['median_s']}** | "
-                     f"{r['base_s']} | {r['commands_s']} | {worst} | {r['target_s']:g} |")
-    lines += ["", "Loading the data and the day of events (not part of the restart):", "",
-              "| memories | load s | events s | server memory MB | AOF rewrites |",
-              "|---:|---:|---:|---:|---:|"]
+        for label, key, extra in (("after a day", "after_a_day", 0),
+                                  ("at the rewrite threshold", "at_the_rewrite_threshold",
+                                   r["events_to_threshold"])):
+            t = r[key]
+            if t is None:
+                continue
+            lines.append(f"| {r['memories'] + extra:,} | {label} | {t['aof_base_mb']} | "
+                         f"{t['aof_commands_mb']} | {t['rewrite_at_mb']} | "
+                         f"{', '.join(str(x) for x in t['restart_s'])} | **{t['median_s']}** | "
+                         f"{t['base_s']} | {t['commands_s']} | {r['target_s']:g} |")
+    lines += ["", "Building each data directory (not part of the restart): the memories loaded "
+              "with the engine's batched writes, then the day of events through the event path, "
+              "then the events that took the commands to the threshold.", "",
+              "| memories | writes loaded | load s | events | events s | events to the "
+              "threshold | server memory MB | AOF rewrites |",
+              "|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results["sizes"].values():
-        lines.append(f"| {r['memories']:,} | {r['load_s']} | {r['events_s']} | "
+        lines.append(f"| {r['memories']:,} | {r['writes_loaded']:,} | {r['load_s']} | "
+                     f"{r['events']:,} | {r['events_s']} | {r['events_to_threshold']:,} | "
                      f"{r['used_memory_mb']} | {r['aof_rewrites']} |")
     (out / "restart.md").write_text("\n".join(lines) + "\n")

@@ -217,6 +217,8 @@ def bench_restart(
     events: int = typer.Option(100_000, help="A day of justified writes through the event path"),
     repeats: int = typer.Option(3, help="Restarts timed per size; the median is reported"),
     batch: int = typer.Option(5000, help="Writes per batched load query"),
+    threshold: bool = typer.Option(True, help="Also time restarts with the AOF's commands at "
+                                   "the size that starts a rewrite (the most a restart finds)"),
     work_dir: Path | None = typer.Option(None, "--work-dir", help="Where the data directories "
                                          "are made (deleted after; default: the system's temp)"),
     out_dir: Path = typer.Option(Path("docs/bench"), "--out", help="Where results are written"),
@@ -234,7 +236,7 @@ def bench_restart(
     _writable(out_dir)
     command = " ".join(["rescind bench restart", *sys.argv[3:]])
     result = run_restart(graph_sizes, events, repeats, batch, out_dir, command,
-                         err if as_json else out_console(), work_dir)
+                         err if as_json else out_console(), work_dir, threshold)
     if as_json:
         print(json.dumps(result, indent=2))
     else:

@@ -32,13 +32,14 @@ from pydantic import BaseModel
 from rescind.contract.errors import Unavailable
 
 # Persistence with a data directory. Redis 8.2 (the wheel's) keeps a multi-part AOF: an RDB
-# base (the preamble) and files of commands written since. Loading the base is fast: 1M
-# memories in about 10 s, most of it FalkorDB building the indexes. Replaying commands is
-# slower, since each graph write runs again: so a rewrite folds them into a new base once they
-# are a quarter of it (or 16 MB, while the base is small), and a restart replays at most that.
-# Redis's defaults (100 %, 64 MB) let a 46 MB AOF of commands take 94 s.
+# base (the preamble) and files of commands written since. The base of 1M memories loads in
+# about 10 s, most of it FalkorDB building its indexes, and leaves little of a 15 s budget to
+# replaying commands, each graph write run again (about 10 MB/s at 1M memories). So a rewrite
+# folds the commands into a new base once they are a tenth of it (16 MB while the base is
+# small): a restart replays at most that. Redis's defaults (100 %, 64 MB) let a 46 MB AOF of
+# commands take 94 s. A rewrite of 1M memories takes a forked child about 5 s.
 AOF = ["--appendonly", "yes", "--appendfsync", "everysec", "--aof-use-rdb-preamble", "yes",
-       "--auto-aof-rewrite-percentage", "25", "--auto-aof-rewrite-min-size", "16mb"]
+       "--auto-aof-rewrite-percentage", "10", "--auto-aof-rewrite-min-size", "16mb"]
 LOG_MAX_BYTES = 8 * 1024 * 1024  # the server's log is moved aside to falkordb.log.1 past this
 
 
