@@ -238,8 +238,9 @@ def write(results: dict, out: Path) -> None:
              "Each restart is timed from spawning the server until it answers graph commands; "
              "the base and commands columns are the server's own log of that start. *After a "
              "day*: the files as the day left them. *At the rewrite threshold*: more events of "
-             "the same kind, with rewrites off, until the commands reach the size at which a "
-             "rewrite would start, the most a restart can find.\n",
+             "the same kind, with rewrites off, until the commands reach (or just pass, by part "
+             "of a chunk of events) the size at which a rewrite would start: the most a restart "
+             "can find.\n",
              "| memories | AOF | base MB | commands MB | rewrite at MB | restarts s | "
              "median s | base s | commands s | target s |",
              "|---:|---|---:|---:|---:|---|---:|---:|---:|---:|"]
