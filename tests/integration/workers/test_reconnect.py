@@ -51,6 +51,9 @@ def test_workers_reconnect_after_a_killed_server_comes_back_and_say_so_once(tmp_
             server.restart()
             _publish(server.url, 100, 100)
             _until("the events published after the restart", lambda: _count(server.url) == 200)
+            # The subscribers may resume before the watch's next look (its pause is up to 5 s).
+            _until("the outage's end in the log",
+                   lambda: any("answers again" in r.getMessage() for r in caplog.records))
     finally:
         workers.stop()
         server.stop()
