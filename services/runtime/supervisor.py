@@ -62,9 +62,11 @@ class Supervisor:
         return self
 
     def stop(self) -> None:
+        """Stop watching. A restart still loading is not waited for: the server's own stop,
+        which follows, ends it, and the thread with it."""
         self._stop.set()
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
-            self._thread.join(60)
+            self._thread.join(5)
         self._client.close()
 
     def __enter__(self) -> Supervisor:
