@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import redis
@@ -19,6 +20,7 @@ from rescind.api.state import Api, Guard, kind, tenant_or_none
 from rescind.contract import layout
 from rescind.contract.errors import RescindError, Unauthenticated, http_status
 from rescind.graph.store import connect
+from rescind.runtime.server import ServerStatus, probe
 from rescind.runtime.settings import Settings
 
 log = logging.getLogger("rescind.api")
@@ -27,8 +29,11 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' 
        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 
 
-def create_app(settings: Settings | None = None, conn: redis.Redis | None = None) -> FastAPI:
-    """The API on the FalkorDB server at ``settings.url`` (or on ``conn``)."""
+def create_app(settings: Settings | None = None, conn: redis.Redis | None = None,
+               server_status: Callable[[], ServerStatus] | None = None) -> FastAPI:
+    """The API on the FalkorDB server at ``settings.url`` (or on ``conn``). ``server_status``
+    is what health reports of the server (`rescind up`'s supervisor knows it is restarting);
+    by default a look at it."""
     settings = settings or Settings()
     if conn is None:
         if not settings.url:
@@ -45,15 +50,25 @@ def create_app(settings: Settings | None = None, conn: redis.Redis | None = None
     app.include_router(routes.router)
     _errors(app)
 
-    @app.get("/api/health", tags=["health"], summary="Liveness, the FalkorDB connection, and "
-             "writes waiting for a premise that has not arrived")
+    looks = _short(conn)  # a stuck server must not hold health for the API's long timeout
+    server_status = server_status or (lambda: probe(looks))
+
+    @app.get("/api/health", tags=["health"], summary="Liveness, the FalkorDB server (up, "
+             "loading and how far, restarting, down), and writes waiting for a premise that "
+             "has not arrived")
     def health() -> dict:
+        server = server_status()
+        if not server.ok:
+            return JSONResponse({"ok": False, "server": server.model_dump(exclude_none=True),
+                                 "detail": server.detail}, 503)
         try:
             waiting = [int(v) for v in conn.hvals(layout.WAITING)]
-            return {"ok": bool(conn.ping()), "premises_awaited": len(waiting),
-                    "longest_wait_s": int(time.time()) - min(waiting) if waiting else 0}
         except redis.ConnectionError:
-            return JSONResponse({"ok": False, "detail": "FalkorDB unreachable"}, 503)
+            return JSONResponse({"ok": False, "server": {"state": "down"},
+                                 "detail": "FalkorDB unreachable"}, 503)
+        return {"ok": True, "server": server.model_dump(exclude_none=True),
+                "premises_awaited": len(waiting),
+                "longest_wait_s": int(time.time()) - min(waiting) if waiting else 0}
 
     @app.get("/", include_in_schema=False)
     def root() -> RedirectResponse:
@@ -62,6 +77,14 @@ def create_app(settings: Settings | None = None, conn: redis.Redis | None = None
     app.mount("/console", StaticFiles(directory=STATIC, html=True), name="console")
     app.add_middleware(Limits, max_body=settings.api_max_body)
     return app
+
+
+def _short(conn: redis.Redis) -> redis.Redis:
+    """A client of the same server whose commands give up within seconds."""
+    pool = conn.connection_pool
+    kwargs = {**pool.connection_kwargs, "socket_timeout": 2.0, "socket_connect_timeout": 1.0}
+    return redis.Redis(connection_pool=redis.ConnectionPool(
+        connection_class=pool.connection_class, max_connections=4, **kwargs))
 
 
 def permission_of(route) -> str | None:

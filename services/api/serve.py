@@ -7,12 +7,13 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import uvicorn
 
 from rescind.api.app import create_app
 from rescind.contract.errors import Unavailable
+from rescind.runtime.server import ServerStatus
 from rescind.runtime.settings import Settings
 
 
@@ -34,10 +35,11 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _server(url: str, settings: Settings | None) -> uvicorn.Server:
+def _server(url: str, settings: Settings | None,
+            server_status: Callable[[], ServerStatus] | None = None) -> uvicorn.Server:
     settings = (settings or Settings()).model_copy(update={"url": url})
-    return uvicorn.Server(uvicorn.Config(create_app(settings), log_level="warning",
-                                         lifespan="off", access_log=False))
+    return uvicorn.Server(uvicorn.Config(create_app(settings, server_status=server_status),
+                                         log_level="warning", lifespan="off", access_log=False))
 
 
 def serve_forever(url: str, host: str, port: int, settings: Settings | None = None) -> None:
@@ -51,10 +53,12 @@ def serve_forever(url: str, host: str, port: int, settings: Settings | None = No
 
 @contextlib.contextmanager
 def api_thread(url: str, host: str, port: int, settings: Settings | None = None,
-               timeout: float = 15.0) -> Iterator[str]:
-    """The API in a background thread for the duration of the block; yields its base URL."""
+               timeout: float = 15.0,
+               server_status: Callable[[], ServerStatus] | None = None) -> Iterator[str]:
+    """The API in a background thread for the duration of the block; yields its base URL.
+    ``server_status``: what health says of the server (see ``create_app``)."""
     sock = bind(host, port)
-    server = _server(url, settings)
+    server = _server(url, settings, server_status)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="rescind-api",
                               daemon=True)
     thread.start()

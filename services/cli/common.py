@@ -104,22 +104,37 @@ def reaching(url: str | None) -> Iterator[None]:
         raise Unavailable(f"cannot reach FalkorDB at {url}: {exc}") from exc
 
 
+def ready(url: str) -> str:
+    """``url`` once its server answers graph commands: a server loading its data is waited for
+    (progress on stderr); one that refuses connections is Unavailable at once."""
+    from rescind.runtime.server import Progress, wait_ready
+
+    wait_ready(url, on_progress=Progress(url))
+    return url
+
+
 @contextlib.contextmanager
 def falkordb(url: str | None, data_dir: str | None = None) -> Iterator[str]:
     """Yield a server URL: ``url`` itself, or an embedded server stopped when we leave."""
     if url:
         with reaching(url):
-            yield url
+            yield ready(url)
         return
     from rescind.runtime.server import EmbeddedFalkorDB
 
-    def terminate(signum, frame):  # SIGTERM ends us like Ctrl-C, so the server is stopped too
+    with sigterm_as_interrupt(), EmbeddedFalkorDB(data_dir=data_dir) as server:
+        yield server.url
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM ends us like Ctrl-C, so an embedded server we started is stopped too."""
+    def terminate(signum, frame):
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, terminate)
     try:
-        with EmbeddedFalkorDB(data_dir=data_dir) as server:
-            yield server.url
+        yield
     finally:
         signal.signal(signal.SIGTERM, previous)
 
@@ -127,15 +142,24 @@ def falkordb(url: str | None, data_dir: str | None = None) -> Iterator[str]:
 @contextlib.contextmanager
 def operator_server(url: str | None, data_dir: Path) -> Iterator[str]:
     """``url``, the server that owns ``data_dir``, or an embedded server started on ``data_dir``
-    for this command."""
-    from rescind.runtime.server import DataDirInUse, EmbeddedFalkorDB, running_url
+    for this command. Each is waited for while it loads its data, and the owner's server while
+    its owner restarts it."""
+    from rescind.runtime.server import DataDirInUse, EmbeddedFalkorDB, ServerGone, reach
 
     with contextlib.ExitStack() as stack:
-        if not url:
+        if url:
+            url = ready(url)
+        for attempt in range(2):  # the owner may stop between our two looks: start our own
             try:
-                url = stack.enter_context(EmbeddedFalkorDB(data_dir=data_dir)).url
+                url = url or stack.enter_context(EmbeddedFalkorDB(data_dir=data_dir)).url
+                break
             except DataDirInUse:
-                url = running_url(data_dir)
+                try:
+                    url = reach(data_dir)
+                    break
+                except ServerGone:
+                    if attempt:
+                        raise
         with reaching(url):
             yield url
 

@@ -218,5 +218,37 @@ def bench_rules(
         out_console().print(f"results written to {out_dir}/rules.json, rules.md and rules_*.png")
 
 
+@bench_app.command("restart")
+def bench_restart(
+    sizes: str = typer.Option("100000,1000000", help="Memories loaded before the day of events"),
+    events: int = typer.Option(100_000, help="A day of justified writes through the event path"),
+    repeats: int = typer.Option(3, help="Restarts timed per size; the median is reported"),
+    batch: int = typer.Option(5000, help="Writes per batched load query"),
+    threshold: bool = typer.Option(True, help="Also time restarts with the AOF's commands at "
+                                   "the size that starts a rewrite (the most a restart finds)"),
+    work_dir: Path | None = typer.Option(None, "--work-dir", help="Where the data directories "
+                                         "are made (deleted after; default: the system's temp)"),
+    out_dir: Path = typer.Option(Path("docs/bench"), "--out", help="Where results are written"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """How long the embedded FalkorDB takes to come back on N memories and a day of events."""
+    from rescind.bench.restart import run as run_restart
+
+    graph_sizes = _bench_sizes(sizes, 100, "the graph is made of sources of 100 memories")
+    if events < 2 or events % 2:
+        refuse(f"--events must be an even number of at least 2 (each observation is followed "
+               f"by a note resting on it), not {events}")
+    _at_least("--repeats", repeats, 1)
+    _at_least("--batch", batch, 1)
+    _writable(out_dir)
+    command = " ".join(["rescind bench restart", *sys.argv[3:]])
+    result = run_restart(graph_sizes, events, repeats, batch, out_dir, command,
+                         err if as_json else out_console(), work_dir, threshold)
+    if as_json:
+        print(json.dumps(result, indent=2))
+    else:
+        out.print((out_dir / "restart.md").read_text(), markup=False)
+
+
 def out_console() -> Console:
     return out

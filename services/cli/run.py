@@ -23,7 +23,9 @@ from rescind.cli.common import (
     line_progress,
     out,
     reaching,
+    ready,
     refuse,
+    sigterm_as_interrupt,
 )
 
 
@@ -95,6 +97,8 @@ def worker(
                "a worker needs --url (or RESCIND_URL): the server `rescind up` started")
     import socket
 
+    with reaching(url):
+        ready(url)  # a server loading its data is waited for
     _serve(url, tuple(roles), worker_id or f"{socket.gethostname()}-{os.getpid()}", partitions,
            batch=batch, reaper_idle_ms=reaper_idle_ms)
 
@@ -107,24 +111,39 @@ def up(
                                         "RESCIND_API_PORT or 8765; 0: no API)"),
 ) -> None:
     """The embedded FalkorDB, every worker and the HTTP API with its console, in one process;
-    Ctrl-C stops all cleanly."""
+    Ctrl-C stops all cleanly. A server that dies is started again on its data (RESCIND_RESTART_*);
+    after repeated failures `up` stops and exits non-zero."""
     from rescind.api.serve import api_thread
-    from rescind.runtime.server import EmbeddedFalkorDB
+    from rescind.contract.errors import Unavailable
+    from rescind.runtime.server import EmbeddedFalkorDB, ServerError
     from rescind.runtime.settings import Settings
+    from rescind.runtime.supervisor import RestartPolicy, Supervisor
 
     settings = Settings()
     api_port = settings.api_port if api_port is None else api_port
-    with EmbeddedFalkorDB(data_dir=data_dir, port=port) as server, contextlib.ExitStack() as api:
+    supervisor = None
+    # Stopped while starting (the server may still be loading its data): as cleanly as later.
+    with contextlib.suppress(KeyboardInterrupt), sigterm_as_interrupt(), \
+            EmbeddedFalkorDB(data_dir=data_dir, port=port) as server, \
+            Supervisor(server, RestartPolicy.from_settings(settings)) as supervisor, \
+            contextlib.ExitStack() as api:
         out.print(f"FalkorDB on {server.url} (data in {data_dir}); workers: {', '.join(ROLES)}")
         if api_port:
             base = api.enter_context(api_thread(server.url, settings.api_host, api_port,
-                                                settings))
+                                                settings, server_status=supervisor.status))
             out.print(f"API on {base}/api/v1, console on {base}/console/")
-        _serve(server.url, ROLES, f"up-{os.getpid()}", partitions)
+        try:
+            _serve(server.url, ROLES, f"up-{os.getpid()}", partitions, supervisor=supervisor)
+        except Unavailable:  # the workers' last flush met the dead server: say why it died
+            if not supervisor.failure:
+                raise
+    if supervisor is not None and supervisor.failure:
+        raise ServerError(f"rescind up stopped: {supervisor.failure}")
 
 
 def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int | None,
-           **tuning: int) -> None:
+           supervisor=None, **tuning: int) -> None:
+    """The workers until SIGINT or SIGTERM, or until ``supervisor`` gives up on the server."""
     import asyncio
 
     from rescind.engine.gate import GatePolicy
@@ -140,6 +159,10 @@ def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int | N
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
+        if supervisor is not None:
+            supervisor.on_give_up = lambda why: loop.call_soon_threadsafe(stop.set)
+            if supervisor.failure:
+                stop.set()
         settings = WorkerSettings(url=url, worker_id=worker_id,
                                   partitions=config.partitions if partitions is None else partitions,
                                   gate=GatePolicy.from_settings(config),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import logging
 import random
 import threading
 import time
@@ -37,6 +38,7 @@ from rescind.graph.cypher import (
 from rescind.graph.region import read_nodes, walk
 
 _SCHEMA_LOCK = threading.Lock()
+log = logging.getLogger("rescind.graph")
 
 
 _UNLOCK = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end"
@@ -78,6 +80,20 @@ class BatchInFlight:
         if result.properties_set == 0:
             raise StalePreview(f"graph {self.key} moved past revision {self.rev} while writing")
         return result
+
+
+def _fold_into_aof_base(conn: redis.Redis) -> None:
+    """Ask a server with an AOF for a rewrite, so that new indexes are in the AOF's base.
+
+    Replayed from the AOF's command part, CREATE INDEX builds its index in the background and
+    the writes replayed after it do not use it: each one scans the label, and loading grows
+    with the square of the graph (100k memories written after their indexes, 28 MB of AOF,
+    had not loaded after ten minutes; with the indexes in the base: 3.8 s)."""
+    try:
+        if conn.info("persistence").get("aof_enabled"):
+            conn.bgrewriteaof()  # a rewrite in progress: Redis schedules another after it
+    except redis.RedisError as exc:  # a restart is slower, nothing is lost: go on
+        log.warning("could not ask FalkorDB for an AOF rewrite after creating indexes: %s", exc)
 
 
 class TenantGraph:
@@ -142,6 +158,8 @@ class TenantGraph:
                 if time.monotonic() > deadline:
                     raise CypherError(f"indexes of {self.key} did not become operational")
                 time.sleep(0.005)
+            if len(existing) < len(q.INDEXES):
+                _fold_into_aof_base(self.conn)
             self._schema_ready = True
 
     def _index_states(self) -> dict[str, str]:

@@ -34,6 +34,15 @@ class Settings(BaseSettings):
                                          "refused")
     gate_require_currency: bool = Field(False, description="Refuse an amount that names no "
                                         "currency (else it is in gate_currency)")
+    # `rescind up` restarts its embedded server when it dies (rescind.runtime.supervisor)
+    restart_attempts: int = Field(5, ge=1, description="`rescind up` exits non-zero after this "
+                                  "many failures of its embedded server within the window")
+    restart_window_s: float = Field(300.0, gt=0, description="The window those failures are "
+                                    "counted in, seconds")
+    restart_backoff_s: float = Field(1.0, gt=0, description="Pause before the first restart, "
+                                     "seconds; it doubles with each failure")
+    restart_backoff_max_s: float = Field(30.0, gt=0, description="Longest pause between "
+                                         "restarts, seconds")
     otel: Literal["none", "console", "otlp"] = Field("none", description="Where spans and "
                                                      "metrics go")
     otlp_endpoint: str = Field("http://127.0.0.1:4318", description="OTLP/HTTP collector base URL")

@@ -120,12 +120,12 @@ async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.
 
     When the server goes away the subscribers are stopped (the Link logs it once) and started
     again, on a new broker, once it answers: with its groups declared again, in case it came
-    back without its data."""
-    broker, workers = build(settings, roles)
-    await broker.start()
-    telemetry.lag.add(workers.conn, [*layout.event_streams(settings.partitions), layout.GATE])
+    back without its data. A server that does not answer at the start (`rescind up` restarting
+    it as the workers start) is waited for the same way."""
+    workers = Workers(settings)
     link = workers.link
-    reading: list[RedisBroker | None] = [broker]  # None while the server is away
+    reading: list[RedisBroker | None] = [await _first_broker(settings, roles, workers)]
+    telemetry.lag.add(workers.conn, [*layout.event_streams(settings.partitions), layout.GATE])
 
     closing = asyncio.Event()  # set on the way out, also when ``stop`` never was
 
@@ -195,6 +195,24 @@ async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.
         workers.conn.close()
 
 
+async def _first_broker(settings: WorkerSettings, roles: tuple[str, ...],
+                        workers: Workers) -> RedisBroker | None:
+    """A started broker, or None when the server does not answer (the watch starts one later)."""
+    broker = None
+    try:
+        broker, _ = build(settings, roles, workers)
+        await broker.start()
+        return broker
+    # TimeoutError: a subscriber's first fetch failed, and FastStream's pause before the next
+    # (5 s) outlasted its wait for the subscriber to start (3 s).
+    except (redis.ConnectionError, redis.TimeoutError, TimeoutError) as exc:
+        if broker is not None:
+            with contextlib.suppress(Exception):
+                await broker.stop()
+        workers.link.lost(exc)
+        return None
+
+
 class WorkerThread:
     """Workers in a background thread with their own event loop (replay, tests, `rescind up`)."""
 
@@ -213,7 +231,8 @@ class WorkerThread:
             self._stop = asyncio.Event()
             ready = asyncio.Event()
             task = asyncio.create_task(serve(self.settings, self.roles, self._stop, ready))
-            await ready.wait()
+            await asyncio.wait([task, asyncio.create_task(ready.wait())],
+                               return_when=asyncio.FIRST_COMPLETED)  # serve may end unstarted
             self._started.set()
             await task
         try:
@@ -225,6 +244,7 @@ class WorkerThread:
     def start(self, timeout: float = 20) -> WorkerThread:
         self._thread.start()
         if not self._started.wait(timeout) or self.error:
+            self.stop()
             raise RuntimeError(f"workers did not start: {self.error!r}")
         return self
 

@@ -71,3 +71,31 @@ def test_workers_come_back_when_the_server_does_and_say_it_once(tmp_path, caplog
     assert len([m for m in said if m.startswith("FalkorDB answers again")]) == 1, said
     assert [r for r in caplog.records if r.exc_info] == []  # no traceback at all
     assert len(said) == 2, said
+
+
+def test_workers_started_while_the_server_is_away_wait_for_it(tmp_path, caplog):
+    """As when `rescind up` restarts a killed server while its workers start: no traceback,
+    one line, and the events published once it is back land."""
+    t = "late"
+    server = EmbeddedFalkorDB(tmp_path / "data").start()
+    tenants.create(connect(server.url), t, by="tests")
+    server.process.kill()  # SIGKILL; the AOF keeps the tenant
+    server.process.wait()
+    settings = WorkerSettings(url=server.url, worker_id="late", reaper_idle_ms=2_000)
+    pub = None
+    try:
+        with caplog.at_level(logging.INFO, logger="rescind.workers"), \
+                WorkerThread(settings, ("writer", "retraction", "reaper", "gate")):
+            time.sleep(1)
+            server.restart()  # same port and data, as `rescind up` does
+            pub = Publisher(server.url, spool_dir=str(tmp_path / "spool"))
+            pub.publish(seen(t, 1))
+            pub.flush(10)
+            until(lambda: count(server.url, t) == 1, 15, "the workers never began")
+    finally:
+        if pub is not None:
+            pub.close()
+        server.stop()
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len([m for m in said if m.startswith("lost FalkorDB")]) == 1, said
+    assert [r for r in caplog.records if r.exc_info] == []

@@ -52,6 +52,19 @@ def test_compose_runs_falkordb_with_a_volume_and_persistence():
     assert "TIMEOUT 0" in db["environment"]["FALKORDB_ARGS"]
 
 
+def test_deployed_servers_keep_the_aof_of_the_embedded_one():
+    """An RDB base and rewrite thresholds keep a restart short (docs/operating.md); compose and
+    Kubernetes pass the embedded server's AOF settings as they are."""
+    from rescind.runtime.server import AOF
+
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    assert compose["services"]["falkordb"]["environment"]["REDIS_ARGS"] == " ".join(AOF)
+    k8s = list(yaml.safe_load_all((ROOT / "deploy" / "k8s" / "falkordb.yaml").read_text()))
+    env = [e for doc in k8s if doc and doc["kind"] == "StatefulSet"
+           for c in doc["spec"]["template"]["spec"]["containers"] for e in c.get("env", [])]
+    assert {"name": "REDIS_ARGS", "value": " ".join(AOF)} in env
+
+
 def test_the_committed_asyncapi_document_is_current():
     """docs/asyncapi.json is what FastStream generates from the event contracts today."""
     from rescind.workers.spec import document

@@ -1,0 +1,135 @@
+"""`rescind up` keeps its embedded FalkorDB running.
+
+When the server dies it is started again on the same port and data directory (the AOF keeps
+the data), after a pause that doubles with each failure up to a cap. A failure is a death or a
+restart that did not come up; ``attempts`` failures within ``window_s`` seconds mean something
+is wrong that a restart will not mend (a corrupt AOF, a full disk, a port taken): the supervisor
+gives up and `up` exits non-zero. Each death and each restart is logged once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+
+import redis
+from pydantic import BaseModel, Field
+
+from rescind.runtime.server import EmbeddedFalkorDB, Progress, ServerError, ServerStatus, probe
+
+log = logging.getLogger("rescind.server")
+
+
+class RestartPolicy(BaseModel):
+    """How hard `up` tries (the RESCIND_RESTART_* settings)."""
+
+    attempts: int = Field(5, ge=1, description="Failures within the window before giving up")
+    window_s: float = Field(300.0, gt=0, description="The window failures are counted in")
+    backoff_s: float = Field(1.0, gt=0, description="Pause before the first restart; doubles")
+    backoff_max_s: float = Field(30.0, gt=0, description="Longest pause between restarts")
+
+    @classmethod
+    def from_settings(cls, settings) -> RestartPolicy:
+        return cls(attempts=settings.restart_attempts, window_s=settings.restart_window_s,
+                   backoff_s=settings.restart_backoff_s,
+                   backoff_max_s=settings.restart_backoff_max_s)
+
+
+class Supervisor:
+    """Watches the server from a thread of its own, which also starts it again: the server's
+    parent-death signal follows the thread that started it, so that thread must live as long
+    as the server."""
+
+    def __init__(self, server: EmbeddedFalkorDB, policy: RestartPolicy | None = None,
+                 on_give_up: Callable[[str], None] | None = None) -> None:
+        self.server = server
+        self.policy = policy or RestartPolicy()
+        self.on_give_up = on_give_up
+        self.failure: str | None = None  # why it gave up
+        self.restarts = 0
+        self._state: ServerStatus | None = None  # restarting, loading or failed; None: look
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="rescind-supervisor",
+                                        daemon=True)
+        self._client = redis.Redis.from_url(server.url, socket_connect_timeout=1.0,
+                                            socket_timeout=2.0)
+
+    def start(self) -> Supervisor:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop watching. A restart still loading is not waited for: the server's own stop,
+        which follows, ends it, and the thread with it."""
+        self._stop.set()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(5)
+        self._client.close()
+
+    def __enter__(self) -> Supervisor:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def status(self) -> ServerStatus:
+        """What health reports: our own state while restarting or after giving up, else a look
+        at the server."""
+        return self._state or probe(self._client)
+
+    def _watch(self) -> None:
+        failures: deque[float] = deque()  # when each recent failure happened
+        while not self._stop.wait(0.2):
+            process = self.server.process
+            if process is not None and process.poll() is None:
+                continue
+            why = self.server.exit_reason()
+            log.error("FalkorDB on %s died (%s); restarting it on the same port and data",
+                      self.server.url, why)
+            while True:
+                pause = self._failed(failures, why)
+                if pause is None:
+                    return
+                self._state = ServerStatus(state="restarting", detail=f"FalkorDB died ({why}); "
+                                           f"restarting it in {pause:.1f} s")
+                if self._stop.wait(pause):
+                    return
+                self.restarts += 1
+                log.warning("restarting FalkorDB on %s (restart %d)", self.server.url,
+                            self.restarts)
+                try:
+                    self.server.restart(on_progress=self._loading(Progress(self.server.where)))
+                except ServerError as exc:
+                    why = exc.message
+                    log.error("%s", why)
+                    continue
+                self._state = None
+                log.warning("FalkorDB is back on %s", self.server.url)
+                break
+
+    def _failed(self, failures: deque[float], why: str) -> float | None:
+        """Count one failure; the pause before the next restart, or None if we give up."""
+        now = time.monotonic()
+        failures.append(now)
+        while now - failures[0] > self.policy.window_s:
+            failures.popleft()
+        if len(failures) >= self.policy.attempts:
+            self.failure = (f"FalkorDB failed {len(failures)} times within "
+                            f"{self.policy.window_s:.0f} s; last: {why}")
+            self._state = ServerStatus(state="failed", detail=self.failure)
+            log.error("giving up: %s", self.failure)
+            if self.on_give_up is not None:
+                self.on_give_up(self.failure)
+            return None
+        return min(self.policy.backoff_max_s, self.policy.backoff_s * 2 ** (len(failures) - 1))
+
+    def _loading(self, progress: Progress) -> Callable[[ServerStatus], None]:
+        """Health says how far the restarted server's loading is; stderr too."""
+        def seen(status: ServerStatus) -> None:
+            if not status.ok:
+                self._state = status
+            progress(status)
+        return seen
