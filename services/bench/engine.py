@@ -20,11 +20,13 @@ from pathlib import Path
 from rich.progress import Progress
 
 from rescind.bench import gate as gate_bench
+from rescind.bench import live as live_bench
 from rescind.bench.generator import Cluster, agent_like, plain_clusters
 from rescind.core.shapes import Mutation
 from rescind.engine import retraction as ret
 from rescind.engine.writes import Write, record, record_stream
 from rescind.graph.cypher import query
+from rescind.graph.queries import MEMORY_TOTAL
 from rescind.graph.store import TenantGraph, connect
 
 RAW_UNWIND = """
@@ -47,6 +49,7 @@ class Results:
     after_write: dict = field(default_factory=dict)
     regions: dict = field(default_factory=dict)
     gate: dict = field(default_factory=dict)
+    live: dict = field(default_factory=dict)
 
 
 def load(graph: TenantGraph, clusters: list[Cluster], batch: int, progress, task) -> tuple[int, float]:
@@ -124,7 +127,8 @@ def time_retractions(graph: TenantGraph, sources: list[str], tag: str,
 
 
 def run(url: str, sizes: list[int], samples: int, batch: int, out: Path, command: str,
-        console, gate_samples: int = 400, write_rate: float = 1000.0) -> Results:
+        console, gate_samples: int = 400, write_rate: float = 1000.0,
+        live_samples: int = 30) -> Results:
     db = connect(url)
     res = Results(command=command, machine={"python": sys.version.split()[0],
                                             "platform": platform.platform(),
@@ -141,13 +145,17 @@ def run(url: str, sizes: list[int], samples: int, batch: int, out: Path, command
             graph.delete()
             total = size + sum(c.size for c in extra)
             task = progress.add_task(f"load {total:,} memories", total=int(total * 1.04))
+            before = _settled_memory(db)
             n, spent = load(graph, clusters + extra, batch, progress, task)
+            memories = graph.rows(MEMORY_TOTAL)[0][0]
             res.load[str(size)] = {"writes": n, "seconds": round(spent, 2),
-                                   "writes_per_s": round(n / spent)}
-            targets = rng.sample([c.source for c in clusters], 2 * samples)
+                                   "writes_per_s": round(n / spent), "memories": memories,
+                                   "bytes_per_memory": round((_used_memory(db) - before) / memories),
+                                   "graph_memory_mb": _graph_memory(db, graph.key)}
+            targets = rng.sample([c.source for c in clusters], 2 * samples + live_samples)
             res.retraction[str(size)] = time_retractions(graph, targets[:samples], "r")
-            res.after_write[str(size)] = time_retractions(graph, targets[samples:], "rw",
-                                                          after_write=True)
+            res.after_write[str(size)] = time_retractions(graph, targets[samples:2 * samples],
+                                                          "rw", after_write=True)
             progress.console.print(f"{size:,}: {res.retraction[str(size)]}; after a write: "
                                    f"{res.after_write[str(size)]}")
             if extra:
@@ -155,6 +163,11 @@ def run(url: str, sizes: list[int], samples: int, batch: int, out: Path, command
                     res.regions[label] = time_retractions(
                         graph, [c.source for c in extra if c.source.startswith(label)], label)
                     progress.console.print(f"{label}: {res.regions[label]}")
+            if live_samples:
+                res.live[str(size)] = live_bench.measure(url, graph, len(clusters),
+                                                         targets[2 * samples:], write_rate)
+                progress.console.print(f"retraction under live writes at {size:,}: "
+                                       f"{res.live[str(size)]}")
             if gate_samples:
                 res.gate[str(size)] = gate_bench.measure(url, graph, len(clusters), gate_samples,
                                                          write_rate)
@@ -164,9 +177,12 @@ def run(url: str, sizes: list[int], samples: int, batch: int, out: Path, command
             # slow down as the graph grows too, so each size is compared with its own.
             raw = TenantGraph(db, f"bench-raw-{size}")
             raw.delete()
+            before = _settled_memory(db)  # the deleted graph is freed in the background
             rn, rspent = raw_load(raw, clusters + extra, batch)
+            raw_bytes = (_used_memory(db) - before) / raw.rows(MEMORY_TOTAL)[0][0]
             raw.delete()
             res.load[str(size)].update(raw_writes=rn, raw_seconds=round(rspent, 2),
+                                       raw_bytes_per_memory=round(raw_bytes),
                                        raw_writes_per_s=round(rn / rspent),
                                        ratio_to_raw=round((n / spent) / (rn / rspent), 2))
             progress.console.print(f"load {size:,}: {res.load[str(size)]}")
@@ -176,8 +192,39 @@ def run(url: str, sizes: list[int], samples: int, batch: int, out: Path, command
         for table in (res.retraction, res.after_write):
             table["ratio_largest_to_smallest"] = round(
                 table[large]["median_ms"] / table[small]["median_ms"], 2)
+        if res.live:
+            res.live["ratio_largest_to_smallest"] = round(
+                res.live[large]["retraction_live"]["median_ms"]
+                / res.live[small]["retraction_live"]["median_ms"], 2)
     write(res, out)
     return res
+
+
+def _used_memory(db) -> int:
+    """The server's memory in bytes (the bench's own server: nothing else is in it)."""
+    return db.info("memory")["used_memory"]
+
+
+def _settled_memory(db, timeout_s: float = 60.0) -> int:
+    """``used_memory`` once it stops falling (FalkorDB frees a deleted graph in a thread)."""
+    last, deadline = _used_memory(db), time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        now = _used_memory(db)
+        if abs(now - last) < 64 * 1024:
+            return now
+        last = now
+    return last
+
+
+def _graph_memory(db, key: str) -> dict:
+    """FalkorDB's own account of a graph's memory, by part (MB)."""
+    def plain(x):
+        if isinstance(x, dict):
+            return {plain(k): plain(v) for k, v in x.items()}
+        return x.decode() if isinstance(x, bytes) else x
+
+    return plain(db.execute_command("GRAPH.MEMORY", "USAGE", key))
 
 
 def _load() -> list[float]:
@@ -194,7 +241,8 @@ def write(res: Results, out: Path) -> None:
     data = {"command": res.command, "machine": res.machine, "load": res.load,
             "retraction_region_100": res.retraction,
             "retraction_region_100_after_a_write": res.after_write,
-            "regions_in_100k": res.regions, "gate_decision": res.gate}
+            "regions_in_100k": res.regions, "retraction_under_live_writes": res.live,
+            "gate_decision": res.gate}
     (out / "engine.json").write_text(json.dumps(data, indent=2) + "\n")
     lines = ["# Engine benchmark\n", f"Command: `{res.command}`  ", f"Machine: {res.machine}\n"]
     for title, table in (
@@ -216,15 +264,22 @@ def write(res: Results, out: Path) -> None:
                   "|---|---:|---:|---:|"]
         for k, v in res.regions.items():
             lines.append(f"| {k} | {v['median_ms']} | {v['runs']} | {v['median_region']} |")
+    if res.live:
+        lines += live_bench.table(res.live)
     if res.gate:
         lines += gate_bench.table(res.gate)
     lines += ["\n## Bulk load of justified writes, from an empty graph\n",
               "Each size is loaded twice, one after the other: through the engine's batched "
               "writes, then as raw batched UNWIND writes of the same memories and edges (no "
               "status, history or idempotency).\n",
-              "| graph (memories) | writes | seconds | writes/s | raw UNWIND writes/s | ratio |",
-              "|---:|---:|---:|---:|---:|---:|"]
+              "RAM per memory: the server's `used_memory` grown by the load, over the memories "
+              "loaded; the raw graph has the same memories and justification edges, written by "
+              "plain UNWIND on the same schema, with no status edges, history or groundings.\n",
+              "| graph (memories) | writes | seconds | writes/s | raw UNWIND writes/s | ratio | "
+              "bytes per memory | raw bytes per memory |",
+              "|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for k, v in res.load.items():
         lines.append(f"| {int(k):,} | {v['writes']:,} | {v['seconds']} | {v['writes_per_s']:,} | "
-                     f"{v['raw_writes_per_s']:,} | {v['ratio_to_raw']} |")
+                     f"{v['raw_writes_per_s']:,} | {v['ratio_to_raw']} | "
+                     f"{v['bytes_per_memory']:,} | {v['raw_bytes_per_memory']:,} |")
     (out / "engine.md").write_text("\n".join(lines) + "\n")

@@ -118,26 +118,32 @@ def bench_engine(
     gate_samples: int = typer.Option(400, help="Gate asks timed per kind, live and quiet, "
                                                "per graph size (0: none)"),
     write_rate: int = typer.Option(1000, help="Justified writes per second while the gate "
-                                              "is asked"),
+                                              "is asked or a retraction timed"),
+    live_samples: int = typer.Option(30, help="Retractions timed per graph size while justified "
+                                              "writes run (half of them with the writes paused; "
+                                              "0: none)"),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Retraction latency vs graph size and region size, bulk-load throughput, and the payment
-    gate's decision while justified writes run."""
+    """Retraction latency vs graph size and region size (also while justified writes run),
+    bulk-load throughput, and the payment gate's decision while justified writes run."""
     from rescind.bench.engine import run as run_bench
 
     _at_least("--samples", samples, 1)
     _at_least("--batch", batch, 1)
     _at_least("--gate-samples", gate_samples, 0)
     _at_least("--write-rate", write_rate, 1)
-    # Two sets of ``samples`` sources of 100 memories each are retracted in every graph.
-    graph_sizes = _bench_sizes(sizes, 200 * samples, f"two sets of {samples} sources of 100 "
-                               "memories each are retracted in every graph")
+    _at_least("--live-samples", live_samples, 0)
+    # Two sets of ``samples`` sources of 100 memories each, and ``live_samples`` more, are
+    # retracted in every graph.
+    graph_sizes = _bench_sizes(sizes, 100 * (2 * samples + live_samples),
+                               f"{2 * samples + live_samples} sources of 100 memories each are "
+                               "retracted in every graph")
     _writable(out)
     command = "rescind bench engine " + " ".join(sys.argv[3:]) if len(sys.argv) > 3 else \
         "rescind bench engine"
     with falkordb(url) as server_url:  # progress on stderr with --json, so stdout stays JSON
         run_bench(server_url, graph_sizes, samples, batch, out, command,
-                  err if as_json else out_console(), gate_samples, write_rate)
+                  err if as_json else out_console(), gate_samples, write_rate, live_samples)
     if as_json:
         print((out / "engine.json").read_text())
     else:

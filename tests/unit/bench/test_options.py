@@ -10,6 +10,7 @@ from typer.testing import CliRunner
     ["engine", "--sizes", "abc"], ["engine", "--samples", "50", "--sizes", "1000"],
     ["engine", "--samples", "0"], ["engine", "--batch", "0"],
     ["engine", "--gate-samples", "-1"], ["engine", "--write-rate", "0"],
+    ["engine", "--live-samples", "-1"],
     ["ingest", "--events", "0"], ["ingest", "--events", "3"], ["ingest", "--batch", "-5"],
     ["ingest", "--repeats", "2"],
     ["rules", "--scenario", "scale", "--sizes", "50"],
