@@ -35,7 +35,7 @@ from rescind.contract.errors import Invalid
 
 # The snapshot reads the graph directly; this query lives here because the middleware may not
 # import rescind.graph (see tests/unit/test_layers.py).
-OUT_MEMORIES = "MATCH (m:Mem) WHERE m.status = 'OUT' RETURN m.id"
+OUT_MEMORIES = "MATCH (m:Mem)-[:STATUS {status: 'OUT'}]->() RETURN m.id"  # see rescind.graph.queries
 log = logging.getLogger("rescind.status")
 BATCH = 10_000  # status entries read at a time
 

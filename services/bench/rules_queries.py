@@ -30,8 +30,8 @@ SET m += $props
 
 # What every rule holds for every memory (read at checkpoints, and by the tests).
 STATES = """
-MATCH (m:Mem)
-RETURN m.id, m.status, m.born, m.out_r1, m.out_r2, m.out_r3, m.out_r4
+MATCH (m:Mem)-[st:STATUS]->()
+RETURN m.id, st.status, m.born, m.out_r1, m.out_r2, m.out_r3, m.out_r4
 """
 
 # The graph of the demo week, read back as plain data when security is about to act.

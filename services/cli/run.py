@@ -121,7 +121,7 @@ def up(
 
     settings = Settings()
     api_port = settings.api_port if api_port is None else api_port
-    supervisor = None
+    failure = None
     # Stopped while starting (the server may still be loading its data): as cleanly as later.
     with contextlib.suppress(KeyboardInterrupt), sigterm_as_interrupt(), \
             EmbeddedFalkorDB(data_dir=data_dir, port=port) as server, \
@@ -137,8 +137,9 @@ def up(
         except Unavailable:  # the workers' last flush met the dead server: say why it died
             if not supervisor.failure:
                 raise
-    if supervisor is not None and supervisor.failure:
-        raise ServerError(f"rescind up stopped: {supervisor.failure}")
+        failure = supervisor.failure
+    if failure:
+        raise ServerError(f"rescind up stopped: {failure}")
 
 
 def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int | None,

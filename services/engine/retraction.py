@@ -115,7 +115,7 @@ def run(graph: TenantGraph, op: Operation, at: int = 0) -> RetractionResult:
 
     started = time.perf_counter()
     with collector.paused():
-        result = linearised(graph, attempt)
+        result = linearised(graph, attempt, free_tries=0)  # a decision: the writers wait
     retraction_ms.record((time.perf_counter() - started) * 1000, {"op": op.kind})
     return result
 

@@ -143,6 +143,7 @@ class Pipeline:
             self._finish(batch, None)
             return
         try:
+            batch.graph.wait_for_decisions()
             sent = batch.graph.send_batch(batch.plan.text, batch.plan.rev)
         except Exception as exc:  # noqa: BLE001 - the server is away: its events are retried
             self._finish(batch, exc)

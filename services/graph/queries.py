@@ -19,14 +19,30 @@ INDEXES = {
 }
 UNIQUE = [("Mem", "id"), ("Source", "id"), ("Justification", "id")]
 
-# The revision and the retraction records live on edges of one Meta node, not on nodes: in
-# FalkorDB 4.16 the first SET of a node property after any node was created syncs the whole
-# graph (about 45 ms at a million memories), while edge properties are set at no such cost.
+# What changes after a write lives on edges, never on nodes: in FalkorDB 4.16 the first SET of
+# any node property after any node was created syncs the whole graph (40 to 60 ms at a million
+# memories, paid by whichever write comes next: under live writes, every retraction), while
+# edge properties are set at no such cost. So the revision and the retraction records are
+# edges of one Meta node, and a memory's status, cause, hops and history are on its STATUS
+# self-loop (found from the memory by node id or index; a lookup by edge id scans every edge).
+LAYOUT = 2  # 2: statuses on STATUS edges; graphs written before (1) are moved once (MIGRATE_STATUS)
+
 INIT_META = """
 MERGE (g:Meta {key: 'meta'})
-MERGE (g)-[e:REV]->(g) ON CREATE SET e.n = 0
-RETURN e.n
+MERGE (g)-[e:REV]->(g) ON CREATE SET e.n = 0, e.layout = $layout
+RETURN e.n, e.layout
 """
+
+# A graph of layout 1 had statuses on the memories: each gets its STATUS edge, in pages.
+MIGRATE_STATUS = """
+MATCH (m:Mem) WHERE NOT (m)-[:STATUS]->()
+WITH m LIMIT $page
+CREATE (m)-[:STATUS {status: m.status, cause: m.cause, hops: m.hops, history: m.history}]->(m)
+SET m.status = null, m.cause = null, m.hops = null, m.history = null
+RETURN count(m)
+"""
+
+SET_LAYOUT = "MATCH (:Meta {key: 'meta'})-[e:REV]->() SET e.layout = $layout"
 
 REVISION = "MATCH (:Meta {key: 'meta'})-[e:REV]->() RETURN e.n"
 
@@ -38,17 +54,17 @@ WITH g"""
 
 # A memory's facts, in the column order Region reads them: its node id first (the walk's
 # handle), flags as 1/null and the withdrawals as a count, so that every column is a string,
-# an integer or null (see cypher.Plain).
-_FACTS = ("ID(m), m.id, m.kind, m.status, m.cause, m.hops, size(m.withdrawn_by), "
+# an integer or null (see cypher.Plain). ``st`` is the memory's STATUS edge.
+_FACTS = ("ID(m), m.id, m.kind, st.status, st.cause, st.hops, size(m.withdrawn_by), "
           "toInteger(m.executed), toInteger(m.grounded)")
 
 # Properties a node may be created with. New nodes get every property inline in CREATE: a SET
 # on a node created earlier in the same query costs a sync proportional to the whole graph
 # (about 50 ms at a million memories), while inline properties cost nothing extra.
-MEM_FIELDS = ("id", "kind", "text", "at", "agent", "run", "names", "status", "cause", "hops",
-              "born", "born_rev", "born_cause", "born_hops", "grounded", "history", "amount",
-              "currency", "payee", "account", "reference", "executed", "executed_at", "seq", "key",
-              "withdrawn_by")
+MEM_FIELDS = ("id", "kind", "text", "at", "agent", "run", "names", "born", "born_rev",
+              "born_cause", "born_hops", "grounded", "amount", "currency", "payee", "account",
+              "reference", "executed", "executed_at", "seq", "key", "withdrawn_by")
+STATUS_FIELDS = ("status", "cause", "hops")
 RETRACTION_FIELDS = ("id", "kind", "state", "order", "reason", "by", "at", "source", "start",
                      "end", "memory", "new_memory", "text", "result")
 
@@ -65,7 +81,9 @@ def _inline(var: str, fields: tuple[str, ...]) -> str:
 APPLY = _GUARD + f"""
 FOREACH (s IN $sources |
   MERGE (:Source {{id: s.id, kind: s.kind, name: s.name, domain: s.domain}}))
-FOREACH (m IN $mems | CREATE (:Mem {_inline("m", MEM_FIELDS)}))
+FOREACH (m IN $mems |
+  CREATE (n:Mem {_inline("m", MEM_FIELDS)})
+  CREATE (n)-[:STATUS {_inline("m", STATUS_FIELDS)}]->(n))
 FOREACH (u IN $updates | MERGE (n:Mem {{id: u.id}}) SET n += u.props)
 FOREACH (x IN $groundings |
   MERGE (s:Source {{id: x.source}}) MERGE (m:Mem {{id: x.mem}})
@@ -81,9 +99,9 @@ FOREACH (o IN $outbox |
 WITH g
 UNWIND $changes AS c
 UNWIND c.ids AS i
-MATCH (m) WHERE ID(m) = i
-SET m.status = c.status, m.cause = c.cause, m.hops = c.hops,
-    m.history = coalesce(m.history, []) + [c.entry]
+MATCH (m)-[st:STATUS]->() WHERE ID(m) = i
+SET st.status = c.status, st.cause = c.cause, st.hops = c.hops,
+    st.history = coalesce(st.history, []) + [c.entry]
 """
 
 # Justified writes in bulk, guarded by the revision they were computed at. New memories arrive
@@ -91,10 +109,12 @@ SET m.status = c.status, m.cause = c.cause, m.hops = c.hops,
 WRITE_BATCH = _GUARD + f"""
 FOREACH (u IN $updates | MERGE (n:Mem {{id: u.id}}) SET n += u.props)
 FOREACH (c IN $changes | FOREACH (id IN c.ids |
-  MERGE (n:Mem {{id: id}})
-  SET n.status = c.status, n.cause = c.cause, n.hops = c.hops,
-      n.history = coalesce(n.history, []) + [c.entry]))
-FOREACH (m IN $new | CREATE (:Mem {_inline("m", MEM_FIELDS)}))
+  MERGE (n:Mem {{id: id}}) MERGE (n)-[st:STATUS]->(n)
+  SET st.status = c.status, st.cause = c.cause, st.hops = c.hops,
+      st.history = coalesce(st.history, []) + [c.entry]))
+FOREACH (m IN $new |
+  CREATE (n:Mem {_inline("m", MEM_FIELDS)})
+  CREATE (n)-[:STATUS {_inline("m", STATUS_FIELDS)}]->(n))
 FOREACH (x IN $groundings |
   MERGE (s:Source {{id: x.source}}) MERGE (m:Mem {{id: x.mem}})
   CREATE (s)-[:SAID {{id: x.id, at: x.at}}]->(m))
@@ -112,7 +132,7 @@ CREATE (p)-[:PREMISE_OF]->(jn)
 # Facts of ``ids`` (the seeds of a region).
 MEMORIES = Plain(f"""
 UNWIND $ids AS id
-MATCH (m:Mem {{id: id}})
+MATCH (m:Mem {{id: id}})-[st:STATUS]->()
 RETURN {_FACTS}
 """)
 
@@ -133,6 +153,7 @@ UNWIND $ids AS i
 MATCH (f) WHERE ID(f) = i
 MATCH (f)-[:PREMISE_OF]->()-[:JUSTIFIES]->(m)
 WITH DISTINCT m
+MATCH (m)-[st:STATUS]->()
 RETURN {_FACTS}
 """)
 
@@ -153,8 +174,8 @@ RETURN i, s.id, g.at, g.via
 
 STATUSES_BY_NODE = Plain("""
 UNWIND $ids AS i
-MATCH (m) WHERE ID(m) = i
-RETURN i, m.id, m.status, m.cause, m.hops
+MATCH (m)-[st:STATUS]->() WHERE ID(m) = i
+RETURN i, m.id, st.status, st.cause, st.hops
 """)
 
 # Every justification of ``ids`` by memory id: one row per premise (ID(j) groups them).
@@ -194,10 +215,11 @@ def _cone(depth: int) -> str:
     return "\n".join(steps) + f"""
 UNWIND {kept.replace(", ", " + ")} AS x
 WITH DISTINCT x
+MATCH (x)-[st:STATUS]->()
 OPTIONAL MATCH (p)-[:PREMISE_OF]->(j)-[:JUSTIFIES]->(x)
-WITH x, collect([ID(j), p.id]) AS premises
+WITH x, st, collect([ID(j), p.id]) AS premises
 OPTIONAL MATCH (s:Source)-[g:SAID]->(x) WHERE x.grounded
-RETURN x.id, x.kind, x.status, x.cause, x.hops, x.withdrawn_by,
+RETURN x.id, x.kind, st.status, st.cause, st.hops, x.withdrawn_by,
        CASE WHEN x.grounded THEN x.text END, premises,
        collect([s.id, g.at, g.via, s.domain, s.kind])
 """
@@ -220,16 +242,17 @@ MATCH (m:Mem) WHERE m.key = $key
 RETURN m.id ORDER BY CASE WHEN 'superseded' IN coalesce(m.withdrawn_by, []) THEN 1 ELSE 0 END,
        m.born_rev DESC LIMIT 1"""
 
+# A memory's properties with its status (the STATUS edge's properties added to the node's).
 MEMORY_FACTS = """
 UNWIND $ids AS id
-MATCH (m:Mem {id: id})
-RETURN properties(m)
+MATCH (m:Mem {id: id})-[st:STATUS]->()
+RETURN properties(m) + properties(st)
 """
 
 STATUSES = Plain("""
 UNWIND $ids AS id
-MATCH (m:Mem {id: id})
-RETURN m.id, m.status, m.cause, m.hops
+MATCH (m:Mem {id: id})-[st:STATUS]->()
+RETURN m.id, st.status, st.cause, st.hops
 """)
 
 EXISTING_JUSTIFICATIONS = Plain("""
@@ -269,6 +292,7 @@ WINDOW_SEEDS = Plain(f"""
 MATCH (:Source {{id: $source}})-[g:SAID]->(m:Mem)
 WHERE ($start IS NULL OR g.at >= $start) AND ($end IS NULL OR g.at <= $end)
 WITH DISTINCT m
+MATCH (m)-[st:STATUS]->()
 RETURN {_FACTS}
 """)
 
@@ -304,35 +328,35 @@ ORDER BY d.at DESC LIMIT $limit
 
 ACTIONS_IN = """
 UNWIND $ids AS id
-MATCH (m:Mem {id: id, kind: 'action'})
-RETURN properties(m)
+MATCH (m:Mem {id: id, kind: 'action'})-[st:STATUS]->()
+RETURN properties(m) + properties(st)
 """
 
 ACTIONS = """
-MATCH (m:Mem {kind: 'action'})
-RETURN properties(m)
+MATCH (m:Mem {kind: 'action'})-[st:STATUS]->()
+RETURN properties(m) + properties(st)
 """
 
 # A memory's history: its birth (kept on the node) and every later change.
 HISTORY = """
-MATCH (m:Mem {id: $id})
-RETURN m.born_rev, m.born, m.born_cause, m.born_hops, m.at, m.history
+MATCH (m:Mem {id: $id})-[st:STATUS]->()
+RETURN m.born_rev, m.born, m.born_cause, m.born_hops, m.at, st.history
 """
 
 # -- the operator surfaces (services/api, services/mcp_server) ---------------------------------
 # A page of memories, filtered by kind, status and a case-insensitive text fragment (null: any).
 # A scan with a filter: the console and assistants list pages, not whole graphs.
 MEMORY_PAGE = """
-MATCH (m:Mem)
-WHERE ($kind IS NULL OR m.kind = $kind) AND ($status IS NULL OR m.status = $status)
+MATCH (m:Mem)-[st:STATUS]->()
+WHERE ($kind IS NULL OR m.kind = $kind) AND ($status IS NULL OR st.status = $status)
   AND ($text IS NULL OR toLower(m.text) CONTAINS $text)
-RETURN m.id, m.kind, m.text, m.status, m.cause, m.hops, m.at, m.names, m.agent, m.amount,
+RETURN m.id, m.kind, m.text, st.status, st.cause, st.hops, m.at, m.names, m.agent, m.amount,
        m.payee, m.account, m.executed
 ORDER BY m.at, m.id
 SKIP $skip LIMIT $limit
 """
 
-MEMORY_COUNTS = "MATCH (m:Mem) RETURN m.kind, m.status, count(m)"
+MEMORY_COUNTS = "MATCH (m:Mem)-[st:STATUS]->() RETURN m.kind, st.status, count(m)"
 
 MEMORY_TOTAL = "MATCH (m:Mem) RETURN count(m)"
 
@@ -353,15 +377,15 @@ RETURN DISTINCT s.id, id
 # What "as of" reads: each memory's birth and its history of status changes.
 HISTORIES = """
 UNWIND $ids AS id
-MATCH (m:Mem {id: id})
-RETURN m.id, m.born_rev, m.born, m.born_cause, m.born_hops, m.at, m.history
+MATCH (m:Mem {id: id})-[st:STATUS]->()
+RETURN m.id, m.born_rev, m.born, m.born_cause, m.born_hops, m.at, st.history
 """
 
 HISTORY_PAGE = """
-MATCH (m:Mem)
+MATCH (m:Mem)-[st:STATUS]->()
 WHERE $kind IS NULL OR m.kind = $kind
 RETURN m.id, m.kind, m.text, m.names, m.born_rev, m.born, m.born_cause, m.born_hops, m.at,
-       m.history, m.amount, m.executed
+       st.history, m.amount, m.executed
 ORDER BY m.at, m.id
 SKIP $skip LIMIT $limit
 """

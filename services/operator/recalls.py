@@ -98,4 +98,4 @@ def approve(graph: TenantGraph, action: str, by: str, at: int) -> Recall:
         graph.apply(mutation, rev)
         return replace(found[0], state="approved")
 
-    return linearised(graph, attempt)
+    return linearised(graph, attempt, free_tries=0)  # a decision: the writers wait

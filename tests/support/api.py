@@ -50,7 +50,7 @@ class Story:
         return self.tokens[role]
 
     def statuses(self) -> dict[str, str]:
-        return {r[0]: r[1] for r in self.graph.rows("MATCH (m:Mem) RETURN m.id, m.status")}
+        return {r[0]: r[1] for r in self.graph.rows("MATCH (m:Mem)-[st:STATUS]->() RETURN m.id, st.status")}
 
 
 def make_story(url: str, tenant: str, client: TestClient | None = None) -> Story:

@@ -15,10 +15,10 @@ from rescind.operator import decisions
 from rescind.scenario.via_streams import wait_idle
 
 _WHY = """
-MATCH (m:Mem) WHERE m.kind <> 'observation'
+MATCH (m:Mem)-[st:STATUS]->() WHERE m.kind <> 'observation'
 OPTIONAL MATCH (p:Mem)-[:PREMISE_OF]->(j:Justification)-[:JUSTIFIES]->(m)
 OPTIONAL MATCH (s:Source)-[:SAID]->(p)
-RETURN m.text, m.status, m.cause, j.id, p.text, s.id
+RETURN m.text, st.status, st.cause, j.id, p.text, s.id
 """
 _GROUNDED = "MATCH (s:Source)-[:SAID]->(m:Mem) WHERE m.kind <> 'observation' RETURN m.text, s.id"
 

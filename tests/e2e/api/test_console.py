@@ -137,7 +137,7 @@ def test_security_and_finance_do_the_whole_flow_in_the_console(seeded, browser):
     retraction controls) opens the draft and approves; security reinstates and the finance
     page, left open, turns the payment IN by itself."""
     url, base, tokens, graph = seeded
-    before = {r[0]: r[1] for r in graph.rows("MATCH (m:Mem) RETURN m.id, m.status")}
+    before = {r[0]: r[1] for r in graph.rows("MATCH (m:Mem)-[st:STATUS]->() RETURN m.id, st.status")}
 
     wrong = browser.new_page()
     wrong.goto(f"{base}/console/")
@@ -226,7 +226,7 @@ def test_security_and_finance_do_the_whole_flow_in_the_console(seeded, browser):
     expect(fin.locator("#rev")).to_have_text(str(graph.revision()))
     shot(fin, "07-finance-live-update")
 
-    after = {r[0]: r[1] for r in graph.rows("MATCH (m:Mem) RETURN m.id, m.status")}
+    after = {r[0]: r[1] for r in graph.rows("MATCH (m:Mem)-[st:STATUS]->() RETURN m.id, st.status")}
     assert after == before
     assert sec.errors == [] and fin.errors == []
 

@@ -20,7 +20,7 @@ ATTACKER = "ZZ97 QKRB 0000 9034 5521 66"
 
 def statuses(url: str, tenant: str) -> dict[str, str]:
     g = TenantGraph(connect(url), tenant)
-    return {r[0]: r[1] for r in g.rows("MATCH (m:Mem) RETURN m.id, m.status")}
+    return {r[0]: r[1] for r in g.rows("MATCH (m:Mem)-[st:STATUS]->() RETURN m.id, st.status")}
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ def test_the_compromise_takes_out_exactly_what_rests_on_the_attacker_alone(repla
     OUT; the remit address stays IN because the signed contract still states it."""
     summary, _ = replayed
     g = TenantGraph(connect(falkordb), "demo-test")
-    out = {(k, t) for k, t in g.rows("MATCH (m:Mem {status: 'OUT'}) RETURN m.kind, m.text")}
+    out = {(k, t) for k, t in g.rows("MATCH (m:Mem)-[:STATUS {status: 'OUT'}]->() RETURN m.kind, m.text")}
     assert {t for k, t in out if k == "belief"} == {
         f"Northwind Supplies bank account: {ATTACKER}",
         f"Confirmed: Northwind Supplies bank account {ATTACKER}"}

@@ -58,6 +58,7 @@ def test_the_example_runs_as_written_and_its_note_rests_on_the_order_and_the_cus
     written = record(workers, tenant_name)
     assert written[NOTE] == ("IN", {frozenset({"user:u-17", "orders:A-1042"})})
     g = TenantGraph(connect(workers), tenant_name)
-    assert g.rows("MATCH (m:Mem {kind: 'action'}) RETURN m.status, m.executed, m.amount") == [
+    assert g.rows("MATCH (m:Mem {kind: 'action'})-[st:STATUS]->() "
+                  "RETURN st.status, m.executed, m.amount") == [
         ["IN", True, 1280.0]]
     assert set(written) == {NOTE, 'issue_refund({"amount": 1280.0, "order_id": "A-1042"})'}

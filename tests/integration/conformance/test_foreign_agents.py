@@ -163,7 +163,7 @@ def _premises_by_key(url: str, tenant: str, text: str) -> list[list[str]]:
 
 def _by_user(url: str, tenant: str, text: str) -> dict[str, str]:
     rows = TenantGraph(connect(url), tenant).rows(
-        "MATCH (m:Mem {text: $t}) RETURN m.key, m.status", {"t": text})
+        "MATCH (m:Mem {text: $t})-[st:STATUS]->() RETURN m.key, st.status", {"t": text})
     return {key.split("/")[1]: status for key, status in rows}
 
 

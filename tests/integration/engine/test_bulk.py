@@ -37,7 +37,7 @@ def _load(g: TenantGraph, mode: str, batch: int) -> None:
 
 
 def _state(g: TenantGraph) -> tuple:
-    mems = sorted(g.rows("MATCH (m:Mem) RETURN m.id, m.status, m.cause, m.hops"))
+    mems = sorted(g.rows("MATCH (m:Mem)-[st:STATUS]->() RETURN m.id, st.status, st.cause, st.hops"))
     justs = sorted(g.rows("MATCH (p:Mem)-[:PREMISE_OF]->(j:Justification)-[:JUSTIFIES]->(m:Mem) "
                           "RETURN j.id, p.id, m.id"))
     said = sorted(g.rows("MATCH (s:Source)-[e:SAID]->(m:Mem) RETURN e.id, s.id, m.id"))

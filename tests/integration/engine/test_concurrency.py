@@ -94,7 +94,7 @@ def test_fifty_writers_and_a_retraction_leave_no_stale_in(falkordb, tenant_name)
     text = "\n".join(json.dumps(x) for x in sorted(
         lines, key=lambda x: x["op"] in ("retract", "reinstate")))
     expected = reference(text)["memories"]
-    graph_status = {r[0]: r[1] for r in g.rows("MATCH (m:Mem) RETURN m.id, m.status")}
+    graph_status = {r[0]: r[1] for r in g.rows("MATCH (m:Mem)-[st:STATUS]->() RETURN m.id, st.status")}
     ids = dict(known)
     got = {sid: graph_status[ids[sid]] for sid in ids}
     stale = [sid for sid, st in got.items() if st == "IN" and expected[sid]["status"] == "OUT"]

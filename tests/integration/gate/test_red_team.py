@@ -419,7 +419,8 @@ def test_a_payment_racing_a_retraction_is_refused_or_recalled(rescind_workers, t
     payer.join(30)
     settle(rescind_workers, graph)
     g = TenantGraph(connect(rescind_workers), tenant_name)
-    [[status, executed]] = g.rows("MATCH (m:Mem {kind: 'action'}) RETURN m.status, m.executed")
+    [[status, executed]] = g.rows(
+        "MATCH (m:Mem {kind: 'action'})-[st:STATUS]->() RETURN st.status, m.executed")
     assert status == "OUT"
     if PAID:
         assert executed and not refused

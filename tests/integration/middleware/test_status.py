@@ -34,7 +34,8 @@ def put(conn, tenant: str, **statuses: str) -> None:
     """Memories with these statuses in the tenant's graph (only what the snapshot reads)."""
     for mid, status in statuses.items():
         conn.execute_command("GRAPH.QUERY", layout.graph_key(tenant),
-                             f"MERGE (m:Mem {{id: '{mid}'}}) SET m.status = '{status}'")
+                             f"MERGE (m:Mem {{id: '{mid}'}}) MERGE (m)-[st:STATUS]->(m) "
+                             f"SET st.status = '{status}'")
 
 
 def publish(conn, tenant: str, **statuses: str) -> None:

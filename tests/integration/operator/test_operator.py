@@ -36,7 +36,7 @@ def cli(story, *args: str) -> tuple[int, object, str]:
 
 def statuses(story) -> dict[str, str]:
     g = TenantGraph(connect(story[0]), story[1])
-    return {r[0]: r[1] for r in g.rows("MATCH (m:Mem) RETURN m.id, m.status")}
+    return {r[0]: r[1] for r in g.rows("MATCH (m:Mem)-[st:STATUS]->() RETURN m.id, st.status")}
 
 
 def test_compromise_previews_by_default_and_changes_nothing(story):

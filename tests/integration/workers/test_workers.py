@@ -54,7 +54,7 @@ def world(tenant: str) -> list[ev.Event]:
 
 def statuses(url: str, tenant: str) -> dict[str, str]:
     g = TenantGraph(connect(url), tenant)
-    return {r[0]: r[1] for r in g.rows("MATCH (m:Mem) RETURN m.id, m.status")}
+    return {r[0]: r[1] for r in g.rows("MATCH (m:Mem)-[st:STATUS]->() RETURN m.id, st.status")}
 
 
 def publish_raw(conn, tenant: str, data) -> None:
@@ -230,7 +230,8 @@ def test_a_spool_sent_again_whole_changes_nothing(workers, tenant_name, another_
         return {"statuses": sorted(statuses(workers, t).values()),
                 "justifications": g.rows("MATCH (j:Justification) RETURN count(j)"),
                 "retractions": g.rows("MATCH ()-[r:RETRACTION]->() RETURN count(r)"),
-                "action": g.rows("MATCH (m:Mem {kind: 'action'}) RETURN m.executed, m.status"),
+                "action": g.rows("MATCH (m:Mem {kind: 'action'})-[st:STATUS]->() "
+                                 "RETURN m.executed, st.status"),
                 "recalls": [r.state for r in recall_list(g)]}
 
     twice, once = shape(tenant_name), shape(tenant_name + "x")
