@@ -18,7 +18,7 @@ from rescind.api import routes
 from rescind.api.auth import PERMISSIONS, TokenStore
 from rescind.api.state import Api, Guard, kind, tenant_or_none
 from rescind.contract import layout
-from rescind.contract.errors import RescindError, Unauthenticated, http_status
+from rescind.contract.errors import Duplicate, RescindError, Unauthenticated, http_status
 from rescind.graph.store import connect
 from rescind.runtime.server import ServerStatus, probe
 from rescind.runtime.settings import Settings
@@ -113,7 +113,10 @@ def _errors(app: FastAPI) -> None:
     @app.exception_handler(RescindError)
     def api_error(request: Request, exc: RescindError) -> JSONResponse:
         headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, Unauthenticated) else None
-        return JSONResponse({"detail": exc.message}, http_status(exc), headers=headers)
+        body = {"detail": exc.message}
+        if isinstance(exc, Duplicate):  # the retractions it duplicates, for a client to show
+            body["existing"] = exc.existing
+        return JSONResponse(body, http_status(exc), headers=headers)
 
     @app.exception_handler(RequestValidationError)
     def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -12,12 +12,12 @@ RESCIND_URL and RESCIND_TOKEN).
 import functools
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 import redis
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from rescind.api import ops
 from rescind.api.auth import Principal, TokenStore, authorize
@@ -37,6 +37,16 @@ token) preview, commit or reinstate the retraction of a compromised source. Alwa
 before committing, and commit at the revision the preview returned."""
 
 __all__ = ["create_server", "main"]
+
+# The window, named as everywhere else (`from`, `to`); `start` and `end` are the names it had
+# before, accepted for one more release.
+From = Annotated[str | None, Field(alias="from", description="Window start, ISO 8601 with zone "
+                                   "(open when left out)")]
+To = Annotated[str | None, Field(description="Window end, included (open when left out)")]
+Start = Annotated[str | None, Field(description="Deprecated: use `from`",
+                                    json_schema_extra={"deprecated": True})]
+End = Annotated[str | None, Field(description="Deprecated: use `to`",
+                                  json_schema_extra={"deprecated": True})]
 
 
 def create_server(url: str | None = None, token: str | None = None, *,
@@ -77,6 +87,8 @@ def create_server(url: str | None = None, token: str | None = None, *,
         def register(fn: Callable) -> Callable:
             @functools.wraps(fn)
             def guarded(*args: Any, **kwargs: Any) -> Any:
+                if "from" in kwargs:  # the window's `from`, a Python keyword: `from_` in here
+                    kwargs["from_"] = kwargs.pop("from")
                 try:
                     me, graph = caller(permission, fn.__name__)
                     return fn(me, graph, *args, **kwargs)
@@ -119,21 +131,27 @@ def create_server(url: str | None = None, token: str | None = None, *,
 
     @tool("decide")
     def preview_retraction(me: Principal, graph: TenantGraph, source: str, reason: str,
-                           start: str | None = None, end: str | None = None) -> dict:
-        """Security: what would go OUT if ``source`` is declared compromised between ``start``
-        and ``end`` (ISO 8601 with zone; open when left out). Changes nothing; returns the
-        graph revision to commit at."""
-        body = Compromise(source=source, reason=reason, start=start, end=end)
+                           from_: From = None, to: To = None, start: Start = None,
+                           end: End = None) -> dict:
+        """Security: what would go OUT if ``source`` is declared compromised between ``from``
+        and ``to`` (ISO 8601 with zone; open when left out), and what it reaches but leaves
+        IN, with what still holds it (``kept``). Changes nothing; returns the graph revision
+        to commit at, and names any retraction of the source in force over an overlapping
+        window (``duplicates``)."""
+        body = Compromise(source=source, reason=reason, from_=from_, to=to, start=start, end=end)
         return _brief(decided(me, "retraction.preview", source,
                               lambda: ops.compromise_preview(graph, body, me.who)))
 
     @tool("decide")
     def commit_retraction(me: Principal, graph: TenantGraph, source: str, reason: str, rev: int,
-                          start: str | None = None, end: str | None = None,
-                          id: str | None = None) -> dict:
+                          from_: From = None, to: To = None, id: str | None = None,
+                          force: bool = False, start: Start = None, end: End = None) -> dict:
         """Security: commit the retraction previewed at revision ``rev`` (refused if the graph
-        changed since: preview again). Holds pending payments, drafts recalls."""
-        body = CompromiseCommit(source=source, reason=reason, start=start, end=end, rev=rev, id=id)
+        changed since: preview again). Holds pending payments, drafts recalls. Refused, naming
+        it, while a retraction of the source over an overlapping window is in force, unless
+        ``force``."""
+        body = CompromiseCommit(source=source, reason=reason, from_=from_, to=to, start=start,
+                                end=end, rev=rev, id=id, force=force)
         return _brief(decided(me, "retraction.commit", source,
                               lambda: ops.compromise_commit(conn, graph, body, me.who)))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rescind.api.auth import ROLES
 from rescind.contract import events as ev
@@ -31,19 +31,48 @@ class Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+_DEPRECATED = {"deprecated": True}
+
+
 class Compromise(Body):
-    """Security: the source is not to be trusted for what it said in [start, end]."""
+    """Security: the source is not to be trusted for what it said in [from, to]."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     source: Ident = Field(description="The source id, e.g. portal:acme")
-    start: When | None = Field(None, description="Window start (open when absent)")
-    end: When | None = Field(None, description="Window end, included (open when absent)")
+    from_: When | None = Field(None, alias="from", description="Window start (open when absent)")
+    to: When | None = Field(None, description="Window end, included (open when absent)")
+    start: When | None = Field(None, json_schema_extra=_DEPRECATED, description="Deprecated "
+                               "name of `from` (accepted until the next release)")
+    end: When | None = Field(None, json_schema_extra=_DEPRECATED, description="Deprecated "
+                             "name of `to` (accepted until the next release)")
     reason: Reason
     id: Ident | None = Field(None, description="Retraction id; a commit with a used id returns "
                              "the first result")
 
+    @model_validator(mode="after")
+    def _one_name_each(self):
+        for new, old in (("from", "start"), ("to", "end")):
+            if getattr(self, "from_" if new == "from" else new) is not None and \
+                    getattr(self, old) is not None:
+                raise ValueError(f"give `{new}` only (`{old}` is its deprecated name)")
+        return self
+
+    @property
+    def window(self) -> tuple[str | None, str | None]:
+        """(from, to), whichever name each came under."""
+        return (self.from_ if self.from_ is not None else self.start,
+                self.to if self.to is not None else self.end)
+
+    @property
+    def deprecated_names(self) -> list[str]:
+        return [n for n in ("start", "end") if getattr(self, n) is not None]
+
 
 class CompromiseCommit(Compromise):
     rev: Rev
+    force: bool = Field(False, description="Commit even though a retraction of the same source "
+                        "over an overlapping window is in force (without it: 409 naming it)")
 
 
 class Withdrawal(Body):

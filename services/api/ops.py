@@ -184,8 +184,16 @@ def retractions(graph: TenantGraph) -> list[dict]:
         d = dict(zip(cols, r[:-1], strict=True))
         for k in ("start", "end", "at", "reinstated_at"):
             d[k] = iso(d[k])
-        out.append(d)
+        out.append(_from_to(d))
     return out
+
+
+def _from_to(d: dict) -> dict:
+    """A retraction's window as ``from``/``to``; ``start``/``end`` stay beside them, deprecated
+    (they go in the next release)."""
+    if "start" in d or "end" in d or d.get("kind") == "retract":
+        d["from"], d["to"] = d.get("start"), d.get("end")
+    return d
 
 
 def retraction(graph: TenantGraph, rid: str) -> dict:
@@ -198,7 +206,7 @@ def retraction(graph: TenantGraph, rid: str) -> dict:
     for k in ("result", "undo_result"):
         if k in stored:
             stored[k] = json.loads(stored[k])
-    return stored
+    return _from_to(stored)
 
 
 def fragility(graph: TenantGraph, ref: str) -> dict:
@@ -252,8 +260,14 @@ def _blast_graph(graph: TenantGraph, d: dict, source: str | None) -> dict:
     return {"nodes": nodes, "edges": [{"from": a, "to": b} for a, b in edges]}
 
 
+def _window(body: models.Compromise) -> tuple[int | None, int | None]:
+    (start, end), (start_name, end_name) = body.window, (
+        "start" if body.start is not None else "from", "end" if body.end is not None else "to")
+    return _time(start, start_name), _time(end, end_name)
+
+
 def compromise_preview(graph: TenantGraph, body: models.Compromise, by: str) -> dict:
-    start, end = _time(body.start, "start"), _time(body.end, "end")
+    start, end = _window(body)
     d = decisions.compromise(graph, body.source, start, end, body.reason, by, rid=body.id)
     return {**d, "graph": _blast_graph(graph, d, body.source)}
 
@@ -262,9 +276,9 @@ def compromise_commit(conn: redis.Redis, graph: TenantGraph, body: models.Compro
                       by: str) -> dict:
     """Commit a previewed compromise at the revision the preview returned (409 when stale);
     a commit repeated with the same id returns the first result and changes nothing."""
-    start, end = _time(body.start, "start"), _time(body.end, "end")
+    start, end = _window(body)
     d = decisions.compromise(graph, body.source, start, end, body.reason, by, commit=True,
-                            rid=body.id, rev=body.rev, conn=conn)
+                            rid=body.id, rev=body.rev, conn=conn, force=body.force)
     return {**d, "repeated": d.get("repeated", False),
             "graph": _blast_graph(graph, d, body.source)}
 

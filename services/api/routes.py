@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Depends, Path, Query, Response
 
 from rescind.api import ops
 from rescind.api.auth import Principal
@@ -30,7 +30,7 @@ router = APIRouter(prefix="/api/v1")
 
 _ID = tx.line(200, min_length=1)  # NUL, control characters: 422 (rescind.contract.text)
 Tenant = Annotated[str, Path(pattern=r"^[a-z0-9_-]{1,64}$", description="Tenant name")]
-Ref = Annotated[_ID, Path(description="A memory id, or the name its writer gave it")]
+MemoryRef = Annotated[_ID, Path(description="A memory id, or the name its writer gave it")]
 Rid = Annotated[_ID, Path(description="A retraction, withdrawal or correction id")]
 Kind = AnyKind
 Status = StatusName
@@ -138,28 +138,28 @@ def memories(tenant: Tenant, me: Reader, api: ApiDep, kind: Kind | None = None,
     return ops.memories(api.graph(tenant), kind, status, q, skip, _cap(api, limit))
 
 
-@router.get(T + "/memories/{ref}", tags=["read"], summary="One memory and its justification tree")
-def memory(tenant: Tenant, ref: Ref, me: Reader, api: ApiDep) -> dict:
-    return ops.memory(api.graph(tenant), ref)
+@router.get(T + "/memories/{memory}", tags=["read"], summary="One memory and its justification tree")
+def memory(tenant: Tenant, memory: MemoryRef, me: Reader, api: ApiDep) -> dict:
+    return ops.memory(api.graph(tenant), memory)
 
 
-@router.get(T + "/memories/{ref}/history", tags=["read"],
+@router.get(T + "/memories/{memory}/history", tags=["read"],
             summary="Every status the memory has had, with its cause")
-def history(tenant: Tenant, ref: Ref, me: Reader, api: ApiDep) -> dict:
-    return ops.history(api.graph(tenant), ref)
+def history(tenant: Tenant, memory: MemoryRef, me: Reader, api: ApiDep) -> dict:
+    return ops.history(api.graph(tenant), memory)
 
 
-@router.get(T + "/memories/{ref}/as-of", tags=["read"],
+@router.get(T + "/memories/{memory}/as-of", tags=["read"],
             summary="The memory's status at a time or revision, and its tree as it stood then")
-def memory_as_of(tenant: Tenant, ref: Ref, me: Reader, api: ApiDep, at: At = None,
+def memory_as_of(tenant: Tenant, memory: MemoryRef, me: Reader, api: ApiDep, at: At = None,
                  rev: Rev = None) -> dict:
-    return ops.memory_as_of(api.graph(tenant), ref, at, rev)
+    return ops.memory_as_of(api.graph(tenant), memory, at, rev)
 
 
-@router.get(T + "/memories/{ref}/fragility", tags=["read"],
+@router.get(T + "/memories/{memory}/fragility", tags=["read"],
             summary="How many trust domains must fall to fake it, and which")
-def fragility(tenant: Tenant, ref: Ref, me: Reader, api: ApiDep) -> dict:
-    return ops.fragility(api.graph(tenant), ref)
+def fragility(tenant: Tenant, memory: MemoryRef, me: Reader, api: ApiDep) -> dict:
+    return ops.fragility(api.graph(tenant), memory)
 
 
 @router.get(T + "/as-of", tags=["read"], summary="What was believed at a time or revision, and why")
@@ -203,26 +203,38 @@ def recalls(tenant: Tenant, me: Reader, api: ApiDep) -> list[dict]:
     return ops.recalls(api.graph(tenant))
 
 
-@router.get(T + "/recalls/{ref}", tags=["recalls"], summary="One recall with its draft")
-def recall(tenant: Tenant, ref: Ref, me: Reader, api: ApiDep) -> dict:
-    return ops.recall(api.graph(tenant), ref)
+@router.get(T + "/recalls/{memory}", tags=["recalls"], summary="One recall with its draft")
+def recall(tenant: Tenant, memory: MemoryRef, me: Reader, api: ApiDep) -> dict:
+    return ops.recall(api.graph(tenant), memory)
 
 
 # -- deciding (security), approving (finance), agents ------------------------------------------
 @router.post(T + "/retractions/preview", tags=["security"],
              summary="Preview a compromise: the blast radius and the revision to commit at")
-def preview_compromise(tenant: Tenant, body: Compromise, me: Decider, api: ApiDep) -> dict:
+def preview_compromise(tenant: Tenant, body: Compromise, me: Decider, api: ApiDep,
+                       response: Response) -> dict:
     g = api.graph(tenant)
+    _deprecation(response, body)
     return api.audited(me, tenant, "retraction.preview", body.source,
                        lambda: ops.compromise_preview(g, body, me.who), _counts)
 
 
 @router.post(T + "/retractions", tags=["security"],
-             summary="Commit a previewed compromise (409 when the graph moved since)")
-def commit_compromise(tenant: Tenant, body: CompromiseCommit, me: Decider, api: ApiDep) -> dict:
+             summary="Commit a previewed compromise (409 when the graph moved since, or while "
+                     "the source is retracted over an overlapping window, unless `force`)")
+def commit_compromise(tenant: Tenant, body: CompromiseCommit, me: Decider, api: ApiDep,
+                      response: Response) -> dict:
     g = api.graph(tenant)
+    _deprecation(response, body)
     return api.audited(me, tenant, "retraction.commit", body.source,
                        lambda: ops.compromise_commit(api.conn, g, body, me.who), _counts)
+
+
+def _deprecation(response: Response, body: Compromise) -> None:
+    """A request that used ``start``/``end`` is answered with a Deprecation header (RFC 9745)
+    naming ``from``/``to`` instead."""
+    if body.deprecated_names:
+        response.headers["Deprecation"] = "true"
 
 
 @router.post(T + "/retractions/{rid}/reinstate", tags=["security"],
@@ -261,11 +273,11 @@ def correct(tenant: Tenant, body: CorrectionCommit, me: Decider, api: ApiDep) ->
                        lambda: ops.change_commit(api.conn, g, body, me.who), _counts)
 
 
-@router.post(T + "/recalls/{ref}/approve", tags=["recalls"],
+@router.post(T + "/recalls/{memory}/approve", tags=["recalls"],
              summary="Approve a drafted recall: it goes to the outbox")
-def approve(tenant: Tenant, ref: Ref, me: Approver, api: ApiDep) -> dict:
+def approve(tenant: Tenant, memory: MemoryRef, me: Approver, api: ApiDep) -> dict:
     g = api.graph(tenant)
-    return api.audited(me, tenant, "recall.approve", ref, lambda: ops.approve(g, ref, me.who),
+    return api.audited(me, tenant, "recall.approve", memory, lambda: ops.approve(g, memory, me.who),
                        lambda r: {"action": r["action"], "amount": r["amount"]})
 
 

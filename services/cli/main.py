@@ -13,6 +13,7 @@ from typer.core import TyperGroup
 from rescind.cli import harness, operate, run
 from rescind.cli.api import api_app
 from rescind.cli.audit import audit_app
+from rescind.cli.memories import memories_app
 from rescind.cli.tenant import tenant_app
 from rescind.contract.errors import RescindError
 
@@ -37,6 +38,7 @@ for command in (harness.demo, harness.record, run.replay, run.worker, run.up, ru
     app.command()(command)
 app.command("config-schema")(run.config_schema)
 app.add_typer(harness.bench_app, name="bench")
+app.add_typer(memories_app, name="memories")
 app.add_typer(operate.recalls_app, name="recalls")
 app.add_typer(operate.gate_app, name="gate")
 app.add_typer(api_app, name="api")

@@ -45,11 +45,16 @@ def compromise(
                                    "this preview revision"),
     rid: str | None = typer.Option(None, "--id", help="Retraction id (default: generated)",
                                    callback=Line),
+    force: bool = typer.Option(False, "--force", help="With --commit: commit even though a "
+                               "retraction of the source over an overlapping window is in force"),
     by: str | None = ByOpt,
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Declare a source compromised over a window: preview the blast radius, or --commit."""
+    """Declare a source compromised over a window: preview the blast radius, or --commit.
+
+    A commit is refused, naming the retraction, while the source is already retracted over an
+    overlapping window (unless --force)."""
     from rescind.operator import decisions
     from rescind.views import operator as views
 
@@ -59,10 +64,15 @@ def compromise(
                     "retraction.commit" if commit else "retraction.preview", source,
                     lambda: decisions.compromise(
                         graph, source, decisions.parse_time(start, "--from"),
-                        decisions.parse_time(end, "--to"), reason, by, commit, rid, rev), counts)
+                        decisions.parse_time(end, "--to"), reason, by, commit, rid, rev,
+                        force=force), counts)
     title = f"{'Committed' if d['committed'] else 'Preview'}: {source} compromised"
     emit(d, as_json, lambda d, c: views.blast_radius(d, c, title))
     if not as_json and not d["committed"]:
+        for t in d.get("duplicates", []):
+            out.print(f"\n[yellow]already retracted over an overlapping window by {t['id']} "
+                      f"({t['from'] or 'open'} to {t['to'] or 'open'}); a commit is refused "
+                      "unless --force[/yellow]")
         out.print(f"\nnothing changed; apply with --commit --rev {d['rev']}")
 
 

@@ -4,6 +4,7 @@
       NotFound                no such memory, source, action, retraction, tenant or token
       Conflict                the request clashes with what is stored
         IdInUse               an operation id already names another operation
+        Duplicate             the source is already retracted over an overlapping window
         StalePreview          the graph moved since the preview; preview again
       Invalid                 input that cannot be applied as given
         BadTenantName         a tenant name that could reach a key is malformed
@@ -43,6 +44,15 @@ class Conflict(RescindError):
 
 class IdInUse(Conflict):
     """The operation's id names a different operation already committed (or undone)."""
+
+
+class Duplicate(Conflict):
+    """The same source is already retracted, still in force, over an overlapping window;
+    ``existing`` holds those retractions' ids. Forcing records another anyway."""
+
+    def __init__(self, message: str, existing: list[str]) -> None:
+        super().__init__(message)
+        self.existing = existing
 
 
 class StalePreview(Conflict):
@@ -89,6 +99,6 @@ def http_status(err: RescindError) -> int:
     return next(HTTP_STATUS[c] for c in type(err).__mro__ if c in HTTP_STATUS)
 
 
-__all__ = ["BadTenantName", "Conflict", "Forbidden", "GateRefused", "IdInUse", "Invalid",
-           "NotFound", "RescindError", "StalePreview", "TooLarge", "Unauthenticated",
+__all__ = ["BadTenantName", "Conflict", "Duplicate", "Forbidden", "GateRefused", "IdInUse",
+           "Invalid", "NotFound", "RescindError", "StalePreview", "TooLarge", "Unauthenticated",
            "Unavailable", "http_status"]

@@ -69,11 +69,6 @@ def _security(d: dict, console: Console) -> None:
                   f"{c['source']} --from {c['window'][0]} --to {c['window'][1]}`")
     console.print(f"        preview at revision {c['previewed_at_rev']}, then --commit:")
     views.blast_radius({**c, "committed": True}, console, f"{c['source']} compromised")
-    if c.get("kept"):
-        console.print("\n[bold green]Reached but kept IN (an independent reason remains)"
-                      "[/bold green]")
-        for k in c["kept"]:
-            console.print(f"  {views.short(k['text'])}")
 
 
 def _ending(d: dict, console: Console) -> None:

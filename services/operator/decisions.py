@@ -15,8 +15,9 @@ import redis
 
 from rescind.contract import events as ev
 from rescind.contract import streams
-from rescind.contract.errors import Invalid, NotFound, StalePreview
+from rescind.contract.errors import Duplicate, Invalid, NotFound, StalePreview
 from rescind.contract.kinds import OUT
+from rescind.core.belief import Status, Window
 from rescind.core.shapes import RetractionResult
 from rescind.engine import retraction as ret
 from rescind.engine.gate import weakest_of
@@ -62,9 +63,13 @@ def resolve(graph: TenantGraph, ref: str) -> str:
 def compromise(graph: TenantGraph, source: str, start: int | None, end: int | None,
                reason: str, by: str, commit: bool = False, rid: str | None = None,
                rev: int | None = None, conn: redis.Redis | None = None,
-               now: datetime | None = None) -> dict:
+               now: datetime | None = None, force: bool = False) -> dict:
     """Preview (default) or commit the retraction of ``source`` over [start, end]; ``now`` is
-    when the decision is taken (default: the wall clock)."""
+    when the decision is taken (default: the wall clock).
+
+    A commit is refused (Duplicate) while another retraction of the same source over an
+    overlapping window is in force, naming it, unless ``force``; the preview names those
+    retractions (``duplicates``). Committing the same id again is a repeat, not a duplicate."""
     if not reason.strip():
         raise Invalid("say why the source is compromised (--reason)")
     if start is not None and end is not None and start > end:
@@ -77,7 +82,38 @@ def compromise(graph: TenantGraph, source: str, start: int | None, end: int | No
     if not graph.window_seeds(source, start, end):
         raise Invalid(f"no observation of {source!r} between {when(start)} and {when(end)}")
     op = ret.Retract(rid or f"cmp-{uuid.uuid4().hex[:10]}", source, start, end, reason, by)
-    return decide(graph, op, commit, rev, conn, now)
+    twins = duplicates(graph, op)
+    repeat = rid is not None and graph.retraction(rid) is not None  # decide() tells repeats
+    if commit and twins and not force and not repeat:
+        first = twins[0]
+        raise Duplicate(
+            f"{source} is already retracted over an overlapping window by {first['id']} "
+            f"({when(first['start'])} to {when(first['end'])}, still in force); nothing "
+            "committed. Force it to record another retraction anyway (--force; in the API, "
+            '"force": true)', [t["id"] for t in twins])
+    return {**decide(graph, op, commit, rev, conn, now),
+            "duplicates": [{"id": t["id"], "from": _iso(t["start"]), "to": _iso(t["end"])}
+                           for t in twins]}
+
+
+def duplicates(graph: TenantGraph, op: ret.Retract) -> list[dict]:
+    """Retractions in force of ``op``'s source whose window overlaps ``op``'s (both ends
+    included; a missing bound is open), other than ``op`` itself, oldest first."""
+    lo, hi = op.start, op.end
+    found = []
+    for rid, kind, source, start, end, order in graph.rows(q.ACTIVE_RETRACTIONS):
+        if kind != "retract" or source != op.source or rid == op.id:
+            continue
+        if (hi is None or start is None or start <= hi) and (lo is None or end is None
+                                                              or lo <= end):
+            found.append({"id": rid, "start": start, "end": end, "order": order})
+    return [{k: v for k, v in t.items() if k != "order"}
+            for t in sorted(found, key=lambda t: t["order"])]
+
+
+def _iso(us: int | None) -> str | None:
+    t = ev.from_micros(us)
+    return None if t is None else t.isoformat().replace("+00:00", "Z")
 
 
 def decide(graph: TenantGraph, op: ret.Retract | ret.Withdraw | ret.Correct, commit: bool = False,
@@ -90,7 +126,8 @@ def decide(graph: TenantGraph, op: ret.Retract | ret.Withdraw | ret.Correct, com
     at = ev.to_micros(now)
     try:
         p = ret.preview(graph, op, at)
-        kept = sorted(m for m, st in p.after.items() if st.is_in and m in p.before)
+        kept = kept_by(graph, op, p.after, sorted(
+            m for m, st in p.after.items() if st.is_in and m in p.before))
         if not commit:
             return {"committed": False, **describe(graph, p.repeated or p.result(), kept)}
         if p.repeated is not None:
@@ -126,10 +163,12 @@ def _announce(graph: TenantGraph, conn: redis.Redis | None, result: RetractionRe
                            result.changed, now)
 
 
-def describe(graph: TenantGraph, result: RetractionResult, kept: list[str] = ()) -> dict:
+def describe(graph: TenantGraph, result: RetractionResult,
+             kept: dict[str, list[dict]] | None = None) -> dict:
     """The engine's blast radius with what a person needs: texts, amounts, payees; and what
-    the retraction reaches but leaves IN, because it has an independent reason. This is the
-    document the API, MCP and the CLI's --json give."""
+    the retraction reaches but leaves IN, because it has an independent reason, with that
+    reason (``kept_by``). This is the document the API, MCP and the CLI's --json give."""
+    kept = kept or {}
     radius = result.blast_radius
     facts = {f["id"]: f for f in graph.memories([*(i.id for i in radius.items()), *kept])}
     groups = {name: [_item(facts.get(i.id, {"id": i.id}), i.hops) for i in items]
@@ -139,7 +178,69 @@ def describe(graph: TenantGraph, result: RetractionResult, kept: list[str] = ())
             "direction": radius.direction, "counts": radius.counts, **groups,
             "to_hold": groups["pending_actions"] if out else [],
             "to_recall": groups["executed_actions"] if out else [],
-            "kept": [_item(facts[m], None) for m in kept if m in facts]}
+            "kept": [{**_item(facts[m], None), "kept_by": why} for m, why in kept.items()
+                     if m in facts]}
+
+
+def kept_by(graph: TenantGraph, op, after: dict[str, Status], kept: list[str],
+            depth: int = 12) -> dict[str, list[dict]]:
+    """For each memory ``op`` reaches but leaves IN: what still holds it. Each reason is a
+    source that still vouches for it (``source``), or a justification whose premises are all
+    still IN (``premises``), with the sources still valid under those premises (``sources``):
+    "kept IN by: the signed contract"."""
+    if not kept:
+        return {}
+    rules = graph.rules()
+    if isinstance(op, ret.Retract):  # the window being decided counts as if committed
+        rules.windows.append(Window(op.id, op.source, op.start, op.end, 1 << 61))
+    elif isinstance(op, ret.Correct):
+        rules.corrections[op.id] = 1 << 61
+    status, nodes, frontier = dict(after), {}, set(kept)
+    for _ in range(depth):  # up through what is still IN, reading each memory once
+        new = sorted(frontier - nodes.keys())
+        if not new:
+            break
+        nodes.update(graph.nodes(new))
+        premises = {p for m in new if m in nodes for j in nodes[m].justifications for p in j}
+        status.update(graph.statuses(sorted(premises - status.keys())))
+        frontier = {p for p in premises if status.get(p) is not None and status[p].is_in}
+
+    def holding(m: str) -> list[tuple[str, ...]]:
+        node = nodes.get(m)
+        return list(dict.fromkeys(  # two justifications on the same premises: one reason
+            tuple(sorted(j)) for j in node.justifications
+            if all(status.get(p) is not None and status[p].is_in for p in j))) if node else []
+
+    def valid(m: str) -> list[str]:
+        node = nodes.get(m)
+        return sorted({g.source for g in node.groundings if rules.grounding_cause(g) is None}) \
+            if node else []
+
+    under: dict[str, set[str]] = {}
+
+    def sources(m: str, path: frozenset[str] = frozenset()) -> set[str]:
+        if m not in under:
+            found = set(valid(m))
+            for j in holding(m):
+                for p in j:
+                    if p not in path:
+                        found |= sources(p, path | {m})
+            under[m] = found
+        return under[m]
+
+    reasons = {m: ([("source", s) for s in valid(m)] + [("premises", j) for j in holding(m)])
+               for m in kept}
+    facts = {f["id"]: f for f in graph.memories(
+        {p for rs in reasons.values() for kind, j in rs if kind == "premises" for p in j})}
+    named = {sid: graph.source(sid) or {} for m in kept for sid in sources(m)}
+
+    def source(sid: str) -> dict:
+        return {"source": sid, "name": named[sid].get("name"), "domain": named[sid].get("domain")}
+
+    return {m: [source(x) if kind == "source" else
+                {"premises": [_item(facts.get(p, {"id": p}), None) for p in x],
+                 "sources": [source(s) for s in sorted(set().union(*(sources(p) for p in x)))]}
+                for kind, x in reasons[m]] for m in kept}
 
 
 def _item(f: dict, hops: int | None) -> dict:

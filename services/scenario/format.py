@@ -159,9 +159,21 @@ class Step:
     op: BaseModel
 
 
+@dataclass(frozen=True)
+class BadLine:
+    """A line that failed validation, with what could be read of it: the ids it defines count
+    as defined for the lines after it, so that one mistake is one error, not one per use."""
+
+    line: int
+    obj: dict
+
+
 def parse(text: str) -> list[Step]:
-    """Parse and validate a whole scenario; raise ScenarioError listing every bad line."""
-    steps, errors = [], []
+    """Parse and validate a whole scenario; raise ScenarioError with one error for each bad
+    line (the first line of each is the one to fix: uses of what a bad line defines are not
+    errors of their own)."""
+    steps: list[Step | BadLine] = []
+    errors: list[tuple[int, str]] = []
     for n, raw in enumerate(text.split("\n"), start=1):  # not splitlines: U+2028 is text
         stripped = raw.strip()
         if not stripped or stripped.startswith("#"):
@@ -176,15 +188,26 @@ def parse(text: str) -> list[Step]:
             continue
         if obj.get("op") not in OPS:
             errors.append((n, f"unknown op {obj.get('op')!r}"))
+            steps.append(BadLine(n, obj))
             continue
         try:
             steps.append(Step(n, _LINE.validate_python(obj)))
         except ValidationError as exc:
             errors.append((n, _explain(exc)))
+            steps.append(BadLine(n, obj))
     errors.extend(_check_references(steps))
     if errors:
-        raise ScenarioError(sorted(errors))
-    return steps
+        raise ScenarioError(one_per_line(errors))
+    return [s for s in steps if isinstance(s, Step)]
+
+
+def one_per_line(errors: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """At most one error per line, in line order: a line's reasons joined, first found first."""
+    by_line: dict[int, list[str]] = {}
+    for n, why in errors:
+        if why not in by_line.setdefault(n, []):
+            by_line[n].append(why)
+    return [(n, "; ".join(by_line[n])) for n in sorted(by_line)]
 
 
 def _explain(exc: ValidationError) -> str:
@@ -203,18 +226,25 @@ def _explain(exc: ValidationError) -> str:
 
 
 MEMORY = ("memory", "action", "correction")
+# What the id of a line of each op defines (a line that failed validation defines it too).
+DEFINES = {"source": "source", "observe": "memory", "write": "memory", "act": "action",
+           "retract": "retraction", "withdraw": "retraction", "correct": "correction"}
 
 
-def _check_references(steps: list[Step]) -> list[tuple[int, str]]:
+def _check_references(steps: list[Step | BadLine]) -> list[tuple[int, str]]:
     """Everything a line names must be defined on an earlier line, with the right kind."""
     what: dict[str, str] = {}  # id -> source | memory | action | retraction | correction
     identity: dict[str, tuple[str, str]] = {}  # memory id -> (kind, normalised text)
     executed: set[str] = set()
     approved: set[str] = set()
     reinstated: set[str] = set()
+    unsure: set[str] = set()  # defined by a bad line: what else it says is unknown
+    nameless: set[str] = set()  # kinds that a bad line without a readable id defined
     errors: list[tuple[int, str]] = []
 
     def need(n: int, ident: str, kinds: tuple[str, ...], role: str) -> bool:
+        if ident in unsure or (ident not in what and nameless.intersection(kinds)):
+            return False  # perhaps defined by a bad line: that line is the error
         if what.get(ident) not in kinds:
             known = f" (it is a {what[ident]})" if ident in what else ""
             errors.append((n, f"{role} {ident!r} is not defined on an earlier line{known}"))
@@ -228,6 +258,9 @@ def _check_references(steps: list[Step]) -> list[tuple[int, str]]:
             what[ident] = kind
 
     for step in steps:
+        if isinstance(step, BadLine):
+            _shadow(step.obj, what, unsure, nameless)
+            continue
         n, op = step.line, step.op
         if isinstance(op, SourceLine):
             define(n, op.id, "source")
@@ -280,3 +313,18 @@ def _check_references(steps: list[Step]) -> list[tuple[int, str]]:
                 errors.append((n, f"the recall of {op.action!r} was approved already"))
             approved.add(op.action)
     return errors
+
+
+def _shadow(obj: dict, what: dict[str, str], unsure: set[str], nameless: set[str]) -> None:
+    """What a line that failed validation defines, as far as it can be read: its id (and a
+    correction's reviewer), of the kind its op defines; without a readable id, that kind."""
+    op = obj.get("op")
+    ident, kind = obj.get("id"), DEFINES.get(op) if isinstance(op, str) else None
+    if kind is not None and not isinstance(ident, str):
+        nameless.add(kind)
+    elif kind is not None and ident not in what:
+        what[ident] = kind
+        unsure.add(ident)
+    by = obj.get("by")
+    if op == "correct" and isinstance(by, str):
+        what.setdefault(by, "source")

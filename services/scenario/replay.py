@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +34,9 @@ from rescind.scenario.format import (
     WriteLine,
     parse,
 )
+
+# A memory id as the graph makes them (rescind.contract.events): kind prefix, 20 hex digits.
+GRAPH_ID = re.compile(r"\b[a-z]{3}-[0-9a-f]{20}\b")
 
 
 def fresh_tenant() -> str:
@@ -66,8 +70,18 @@ class Replay:
         """Apply one line; an error the engine finds while applying names the line."""
         try:
             self._apply(step)
+        except ScenarioError:
+            raise
         except RescindError as exc:  # the same refusal, with the line it came from
-            raise ScenarioError([(step.line, str(exc))]) from exc
+            raise ScenarioError([(step.line, self.named(str(exc)))]) from exc
+
+    def named(self, message: str) -> str:
+        """``message`` with the graph's ids (``act-8af3…``) replaced by the scenario's own
+        names for them: the first line that defined each."""
+        names: dict[str, str] = {}
+        for name, mid in self.mem.items():
+            names.setdefault(mid, name)
+        return GRAPH_ID.sub(lambda m: names.get(m.group(0), m.group(0)), message)
 
     def _apply(self, step: Step) -> None:
         op = step.op
@@ -129,8 +143,10 @@ class Replay:
             lines, self.pending_lines = self.pending_lines, []
             try:
                 record(self.graph, batch)
-            except UnknownPremise as exc:
-                raise ScenarioError([(lines[0], str(exc))]) from exc
+            except UnknownPremise as exc:  # the first line that names one, in its names
+                line = next((n for w, n in zip(batch, lines, strict=True)
+                             if set(w.premises) & set(exc.missing)), lines[0])
+                raise ScenarioError([(line, self.named(str(exc)))]) from exc
 
     def report(self) -> dict:
         self.flush()

@@ -85,7 +85,7 @@ class StreamReplay:
         self.settle()
         why = self._dead_reason(eid)
         if why is not None:
-            raise sc.ScenarioError([(step.line, why)])
+            raise sc.ScenarioError([(step.line, s.named(why))])
         if isinstance(op, sc.CorrectLine):
             s.mem[op.id] = self.graph.retraction(op.id)["new_memory"]
 

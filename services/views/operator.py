@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
@@ -35,8 +36,9 @@ def blast_radius(d: dict, console: Console, title: str) -> None:
         console.print(f"\n[bold]{LABELS[k]}[/bold]")
         for item in d[k]:
             amount = f" {money(item['amount'])}" if item.get("amount") is not None else ""
-            console.print(f"  hop {item['hops']}: {short(item['text'])}{amount}  "
-                          f"[dim]{item['id']}[/dim]")
+            hop = f"hop {item['hops']}: " if item.get("hops") is not None else ""  # IN: none
+            console.print(f"  {hop}{escape(short(item['text']))}{amount}  "
+                          f"[dim]{escape(item['id'])}[/dim]")
     if d.get("to_hold"):
         console.print("\n[bold yellow]Pending payments to hold[/bold yellow]")
         for a in d["to_hold"]:
@@ -45,6 +47,47 @@ def blast_radius(d: dict, console: Console, title: str) -> None:
         console.print("\n[bold red]Executed payments to recall (drafts for finance)[/bold red]")
         for a in d["to_recall"]:
             console.print(f"  {money(a['amount'])} to {a['payee']}  ({a['name'] or a['id']})")
+    if d.get("kept"):
+        console.print("\n[bold green]Reached but kept IN (an independent reason remains)"
+                      "[/bold green]")
+        for k in d["kept"]:
+            amount = f" {money(k['amount'])}" if k.get("amount") is not None else ""
+            console.print(f"  {escape(short(k['text']))}{amount}  [dim]{escape(k['id'])}[/dim]")
+            for why in k.get("kept_by") or []:
+                console.print(f"    kept IN by: {escape(kept_reason(why))}")
+
+
+def _source(s: dict) -> str:
+    name = s.get("name")
+    return f"{name} ({s['source']})" if name and name != s["source"] else s["source"]
+
+
+def kept_reason(why: dict) -> str:
+    """One reason a memory stays IN, for a person: "Acme master services agreement
+    (contract:acme), through: Acme remit address: 1 Dock Road, Leeds"."""
+    if "premises" not in why:
+        return f"{_source(why)} still says it"
+    sources = ", ".join(_source(s) for s in why["sources"]) or "no valid source"
+    through = "; ".join(short(p.get("name") if p.get("kind") == "action" and p.get("name")
+                              else p.get("text"), 60) for p in why["premises"])
+    return f"{sources}, through: {through}"
+
+
+def memories(page: dict, console: Console, title: str) -> None:
+    """A page of memories (``GET /memories``): name or id, kind, status (and why OUT), text."""
+    if not page["items"]:
+        console.print("no memories match")
+        return
+    table = Table(title=title)
+    for col in ("memory", "kind", "status", "text", "amount"):
+        table.add_column(col, justify="right" if col == "amount" else "left")
+    for m in page["items"]:
+        status = m["status"] + (f" ({m['cause']})" if m.get("cause") else "")
+        table.add_row(m.get("name") or m["id"], m["kind"], status, short(m["text"], 70),
+                      money(m["amount"]) if m.get("amount") is not None else "")
+    console.print(table)
+    if page.get("next_skip") is not None:
+        console.print(f"more: --skip {page['next_skip']}")
 
 
 def justification_tree(t: dict, console: Console) -> None:

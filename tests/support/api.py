@@ -20,7 +20,7 @@ from rescind.scenario.replay import replay_text
 from tests.support.paths import ROOT
 
 ADMIN = "test-admin-token-not-for-production"
-WINDOW = {"start": "2026-11-01T00:00Z", "end": "2026-11-03T00:00Z"}
+WINDOW = {"from": "2026-11-01T00:00Z", "to": "2026-11-03T00:00Z"}
 COMPROMISE = {"source": "portal:acme", **WINDOW, "reason": "Acme's portal was taken over"}
 
 

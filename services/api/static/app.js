@@ -237,15 +237,15 @@ async function loadRetractions() {
       ? el("button", { type: "button", class: "reinstate", onclick: () => reinstate(r.id) }, "Reinstate") : "";
     return el("tr", { "data-id": r.id, "data-state": r.state },
       el("td", {}, r.id), el("td", {}, r.kind), el("td", {}, r.source || r.memory || ""),
-      el("td", {}, r.kind === "retract" ? `${r.start || "open"} → ${r.end || "open"}` : ""),
+      el("td", {}, r.kind === "retract" ? `${r.from || "open"} → ${r.to || "open"}` : ""),
       el("td", { class: "state" }, r.state), el("td", {}, r.by || ""), el("td", {}, button));
   }));
 }
 
 function compromiseBody() {
   const body = { source: $("#src").value, reason: $("#reason").value.trim() };
-  if ($("#from").value.trim()) body.start = $("#from").value.trim();
-  if ($("#to").value.trim()) body.end = $("#to").value.trim();
+  if ($("#from").value.trim()) body.from = $("#from").value.trim();
+  if ($("#to").value.trim()) body.to = $("#to").value.trim();
   return body;
 }
 

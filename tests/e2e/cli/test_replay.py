@@ -73,6 +73,27 @@ def test_bad_lines_exit_2_with_line_numbers_on_stderr(falkordb, tmp_path):
     assert res.stdout == ""
 
 
+def test_one_missing_field_is_one_line_in_the_files_own_words(falkordb, tmp_path):
+    """The shipped example with the portal's `id` left out: one line on stderr, for that line
+    (not one more for each of the three lines that name portal:acme); an error found while
+    applying names the payment as the file does (pay-1041), not by the graph's id."""
+    lines = (ROOT / "examples/vendor-portal.jsonl").read_text().split("\n")
+    n = next(i for i, raw in enumerate(lines) if '"id": "portal:acme"' in raw)
+    lines[n] = lines[n].replace('"id": "portal:acme", ', "")
+    f = tmp_path / "missing.jsonl"
+    f.write_text("\n".join(lines))
+    res = rescind("replay", str(f), "--url", falkordb)
+    assert res.returncode == 2 and res.stderr.splitlines() == [f"line {n + 1}: missing field 'id'"]
+    early = [raw for raw in (ROOT / "examples/vendor-portal.jsonl").read_text().split("\n")
+             if '"op": "retract"' not in raw]  # approve a payment nothing took OUT
+    f.write_text("\n".join(early))
+    res = rescind("replay", str(f), "--url", falkordb)
+    assert res.returncode == 2
+    approve = next(i for i, raw in enumerate(early, 1) if '"op": "approve"' in raw)
+    assert res.stderr.splitlines() == [f"line {approve}: no drafted recall for action "
+                                       "'pay-1041'"]
+
+
 def test_bad_tenant_name_is_a_clear_error(falkordb):
     """A tenant name that is not [a-z0-9_-]{1,64} is refused before anything happens."""
     res = rescind("replay", "examples/vendor-portal.jsonl", "--tenant", "Bad Name", "--url",

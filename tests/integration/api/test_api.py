@@ -87,7 +87,7 @@ def test_a_stale_preview_is_refused_with_409_and_a_repeat_returns_the_first_resu
     assert story.graph.revision() == rev2
     # The same id for another window is not a repeat: 409, and nothing changes.
     other = story.client.post(f"{story.base}/retractions", headers=sec,
-                              json={**COMPROMISE, "start": "2026-11-02T00:00Z", "rev": rev2,
+                              json={**COMPROMISE, "from": "2026-11-02T00:00Z", "rev": rev2,
                                     "id": "r-1"})
     assert other.status_code == 409 and "already used" in other.json()["detail"]
     assert story.graph.revision() == rev2
@@ -246,7 +246,7 @@ def test_every_mutation_is_audited_with_who_what_and_result(story):
         (f"viewer@{t}.example", "GET /api/v1/tenants/{tenant}/audit",
          f"/api/v1/tenants/{t}/audit", "refused", "403", 1),
         (f"finance@{t}.example", "recall.approve", "pay-1042", "refused", "409", 1),
-        (f"security@{t}.example", "POST /api/v1/tenants/{tenant}/recalls/{ref}/approve",
+        (f"security@{t}.example", "POST /api/v1/tenants/{tenant}/recalls/{memory}/approve",
          f"/api/v1/tenants/{t}/recalls/pay-1041/approve", "refused", "403", 1),
         (f"security@{t}.example", "retraction.commit", "portal:acme", "ok", "200", None),
         (f"security@{t}.example", "retraction.preview", "portal:acme", "ok", "200", None),
@@ -270,7 +270,7 @@ def test_input_limits_answer_413_and_422_with_a_clear_message(story):
                     "at": AT, "action": "pay"} for i in range(501)]})
     assert many.status_code == 422 and "body.events" in many.json()["detail"]
     zone = story.client.post(f"{story.base}/retractions/preview", headers=sec,
-                             json={**COMPROMISE, "start": "2026-11-01"})
+                             json={**COMPROMISE, "from": "2026-11-01"})
     assert zone.status_code == 422 and "no zone" in zone.json()["detail"]
     unknown = story.client.post(f"{story.base}/retractions/preview", headers=sec,
                                 json={**COMPROMISE, "source": "portal:nobody"})

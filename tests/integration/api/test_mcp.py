@@ -16,7 +16,7 @@ from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
 from rescind.operator.audit import AuditLog
 from rescind.scenario.replay import replay_text
-from tests.support.api import COMPROMISE, story_text
+from tests.support.api import COMPROMISE, WINDOW, story_text
 from tests.support.paths import ROOT
 
 TOOLS = {"list_sources", "explain", "fragility", "preview_retraction", "commit_retraction",
@@ -87,13 +87,12 @@ def test_security_previews_commits_and_reinstates_through_the_assistant(tenant):
 
     async def steps(client):
         p = await call(client, "preview_retraction", source="portal:acme",
-                       reason=COMPROMISE["reason"], start=COMPROMISE["start"],
-                       end=COMPROMISE["end"])
+                       reason=COMPROMISE["reason"], **WINDOW)
         rev_before = graph.revision()
         stale = await call(client, "commit_retraction", source="portal:acme", reason="x",
-                           rev=p["rev"] - 1, start=COMPROMISE["start"], end=COMPROMISE["end"])
+                           rev=p["rev"] - 1, **WINDOW)
         done = await call(client, "commit_retraction", source="portal:acme", reason="hacked",
-                          rev=p["rev"], start=COMPROMISE["start"], end=COMPROMISE["end"],
+                          rev=p["rev"], **WINDOW,
                           id="r-mcp")
         recalls = await call(client, "recall_list")
         back = await call(client, "reinstate", retraction="r-mcp")
@@ -122,9 +121,9 @@ def test_a_viewers_assistant_reads_and_searches_but_cannot_decide(tenant):
 
     async def security(client):
         p = await call(client, "preview_retraction", source="portal:acme", reason="x",
-                       start=COMPROMISE["start"], end=COMPROMISE["end"])
+                       **WINDOW)
         return await call(client, "commit_retraction", source="portal:acme", reason="x",
-                          rev=p["rev"], start=COMPROMISE["start"], end=COMPROMISE["end"],
+                          rev=p["rev"], **WINDOW,
                           id="r-1")
 
     session(url, tokens["security"], security)
@@ -230,3 +229,34 @@ def test_rescind_api_mcp_serves_over_stdio(tenant):
             return await call(client, "list_sources")
 
     assert {s["id"] for s in anyio.run(main)} == {"portal:acme", "contract:acme", "inbox:ap"}
+
+
+def test_the_window_is_from_and_to_and_a_duplicate_needs_force(tenant):
+    """The tools name the window `from`/`to` (`start`/`end` still accepted, marked deprecated
+    in the schema; both at once is refused); committing the same compromise again is refused
+    naming the retraction in force, and goes through with `force`."""
+    url, _, tokens = tenant
+    old = {"start": WINDOW["from"], "end": WINDOW["to"]}
+
+    async def steps(client):
+        tools = {t.name: t.input_schema for t in (await client.list_tools()).tools}
+        p = await call(client, "preview_retraction", source="portal:acme", reason="x", **old)
+        both = await call(client, "preview_retraction", source="portal:acme", reason="x",
+                          **old, **WINDOW)
+        first = await call(client, "commit_retraction", source="portal:acme", reason="x",
+                           rev=p["rev"], id="r-first", **WINDOW)
+        again = await call(client, "commit_retraction", source="portal:acme", reason="x",
+                           rev=first["rev"] + 1, id="r-again", **WINDOW)
+        forced = await call(client, "commit_retraction", source="portal:acme", reason="x",
+                            rev=first["rev"] + 1, id="r-again", force=True, **WINDOW)
+        return tools, p, both, first, again, forced
+
+    tools, p, both, first, again, forced = session(url, tokens["security"], steps)
+    props = tools["commit_retraction"]["properties"]
+    assert {"from", "to", "force"} <= set(props) and "from_" not in props
+    assert props["start"].get("deprecated") is True and props["end"].get("deprecated") is True
+    assert sum(p["counts"].values()) == 7  # the deprecated names still work
+    assert both[0] == "error" and "deprecated name" in both[1]
+    assert first["committed"] is True
+    assert again[0] == "error" and "r-first" in again[1] and "force" in again[1]
+    assert forced["committed"] is True and sum(forced["counts"].values()) == 0
