@@ -1,23 +1,43 @@
 # The two commands a newcomer needs: `make demo` and `make test`.
+# `make demo` installs the runtime alone (what `pip install rescind` brings: no test tools, no
+# browser driver, no torch); `make test` and the other developer targets install the `dev` extra.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+RUNTIME := $(VENV)/.runtime
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-unit test-integration test-e2e bench lint clean
+.PHONY: install install-runtime demo shell test test-unit test-integration test-e2e bench lint clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+
+# pip's own lines (Collecting…, Installing collected packages…) are the progress.
+$(RUNTIME): pyproject.toml | $(BIN)/python
+	@echo "Installing Rescind's runtime into $(VENV) (the first time takes about a minute)…"
+	$(BIN)/python -m pip install --disable-pip-version-check --progress-bar on -e .
+	touch $(RUNTIME)
+
+$(STAMP): pyproject.toml | $(BIN)/python
 	# The console's browser test drives Debian's Chromium (Playwright cannot download browsers).
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	@echo "Installing Rescind with its dev extra into $(VENV) (tests, linters, benchmarks)…"
+	$(BIN)/python -m pip install --disable-pip-version-check --quiet --upgrade pip
+	$(BIN)/python -m pip install --disable-pip-version-check --progress-bar on -e '.[dev]'
+	touch $(STAMP) $(RUNTIME)
+
+install-runtime: $(RUNTIME)
 
 install: $(STAMP)
 
-demo: $(STAMP)
+# The demo's story ends with the commands to explore the week (with this venv's rescind).
+demo: $(RUNTIME)
 	$(BIN)/rescind demo
+
+# A shell with this venv's `rescind` (and python) first on PATH; `exit` leaves it.
+shell: $(RUNTIME)
+	@echo "rescind is on your PATH ($(CURDIR)/$(BIN)); type exit to leave this shell."
+	@VIRTUAL_ENV="$(CURDIR)/$(VENV)" PATH="$(CURDIR)/$(BIN):$$PATH" $${SHELL:-/bin/sh}
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -25,6 +25,7 @@ from rescind.runtime.settings import Settings
 
 log = logging.getLogger("rescind.api")
 STATIC = Path(__file__).with_name("static")
+REFERENCE = Path(__file__).with_name("reference")  # /docs: the page; its assets from the wheel
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 
@@ -75,8 +76,19 @@ def create_app(settings: Settings | None = None, conn: redis.Redis | None = None
         return RedirectResponse("/console/")
 
     app.mount("/console", StaticFiles(directory=STATIC, html=True), name="console")
+    # The API reference at /docs, from local files only: FastAPI's default page loads Swagger UI
+    # from a CDN, so it is off (docs_url=None) and the assets come from fastapi-offline's wheel.
+    app.mount("/docs/assets", StaticFiles(directory=swagger_assets()), name="docs-assets")
+    app.mount("/docs", StaticFiles(directory=REFERENCE, html=True), name="docs")
     app.add_middleware(Limits, max_body=settings.api_max_body)
     return app
+
+
+def swagger_assets() -> Path:
+    """The folder of Swagger UI's bundle and stylesheet that the fastapi-offline wheel ships."""
+    import fastapi_offline
+
+    return Path(fastapi_offline.__file__).with_name("static")
 
 
 def _short(conn: redis.Redis) -> redis.Redis:
@@ -148,7 +160,8 @@ def _audit_invalid(request: Request, detail: str) -> None:
 
 class Limits:
     """ASGI middleware: bodies over ``max_body`` bytes answer 413 before the app reads them, and
-    every response gets security headers (a strict Content-Security-Policy on the console)."""
+    every response gets security headers (a strict Content-Security-Policy on the console and
+    the API reference)."""
 
     def __init__(self, app, max_body: int) -> None:
         self.app, self.max_body = app, max_body
@@ -182,7 +195,7 @@ class Limits:
                 headers = list(message.get("headers", []))
                 headers += [(b"x-content-type-options", b"nosniff"),
                             (b"referrer-policy", b"no-referrer")]
-                if scope["path"].startswith("/console"):
+                if scope["path"].startswith(("/console", "/docs")):
                     headers += [(b"content-security-policy", CSP.encode()),
                                 (b"x-frame-options", b"DENY")]
                 message = {**message, "headers": headers}

@@ -144,14 +144,25 @@ def operator_server(url: str | None, data_dir: Path) -> Iterator[str]:
     """``url``, the server that owns ``data_dir``, or an embedded server started on ``data_dir``
     for this command. Each is waited for while it loads its data, and the owner's server while
     its owner restarts it."""
+    with shared_or_own_server(url, data_dir) as (url, _own):
+        yield url
+
+
+@contextlib.contextmanager
+def shared_or_own_server(url: str | None, data_dir: Path) -> Iterator[tuple[str, bool]]:
+    """As ``operator_server``, with whether the server is this command's own (started here on
+    ``data_dir``, so nothing else serves its tenants) rather than ``url`` or another process's
+    (``rescind up`` on the same data directory)."""
     from rescind.runtime.server import DataDirInUse, EmbeddedFalkorDB, ServerGone, reach
 
     with contextlib.ExitStack() as stack:
+        own = False
         if url:
             url = ready(url)
         for attempt in range(2):  # the owner may stop between our two looks: start our own
             try:
-                url = url or stack.enter_context(EmbeddedFalkorDB(data_dir=data_dir)).url
+                if not url:
+                    url, own = stack.enter_context(EmbeddedFalkorDB(data_dir=data_dir)).url, True
                 break
             except DataDirInUse:
                 try:
@@ -161,7 +172,7 @@ def operator_server(url: str | None, data_dir: Path) -> Iterator[str]:
                     if attempt:
                         raise
         with reaching(url):
-            yield url
+            yield url, own
 
 
 @contextlib.contextmanager

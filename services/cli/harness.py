@@ -19,9 +19,9 @@ from rescind.cli.common import (
     emit,
     err,
     falkordb,
-    operator_server,
     out,
     refuse,
+    shared_or_own_server,
 )
 
 bench_app = typer.Typer(help="Benchmarks; results go to docs/bench/ with the command that made them.")
@@ -34,24 +34,106 @@ def demo(
     recording: Path | None = typer.Option(None, help="Recording to replay (default: the committed "
                                           "agents/recordings/week.json)"),
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    replace: bool = typer.Option(False, "--replace", help="Replace the tenant's week even on a "
+                                 "server another process serves (`rescind up`, or --url)"),
     as_json: bool = JsonOpt,
 ) -> None:
-    """The reference agents' week through the real event path, told as a story."""
+    """The reference agents' week through the real event path, told as a story. The week starts
+    its tenant afresh; on a server that something else serves (`rescind up` on the same data
+    directory, or --url) a tenant that already exists is refused unless --replace."""
     from rescind.agents.llm import GeminiUnavailable, RecordingMiss, chat_model
+    from rescind.contract.layout import check_tenant
     from rescind.demo import week as week
     from rescind.demo.story import tell
 
+    tenant = check_tenant(tenant)
     try:  # a bad mode or an unreadable recording: refused before anything is touched
         model = chat_model(mode, recording)
     except (GeminiUnavailable, ValueError, OSError) as exc:
         refuse(f"{type(exc).__name__}: {exc}")
     try:
-        with operator_server(url, data_dir) as server_url, out.status("the week is running…"):
-            summary = week.run(server_url, tenant, model=model)
+        with shared_or_own_server(url, data_dir) as (server_url, own):
+            if not own and not replace:
+                _refuse_to_reset(server_url, tenant, url, data_dir)
+            with out.status("the week is running…"):
+                summary = week.run(server_url, tenant, model=model)
     except (RecordingMiss, GeminiUnavailable) as exc:  # the recording or Gemini ran out mid-week
         err.print(f"{type(exc).__name__}: {exc}")
         raise typer.Exit(2) from None
+    summary["next"] = next_commands(summary, url, data_dir, own)
     emit(summary, as_json, tell)
+
+
+def _refuse_to_reset(server_url: str, tenant: str, url: str | None, data_dir: Path) -> None:
+    """Stop before the week deletes a tenant that a server someone else runs holds: its
+    decisions, approvals and tokens' work would vanish under whoever is using them."""
+    from rescind.contract.layout import graph_key
+    from rescind.graph import tenants
+    from rescind.graph.store import connect
+
+    conn = connect(server_url)
+    if not tenants.known(conn, tenant) and not conn.exists(graph_key(tenant)):
+        return
+    where = (f"the server at {url}" if url else
+             f"the server another process (`rescind up`?) runs on {data_dir}")
+    stop = "" if url else "stop that process and run the demo again, "
+    refuse(f"tenant {tenant!r} already exists on {where}, and the demo would reset it (its "
+           f"retractions, approvals and audit trail would no longer match): {stop}play the week "
+           f"into a new tenant beside it (`rescind demo --tenant {tenant}-2`), or replace it "
+           "anyway with --replace.")
+
+
+def next_commands(summary: dict, url: str | None, data_dir: Path, own: bool) -> list[dict]:
+    """What to run after the week, spelled as this command was invoked (`.venv/bin/rescind`
+    from `make demo`) with the options that reach the same tenant."""
+    import shlex
+
+    from rescind.cli.common import DataDirOpt
+
+    opts = []
+    if summary["tenant"] != "demo":
+        opts += ["--tenant", summary["tenant"]]
+    if url:
+        opts += ["--url", url]
+    elif data_dir != DataDirOpt.default:
+        opts += ["--data-dir", str(data_dir)]
+    tail = " ".join(shlex.quote(o) for o in opts)
+    recall = summary["recalls"][0]["name"] if summary.get("recalls") else "payment:INV-1001"
+    retraction = (summary.get("compromise") or {}).get("retraction") or "r-northwind-portal"
+    steps = [
+        (f"recalls list {tail}", "finance: the payments to recall"),
+        (f"recalls show {recall} {tail}", "the drafted recall and its evidence"),
+        (f"recalls approve {recall} --by finance {tail}", "finance approves it (to the outbox)"),
+        (f"explain {recall} {tail}", "why the payment went out, and why it is OUT now"),
+        (f"fragility payment:INV-2001 {tail}", "the trust domains an attacker would need"),
+        (f"reinstate {retraction} --by security {tail}", "undo the compromise"),
+    ]
+    if own:  # the API and console on the data directory (no `rescind up` serves it yet)
+        steps.append((f"up{' --data-dir ' + shlex.quote(str(data_dir)) if '--data-dir' in opts else ''}",
+                      "the HTTP API and console on this data (http://127.0.0.1:8765/console/)"))
+    me = invoked_as()
+    return [{"command": f"{me} {c}".strip(), "what": w} for c, w in steps]
+
+
+def invoked_as() -> str:
+    """`rescind` when that is the one on PATH, else the path it was run by (relative to the
+    working directory when under it), or `python -m rescind.cli`."""
+    import shutil
+
+    argv0 = Path(sys.argv[0])
+    if argv0.name != "rescind":
+        return f"{_shown(Path(sys.executable))} -m rescind.cli"
+    found = shutil.which("rescind")
+    if found and argv0.exists() and os.path.samefile(found, argv0):
+        return "rescind"
+    return _shown(argv0)
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.absolute().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def record(

@@ -88,8 +88,8 @@ def _ending(d: dict, console: Console) -> None:
     console.print("\n[bold]Recalls drafted for finance[/bold]" + ("" if d["recalls"] else ": none"))
     for r in d["recalls"]:
         console.print(f"[{r['state']}]\n{r['draft']}", markup=False)
-    console.print(f"\nNext (tenant {d['tenant']}): rescind recalls approve "
-                  f"{d['recalls'][0]['name'] if d['recalls'] else 'PAYMENT'} --by finance  ·  "
-                  "rescind explain payment:INV-1001  ·  rescind fragility payment:INV-2001  ·  "
-                  f"rescind reinstate {d['compromise']['retraction'] if d.get('compromise') else 'ID'}"
-                  )
+    if d.get("next"):  # the command adds them: spelled as it was invoked
+        console.print(f"\n[bold]Next[/bold] (the week is in tenant {d['tenant']}):")
+        for n in d["next"]:  # whole lines, so each command can be copied as it is
+            console.print(f"  [dim]# {n['what']}[/dim]\n  {n['command']}", soft_wrap=True,
+                          highlight=False)

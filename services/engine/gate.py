@@ -20,6 +20,7 @@ from rescind.core.shapes import GateDecision
 from rescind.graph import queries as q
 from rescind.graph.cone import Cone, ConeRead
 from rescind.graph.store import TenantGraph
+from rescind.runtime.telemetry import gate_decisions
 
 
 class UnknownAction(NotFound):
@@ -262,6 +263,7 @@ def record(graph: TenantGraph, call: GateCall, d: GateDecision, name: str | None
         "reason": d.reason, "fragility": d.fragility, "domains": list(d.domains),
         "would_fall": list(d.would_fall),
         "aggregate": d.aggregate, "trace": trace}, read_only=False)
+    gate_decisions.add(1, {"tenant": graph.tenant, "decision": "allowed" if d.allowed else "blocked"})
 
 
 def evidence_fragility(graph: TenantGraph, target: str, account: str | None,

@@ -7,8 +7,10 @@ consumes the entry, and the engine's steps are spans under it. Export is chosen 
 ``RESCIND_OTLP_ENDPOINT`` (a collector), ``none`` (default) records nothing; the worker
 commands call ``configure``; tests install in-memory readers. Metrics, on one meter provider:
 FastStream's message counters and durations, and Rescind's own: events applied (a counter, so a
-rate is events/s), writer batch size, retraction latency, and consumer lag per stream and group
-(an observable gauge read from XINFO GROUPS when the reader collects).
+rate is events/s), writer batch size, retraction latency, gate decisions (allowed or blocked),
+consumer lag per stream and group (an observable gauge read from XINFO GROUPS when the reader
+collects) and the entries in the dead-letter stream (XLEN, likewise). The Grafana dashboard and
+the Prometheus alert rules under deploy/monitoring/ use these names, as Prometheus spells them.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ batch_size = meter.create_histogram("rescind.writer.batch_size", description="En
 premise_never_arrived = meter.create_counter(
     "rescind.writer.premise_never_arrived",
     description="Writes given up (dead-lettered) because a premise never arrived")
+gate_decisions = meter.create_counter(
+    "rescind.gate.decisions", description="Payment gate decisions, by decision: allowed or blocked")
 retraction_ms = meter.create_histogram("rescind.retraction.duration", unit="ms",
                                        description="Preview and commit of one retraction")
 
@@ -92,8 +96,28 @@ class LagWatch:
                             "stream": stream, "group": g["name"].decode()}))
         return found
 
+    def observe_dead(self, options: CallbackOptions) -> list[Observation]:
+        """Entries in the dead-letter stream of each server watched (once per server)."""
+        from rescind.contract.layout import DEAD
+
+        found, seen = [], set()
+        with self._lock:
+            sources = list(self._sources)
+        for conn, _ in sources:
+            kw = conn.connection_pool.connection_kwargs
+            server = f"{kw.get('host')}:{kw.get('port')}/{kw.get('db', 0)}"
+            if server in seen:
+                continue
+            seen.add(server)
+            with contextlib.suppress(redis.RedisError):
+                found.append(Observation(conn.xlen(DEAD), {"stream": DEAD}))
+        return found
+
 
 lag = LagWatch()
 consumer_lag = meter.create_observable_gauge(
     "rescind.consumer.lag", callbacks=[lag.observe],
     description="Entries not yet delivered to each consumer group")
+dead_letters = meter.create_observable_gauge(
+    "rescind.dead_letters", callbacks=[lag.observe_dead],
+    description="Entries in the dead-letter stream (what could not be applied, kept to replay)")

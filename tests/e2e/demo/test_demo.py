@@ -145,8 +145,11 @@ def test_make_demo_prints_the_story_and_json_from_the_command(falkordb, tmp_path
     assert res.returncode == 0, res.stderr
     d = json.loads(res.stdout)
     assert d["held"] == ["payment:INV-1002"] and d["out"]["action"] == 2
-    res = subprocess.run(run, capture_output=True, text=True, cwd=ROOT, env={**env,
-                         "COLUMNS": "200"}, timeout=300)
+    # A second week into the same tenant of a server the demo did not start: --replace.
+    refused = subprocess.run(run, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    assert refused.returncode == 2 and "tenant 'demo-cli' already exists" in refused.stderr
+    res = subprocess.run([*run, "--replace"], capture_output=True, text=True, cwd=ROOT,
+                         env={**env, "COLUMNS": "200"}, timeout=300)
     assert res.returncode == 0, res.stderr
     for phrase in ("Thursday 19 November", "portal:northwind compromised",
                    "Reached but kept IN", "Held payments: payment:INV-1002", "RECALL REQUEST",

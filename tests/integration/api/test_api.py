@@ -5,6 +5,7 @@ gate, tokens, the audit log and input limits."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import redis
@@ -342,3 +343,24 @@ def test_agents_events_go_to_the_partition_the_settings_name(falkordb, tenant_na
         forget(falkordb, tenant)  # its events too, from the default layout's stream only
         if r is not None and r.status_code == 200:
             conn.xdel(name, *r.json()["ids"])
+
+
+def test_the_api_reference_is_served_from_local_files(story):
+    """/docs renders Swagger UI from this server alone (FastAPI's default page loads it from a
+    CDN): the page, its stylesheet and scripts all come from here, under the console's CSP, and
+    point at the OpenAPI document the API publishes."""
+    page = story.client.get("/docs")
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    refs = re.findall(r'(?:src|href)="([^"]+)"', page.text)
+    assert {"assets/swagger-ui-bundle.js", "assets/swagger-ui.css", "reference.js"} <= set(refs)
+    for ref in refs:
+        assert "//" not in ref  # nothing from another host
+        asset = story.client.get(f"/docs/{ref}")
+        assert asset.status_code == 200 and len(asset.content) > 100, ref
+    init = story.client.get("/docs/reference.js").text
+    assert '"/api/openapi.json"' in init and "SwaggerUIBundle" in init
+    assert "SwaggerUIBundle" in story.client.get("/docs/assets/swagger-ui-bundle.js").text
+    assert story.client.get("/api/openapi.json").json()["info"]["title"] == "Rescind"
+    console = story.client.get("/console/").text
+    assert not re.findall(r'(?:src|href)="(?:https?:)?//', console)  # the console: local too

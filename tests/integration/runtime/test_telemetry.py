@@ -140,3 +140,33 @@ def test_a_tracer_provider_given_to_instrument_gets_the_agent_side_spans(rescind
     graph.rescind.close()
     names = [s.name for s in mine.get_finished_spans()]
     assert names.count("rescind.run") == 1 and "rescind.tool fetch_page" in names
+
+
+def test_gate_decisions_are_counted_and_dead_letters_observed(metric_reader, rescind_workers,
+                                                              tenant_name):
+    """Each recorded gate decision counts once per tenant and decision (what the gate-refusal
+    alert reads); the dead-letter gauge is the length of the dead-letter stream."""
+    import redis
+
+    from rescind.contract import layout
+    from rescind.contract import streams as st
+    from rescind.core.shapes import GateDecision
+    from rescind.engine.gate import GateCall, record
+    from rescind.graph.store import TenantGraph, connect
+
+    def count(decision: str) -> int:
+        return sum(p.value for p in _points(metric_reader).get("rescind.gate.decisions", [])
+                   if p.attributes == {"tenant": tenant_name, "decision": decision})
+
+    graph = TenantGraph(connect(rescind_workers), tenant_name)
+    blocked, allowed = count("blocked"), count("allowed")
+    call = GateCall("act-telemetry", (), 20_000.0, "ZZ00 TEST", "acme", 1, "USD")
+    record(graph, call, GateDecision("act-telemetry", False, "blocked: test", 1))
+    record(graph, call, GateDecision("act-telemetry", False, "blocked: test", 1))
+    record(graph, call, GateDecision("act-telemetry", True, "allowed", 2))
+    assert (count("blocked") - blocked, count("allowed") - allowed) == (2, 1)
+
+    conn = redis.Redis.from_url(rescind_workers)
+    st.dead_letter(conn, layout.GATE, "0-1", {"not": "an event"}, "telemetry test", "test")
+    [dead] = _points(metric_reader)["rescind.dead_letters"]
+    assert dead.attributes == {"stream": layout.DEAD} and dead.value == conn.xlen(layout.DEAD) >= 1

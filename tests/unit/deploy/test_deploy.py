@@ -3,6 +3,8 @@ cannot run here, so they are checked against their schemas (compose-spec; Kubern
 strict mode) and against the code: every command is a real `rescind` command, every setting a
 real setting, every manifest in the kustomization."""
 
+import json
+import re
 import subprocess
 import sys
 from urllib.parse import urlparse
@@ -29,10 +31,15 @@ def compose() -> dict:
     return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 
 
+def rescind_services() -> dict[str, dict]:
+    """The compose services that run Rescind's image (built from deploy/Dockerfile)."""
+    return {name: svc for name, svc in compose()["services"].items()
+            if svc.get("build", {}).get("dockerfile") == "deploy/Dockerfile"}
+
+
 def commands() -> list[list[str]]:
     """Every `rescind ...` argument list the deployment runs."""
-    found = [svc["command"] for svc in compose()["services"].values()
-             if svc.get("image", "").startswith("rescind")]
+    found = [svc["command"] for svc in rescind_services().values()]
     for doc in manifests():
         if doc["kind"] in ("Deployment", "StatefulSet"):
             for c in doc["spec"]["template"]["spec"]["containers"]:
@@ -58,11 +65,13 @@ def test_deployed_servers_keep_the_aof_of_the_embedded_one():
     from rescind.runtime.server import AOF
 
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
-    assert compose["services"]["falkordb"]["environment"]["REDIS_ARGS"] == " ".join(AOF)
+    args = compose["services"]["falkordb"]["environment"]["REDIS_ARGS"]
+    assert args.endswith(" " + " ".join(AOF))
     k8s = list(yaml.safe_load_all((ROOT / "deploy" / "k8s" / "falkordb.yaml").read_text()))
     env = [e for doc in k8s if doc and doc["kind"] == "StatefulSet"
            for c in doc["spec"]["template"]["spec"]["containers"] for e in c.get("env", [])]
-    assert {"name": "REDIS_ARGS", "value": " ".join(AOF)} in env
+    [args] = [e["value"] for e in env if e["name"] == "REDIS_ARGS"]
+    assert args.endswith(" " + " ".join(AOF))
 
 
 def test_the_committed_asyncapi_document_is_current():
@@ -161,3 +170,196 @@ def test_the_collector_receives_what_the_settings_send():
         for pipeline in conf["service"]["pipelines"].values():
             for part in ("receivers", "processors", "exporters"):
                 assert set(pipeline[part]) <= set(conf[part])
+
+
+# -- images, the FalkorDB password, the network ----------------------------------------------
+def _images() -> list[str]:
+    found = [svc["image"] for svc in compose()["services"].values()]
+    for doc in manifests():
+        if doc["kind"] in ("Deployment", "StatefulSet"):
+            found += [c["image"] for c in doc["spec"]["template"]["spec"]["containers"]]
+    return found
+
+
+def test_every_image_is_pinned_and_rescinds_names_its_registry_by_a_variable():
+    """No image floats (`:latest` or no tag); compose takes Rescind's image from RESCIND_IMAGE
+    and the manifests from kustomization.yaml's images:, so a registry is set in one place."""
+    for image in _images():
+        if image == "rescind":  # the placeholder kustomize replaces
+            continue
+        name, _, tag = image.rpartition(":")
+        assert name and tag and tag != "latest" and "/" not in tag, image
+    for svc in rescind_services().values():
+        assert svc["image"] == "${RESCIND_IMAGE:-rescind:0.1.0}"
+    kust = yaml.safe_load((K8S / "kustomization.yaml").read_text())
+    [image] = kust["images"]
+    assert image["name"] == "rescind" and image["newTag"] not in ("", "latest")
+    assert "rescind" in [i for i in _images() if not i.startswith(("falkordb", "otel"))]
+    assert ":latest" not in (ROOT / "deploy" / "Dockerfile").read_text()
+
+
+def test_falkordb_is_internal_and_needs_the_password_rescind_sends():
+    """Compose: FalkorDB publishes no port, sits on an internal network only, and requires the
+    password that every Rescind service puts in RESCIND_URL. Kubernetes: the same password from
+    one Secret, in FalkorDB's requirepass and in each Rescind container's RESCIND_URL (defined
+    after the password, so $(FALKORDB_PASSWORD) expands), and a NetworkPolicy admitting only
+    Rescind's pods."""
+    c = compose()
+    db = c["services"]["falkordb"]
+    assert "ports" not in db and db["networks"] == ["backend"]
+    assert c["networks"]["backend"]["internal"] is True
+    assert db["environment"]["REDIS_ARGS"].startswith(
+        "--requirepass ${FALKORDB_PASSWORD:?set FALKORDB_PASSWORD} ")
+    assert "$$FALKORDB_PASSWORD" in db["healthcheck"]["test"][1]
+    for name, svc in rescind_services().items():
+        env = {**c["x-rescind"]["environment"], **svc.get("environment", {})}
+        url = env["RESCIND_URL"]
+        assert url == "redis://:${FALKORDB_PASSWORD:?set FALKORDB_PASSWORD}@falkordb:6379", name
+        assert "backend" in svc["networks"], name
+    published = {n for n, svc in c["services"].items() if svc.get("ports")}
+    assert published == {"api", "otel-collector"}
+    assert all(p.startswith("127.0.0.1:") for p in c["services"]["otel-collector"]["ports"])
+
+    [sts] = [d for d in manifests() if d["kind"] == "StatefulSet"]
+    [db] = sts["spec"]["template"]["spec"]["containers"]
+    names = [e["name"] for e in db["env"]]
+    [args] = [e["value"] for e in db["env"] if e["name"] == "REDIS_ARGS"]
+    assert args.startswith("--requirepass $(FALKORDB_PASSWORD) ")
+    assert names.index("FALKORDB_PASSWORD") < names.index("REDIS_ARGS")
+    secret_refs = set()
+    for doc in manifests():
+        if doc["kind"] not in ("Deployment", "StatefulSet"):
+            continue
+        for ctr in doc["spec"]["template"]["spec"]["containers"]:
+            env = ctr.get("env", [])
+            for e in env:
+                ref = e.get("valueFrom", {}).get("secretKeyRef")
+                if e["name"] == "FALKORDB_PASSWORD":
+                    secret_refs.add((ref["name"], ref["key"]))
+            if ctr["image"] == "rescind":
+                names = [e["name"] for e in env]
+                [url] = [e["value"] for e in env if e["name"] == "RESCIND_URL"]
+                assert url == "redis://:$(FALKORDB_PASSWORD)@$(FALKORDB_ADDRESS)"
+                assert names.index("FALKORDB_PASSWORD") < names.index("RESCIND_URL")
+                assert ctr["envFrom"] == [{"configMapRef": {"name": "rescind-settings"}}]
+    assert secret_refs == {("falkordb-auth", "password")}
+    [config] = [d for d in manifests() if d["kind"] == "ConfigMap"
+                and d["metadata"]["name"] == "rescind-settings"]
+    assert "RESCIND_URL" not in config["data"] and config["data"]["FALKORDB_ADDRESS"]
+    [policy] = [d for d in manifests() if d["kind"] == "NetworkPolicy"]
+    assert policy["spec"]["podSelector"]["matchLabels"] == {"app.kubernetes.io/name": "falkordb"}
+    [rule] = policy["spec"]["ingress"]
+    assert rule["from"] == [{"podSelector": {"matchLabels": {"app.kubernetes.io/part-of":
+                                                             "rescind"}}}]
+
+
+def test_the_runtime_image_holds_no_tests_and_no_dev_dependencies():
+    """The Dockerfile copies the package folders alone, installs no extra, and the runtime
+    stage takes only the built virtualenv; .dockerignore keeps the rest out of the context."""
+    text = (ROOT / "deploy" / "Dockerfile").read_text()
+    steps = [line for line in text.splitlines() if line and not line.startswith("#")]
+    copies = [line.split()[1] for line in steps if line.startswith("COPY") and "--from" not in line]
+    assert sorted(copies) == ["agents", "middleware", "pyproject.toml", "services"]
+    assert "pip install --no-cache-dir --disable-pip-version-check ." in text
+    assert "[" not in " ".join(s for s in steps if "pip install" in s)  # no extra
+    _, build, runtime = text.split("\nFROM ")
+    assert build.endswith("\n") and "COPY --from=build /opt/rescind /opt/rescind" in runtime
+    assert "pip install" not in runtime and "COPY --from" not in build
+    ignored = [x for x in (ROOT / ".dockerignore").read_text().splitlines()
+               if x and not x.startswith("#")]
+    assert ignored[0] == "*" and not any("tests" in x for x in ignored)
+
+
+# -- monitoring: the dashboard and the alert rules read metrics Rescind exports ---------------
+MONITORING = ROOT / "deploy" / "monitoring"
+
+
+def exported_series() -> set[str]:
+    """Rescind's instruments (rescind.runtime.telemetry), as the collector's Prometheus exporter
+    names their series: dots to underscores, the unit as a suffix, _total on counters, and
+    _bucket/_sum/_count on histograms."""
+    from opentelemetry.metrics import Counter, Histogram, ObservableGauge
+
+    from rescind.runtime import telemetry
+
+    units = {"ms": "milliseconds", "s": "seconds", "By": "bytes"}
+    series = set()
+    for value in vars(telemetry).values():
+        if not isinstance(value, Counter | Histogram | ObservableGauge):
+            continue
+        name = getattr(value, "name", None) or value._name
+        unit = getattr(value, "unit", None) if hasattr(value, "unit") else value._unit
+        base = name.replace(".", "_") + (f"_{units[unit]}" if unit else "")
+        if isinstance(value, Counter):
+            series.add(base + "_total")
+        elif isinstance(value, Histogram):
+            series |= {base + "_bucket", base + "_sum", base + "_count"}
+        else:
+            series.add(base)
+    return series
+
+
+def _referenced(expr: str) -> set[str]:
+    return set(re.findall(r"\brescind_[a-z_]+\b", expr))
+
+
+def test_the_exported_series_are_known():
+    """The translation above sees every instrument (a guard on the guard)."""
+    series = exported_series()
+    assert {"rescind_consumer_lag", "rescind_dead_letters", "rescind_gate_decisions_total",
+            "rescind_retraction_duration_milliseconds_bucket",
+            "rescind_events_applied_total"} <= series
+
+
+def test_the_alert_rules_cover_lag_dead_letters_refusals_and_latency():
+    """Every rule has an expression, a duration and a severity label, reads only series Rescind
+    exports, and the four concerns each have an alert."""
+    rules = yaml.safe_load((MONITORING / "alerts.yaml").read_text())
+    alerts = [r for g in rules["groups"] for r in g["rules"]]
+    series = exported_series()
+    read = set()
+    for rule in alerts:
+        assert {"alert", "expr", "for", "labels", "annotations"} <= set(rule), rule
+        assert re.fullmatch(r"\d+[smh]", rule["for"]), rule
+        assert rule["labels"]["severity"] in {"info", "warning", "critical"}
+        assert rule["annotations"]["summary"]
+        used = _referenced(rule["expr"])
+        assert used and used <= series, (rule["alert"], used - series)
+        read |= used
+    assert {"rescind_consumer_lag", "rescind_dead_letters", "rescind_gate_decisions_total",
+            "rescind_retraction_duration_milliseconds_bucket"} <= read
+    refusals = next(r for r in alerts if "rescind_gate_decisions_total" in r["expr"])
+    assert 'decision="blocked"' in refusals["expr"]
+
+
+def test_the_grafana_dashboard_reads_what_rescind_exports():
+    """The dashboard parses, each panel queries Prometheus through the dashboard's datasource
+    variable, and every series it reads is one Rescind exports."""
+    dash = json.loads((MONITORING / "grafana-dashboard.json").read_text())
+    assert dash["uid"] and dash["title"]
+    [var] = [v for v in dash["templating"]["list"] if v["type"] == "datasource"]
+    series, read = exported_series(), set()
+    for panel in dash["panels"]:
+        assert panel["targets"], panel["title"]
+        for t in panel["targets"]:
+            assert t["datasource"]["uid"] == "${" + var["name"] + "}"
+            used = _referenced(t["expr"])
+            assert used and used <= series, (panel["title"], used - series)
+            read |= used
+    assert {"rescind_consumer_lag", "rescind_dead_letters", "rescind_gate_decisions_total",
+            "rescind_retraction_duration_milliseconds_bucket"} <= read
+
+
+def test_the_collector_exposes_prometheus_metrics_where_the_monitoring_reads():
+    """Both collector configurations send the metrics pipeline to the Prometheus exporter on
+    :8889, which compose publishes on loopback and the Kubernetes Service exposes."""
+    [config] = [d for d in manifests() if d["kind"] == "ConfigMap"
+                and d["metadata"]["name"] == "otel-collector"]
+    for conf in (yaml.safe_load((ROOT / "deploy" / "otel-collector.yaml").read_text()),
+                 yaml.safe_load(config["data"]["config.yaml"])):
+        assert conf["exporters"]["prometheus"]["endpoint"].endswith(":8889")
+        assert "prometheus" in conf["service"]["pipelines"]["metrics"]["exporters"]
+    assert compose()["services"]["otel-collector"]["ports"] == ["127.0.0.1:8889:8889"]
+    [svc] = [d for d in manifests() if d["kind"] == "Service"
+             and d["metadata"]["name"] == "otel-collector"]
+    assert 8889 in {p["port"] for p in svc["spec"]["ports"]}
