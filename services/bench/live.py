@@ -68,7 +68,8 @@ def measure(url: str, graph: TenantGraph, vendors: int, sources: list[str], rate
     regions: list[int] = []
     live_s, live_writes = 0.0, 0
     block = max(1, min(BLOCK, len(sources) // 2))  # a toy run still has a block of each
-    with LiveWrites(url, graph.tenant, vendors, rate, f"rlive{time.time_ns()}") as load:
+    run = time.time_ns()  # retraction ids are for ever: each measure names its own
+    with LiveWrites(url, graph.tenant, vendors, rate, f"rlive{run}") as load:
         for b in range(0, len(sources), block):
             live = (b // block) % 2 == 1
             if live:
@@ -76,7 +77,7 @@ def measure(url: str, graph: TenantGraph, vendors: int, sources: list[str], rate
                 time.sleep(0.5)  # the load in its stride before the clock
                 before, t0 = load.landed, time.perf_counter()
             for k, source in enumerate(sources[b:b + block]):
-                one = _one(graph, source, f"live-{b + k}", b + k)
+                one = _one(graph, source, f"live{run}-{b + k}", b + k)
                 regions.append(one.pop("region"))
                 for what, took in one.items():
                     times[what, live].append(took)
