@@ -54,7 +54,7 @@ def public(f: dict) -> dict:
     out = {"id": f["id"], "kind": f.get("kind"), "text": f.get("text"),
            "status": f.get("status"), "cause": f.get("cause"), "hops": f.get("hops"),
            "at": iso(f.get("at")), "name": (f.get("names") or [None])[0],
-           "agent": f.get("agent")}
+           "agent": f.get("agent"), "trace": f.get("trace")}
     if f.get("kind") == "action":
         out.update(amount=f.get("amount"), payee=f.get("payee"), account=f.get("account"),
                    executed=bool(f.get("executed")))

@@ -48,6 +48,7 @@ class Write:
     supersedes: str | None = None  # the version of the same key this one replaces
     deletes: bool = False  # not a write: the store item ``mem_id`` was deleted
     adopt: bool = False  # a grounding only if the memory is new (a store item that predates us)
+    trace: str | None = None  # the W3C trace id of the run that wrote it (the console links it)
 
 
 @dataclass
@@ -135,7 +136,7 @@ def plan_batch(writes: list[Write], new_writes: list[Write], rev: int,
             region[w.mem_id] = Node(id=w.mem_id, kind=w.kind)
             props = {"id": w.mem_id, "kind": w.kind, "text": w.text, "at": w.at,
                      "agent": w.agent, "run": w.run, "names": [w.name or w.event_id],
-                     "key": w.key, "born_rev": rev + 1, **w.extra}
+                     "key": w.key, "born_rev": rev + 1, "trace": w.trace, **w.extra}
             new[w.mem_id] = {k: v for k, v in props.items() if v is not None}
         if w.source is not None and w.mem_id in new:
             new[w.mem_id]["grounded"] = True

@@ -47,6 +47,11 @@ class Settings(BaseSettings):
                                                      "metrics go")
     otlp_endpoint: str = Field("http://127.0.0.1:4318", description="OTLP/HTTP collector base URL")
     metric_interval_ms: int = Field(10_000, description="How often metrics are exported")
+    trace_url: str | None = Field(
+        None, pattern=r"^https?://[^\s]*\{trace_id\}[^\s]*$",
+        description="A trace UI's address for one trace, with {trace_id} where the id goes "
+        "(e.g. http://localhost:16686/trace/{trace_id}); the console links each memory to the "
+        "trace of the run that wrote it")
     retractions_data: str | None = Field(
         None, description="Where `rescind bench rules` reads the real retraction data, in place "
         "(relative to the current directory); unset: ../shared/data/retractions beside the repository")

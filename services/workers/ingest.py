@@ -82,14 +82,28 @@ _PREEXISTING = ev.SourceDeclared(event_id="store-preexisting", tenant="x", at=ev
                                  name="the agent's store before Rescind wrapped it")
 
 
+def trace_id(traceparent: str | None) -> str | None:
+    """The trace id of a W3C ``traceparent`` (``00-<32 hex>-<16 hex>-<flags>``), else None."""
+    parts = (traceparent or "").split("-")
+    if len(parts) == 4 and len(parts[1]) == 32 and parts[1].strip("0"):
+        try:
+            int(parts[1], 16)
+        except ValueError:
+            return None
+        return parts[1].lower()
+    return None
+
+
 def to_write(e: ev.Event) -> Write:
     if isinstance(e, ev.ObservationRecorded):
         return Write(e.event_id, ev.memory_id(e.tenant, "observation", e.text), "observation",
-                     e.text, ev.to_micros(e.at), name=e.name or e.event_id, source=e.source)
+                     e.text, ev.to_micros(e.at), name=e.name or e.event_id, source=e.source,
+                     trace=trace_id(e.traceparent))
     if isinstance(e, ev.MemoryWritten):
         return Write(e.event_id, e.memory(), e.kind, e.text, ev.to_micros(e.at),
                      name=e.name or e.key or e.event_id, premises=tuple(e.premises),
-                     agent=e.agent, run=e.run, rule=e.rule, key=e.key, supersedes=e.supersedes)
+                     agent=e.agent, run=e.run, rule=e.rule, key=e.key, supersedes=e.supersedes,
+                     trace=trace_id(e.traceparent))
     if isinstance(e, ev.MemoryAdopted):
         return Write(e.event_id, e.memory(), e.kind, e.text, ev.to_micros(e.at), name=e.key,
                      source=ev.PREEXISTING, key=e.key, adopt=True)
@@ -102,7 +116,7 @@ def to_write(e: ev.Event) -> Write:
              "seq": e.seq if e.seq is not None else ev.to_micros(e.at)}
     return Write(e.event_id, ev.action_id(e.tenant, e.action), "action", e.text,
                  ev.to_micros(e.at), name=e.action, premises=tuple(e.premises), agent=e.agent,
-                 run=e.run, rule=e.rule, extra=extra)
+                 run=e.run, rule=e.rule, extra=extra, trace=trace_id(e.traceparent))
 
 
 def apply_writes(graph: TenantGraph, items: list[tuple[str, ev.Event]],

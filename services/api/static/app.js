@@ -190,6 +190,8 @@ async function openDetail(id, reset = true, missing = null) {
         `${m.executed ? " (executed)" : ""}`);
     }
     if (m.status === "OUT") facts.push(`OUT because of ${m.cause}, ${m.hops} hop(s) away`);
+    const trace = traceLink(m.trace);
+    if (trace) facts.push(trace);
     $("#detail-facts").replaceChildren(...facts.flatMap((f, i) => (i ? [el("br"), f] : [f])));
     $("#tree").replaceChildren(treeNode(d.tree));
     $("#history").replaceChildren(...h.history.map((e) => el("li", {},
@@ -204,6 +206,14 @@ async function openDetail(id, reset = true, missing = null) {
   } catch (err) {
     if (err.status === 404 && missing) missing(); else fail(err);
   }
+}
+
+// The run that wrote a memory, in the trace UI the server names (RESCIND_TRACE_URL), if any.
+function traceLink(traceId) {
+  const url = state.me && state.me.trace_url;
+  if (!url || !traceId || !/^[0-9a-f]{32}$/.test(traceId)) return null;
+  return el("a", { class: "trace", href: url.replace("{trace_id}", traceId), target: "_blank",
+    rel: "noopener noreferrer" }, "the trace of the run that wrote it");
 }
 
 function treeNode(n) {

@@ -30,6 +30,8 @@ ARTIFACTS = Path(os.environ.get("RESCIND_ARTIFACTS", ROOT / ".rescind/artifacts"
 TENANT = "harbor"
 SCRIPT = '<img src=x onerror="window.__pwned=1">Northwind <script>window.__pwned=2</script>'
 CYPHER = "Note: '}) MATCH (n) DETACH DELETE n // \" RETURN 1"
+TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"  # the trace the hostile note was written in
+TRACE_UI = "http://traces.example/trace/{trace_id}"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -44,7 +46,8 @@ def chromium() -> str:
 def server(tmp_path_factory):
     """`rescind up` on free ports, with a bootstrap admin token; stopped with Ctrl-C."""
     port, api_port = free_port(), free_port()
-    env = {**os.environ, "RESCIND_ADMIN_TOKEN": ADMIN, "RESCIND_GATE_RATES": '{"EUR": 1.08}'}
+    env = {**os.environ, "RESCIND_ADMIN_TOKEN": ADMIN, "RESCIND_GATE_RATES": '{"EUR": 1.08}',
+           "RESCIND_TRACE_URL": TRACE_UI}
     proc = subprocess.Popen(
         [sys.executable, "-m", "rescind.cli", "up", "--port", str(port), "--api-port",
          str(api_port), "--data-dir", str(tmp_path_factory.mktemp("up"))],
@@ -84,7 +87,8 @@ def seeded(server):
                                  text=SCRIPT, name="o-hostile")
     note = ev.MemoryWritten(event_id="hostile-2", tenant=TENANT, at=at, kind="belief",
                             text=CYPHER, agent="ap-agent", name="n-hostile",
-                            premises=[ev.memory_id(TENANT, "observation", SCRIPT)])
+                            premises=[ev.memory_id(TENANT, "observation", SCRIPT)],
+                            traceparent=f"00-{TRACE}-00f067aa0ba902b7-01")
     r = httpx.post(f"{base}/api/v1/tenants/{TENANT}/events",
                    headers={"Authorization": f"Bearer {tokens['agent']}"},
                    json={"events": [obs.model_dump(mode="json", by_alias=True),
@@ -357,4 +361,20 @@ def test_the_gate_tab_shows_a_foreign_amount_and_its_conversion(seeded, browser)
     expect(rows.first.locator("td.name")).to_have_text("pay-yen")
     expect(rows.first.locator("td.reason")).to_contain_text("no rate from JPY to USD")
     expect(rows.nth(1).locator("td.amount")).to_have_text("6,000.00 EUR (base 6,480.00)")
+    assert page.errors == []
+
+
+def test_a_memory_links_to_the_trace_of_the_run_that_wrote_it(seeded, browser):
+    """With RESCIND_TRACE_URL set, a memory written in a traced run links to that trace; one
+    written without a trace (the replayed story) shows no link."""
+    url, base, tokens, graph = seeded
+    page = sign_in(browser, base, tokens["security"])
+    card(page, "n-hostile").click()
+    link = page.locator("#detail-facts a.trace")
+    expect(link).to_have_attribute("href", TRACE_UI.replace("{trace_id}", TRACE))
+    expect(link).to_have_attribute("rel", "noopener noreferrer")
+    page.click("#close-detail")
+    card(page, "o-hostile").click()
+    expect(page.locator("#detail-title")).to_contain_text("o-hostile")
+    expect(page.locator("#detail-facts a.trace")).to_have_count(0)
     assert page.errors == []
