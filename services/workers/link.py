@@ -11,6 +11,7 @@ dropped (``quiet``), since this one line says it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 
@@ -62,9 +63,12 @@ class Link:
 
 def quiet(record: logging.LogRecord) -> bool:
     """A logging filter: FastStream's report of a lost connection (one per subscriber and
-    attempt, with a traceback) is dropped; the Link says it once per outage."""
+    attempt, with a traceback) is dropped; the Link says it once per outage. So is a handler
+    cancelled because its subscribers were stopped for an outage: its entry stays pending, and
+    is taken again (by the reaper, or when the subscribers read again)."""
     exc = record.exc_info[1] if record.exc_info else None
-    return not (exc is not None and lost_connection(exc))
+    return not (exc is not None and (lost_connection(exc)
+                                     or isinstance(exc, asyncio.CancelledError)))
 
 
 __all__ = ["Link", "quiet"]

@@ -54,7 +54,8 @@ def test_a_command_waits_for_the_server_of_its_data_directory_while_it_loads(tmp
                                 cwd=ROOT, capture_output=True, text=True, timeout=300)
         assert listed.returncode == 0, listed.stderr
         assert json.loads(listed.stdout) == []
-        assert up.poll() is None  # the command reached up's server; it started none of its own
+        # The command reached up's server; it started none of its own.
+        assert up.poll() is None, up.communicate()
     finally:
         up.terminate()
         out, err = up.communicate(timeout=60)
