@@ -79,9 +79,13 @@ def _mcp_server(url: str, host: str, settings: Settings | None) -> uvicorn.Serve
                                          timeout_graceful_shutdown=5))
 
 
-def serve_mcp_forever(url: str, host: str, port: int, settings: Settings | None = None) -> None:
-    """The MCP server over streamable HTTP at /mcp, until Ctrl-C or SIGTERM."""
+def serve_mcp_forever(url: str, host: str, port: int, settings: Settings | None = None,
+                      announce: Callable[[str], None] | None = None) -> None:
+    """The MCP server over streamable HTTP at /mcp, until Ctrl-C or SIGTERM; ``announce`` is
+    told its endpoint's URL once the port is bound (port 0: the one the system chose)."""
     sock = bind(host, port, "the MCP server", MCP_PORT_OPTION)
+    if announce is not None:
+        announce(f"http://{host if ':' not in host else f'[{host}]'}:{sock.getsockname()[1]}/mcp")
     try:
         _mcp_server(url, host, settings).run(sockets=[sock])
     finally:

@@ -150,9 +150,9 @@ def mcp(url: str | None = UrlOpt, data_dir: Path = DataDirOpt,
         settings = Settings()
         host, port = host or settings.api_host, port if port is not None else settings.mcp_port
         with operator_server(url, data_dir) as server_url:
-            out.print(f"MCP (streamable HTTP) on http://{host}:{port}/mcp "
-                      f"(FalkorDB {server_url}); send 'Authorization: Bearer <token>'")
-            serve_mcp_forever(server_url, host, port, settings)
+            serve_mcp_forever(server_url, host, port, settings, lambda endpoint: out.print(
+                f"MCP (streamable HTTP) on {endpoint} (FalkorDB {server_url}); each request "
+                "sends 'Authorization: Bearer <token>'", soft_wrap=True))
         return
     if host or port is not None:
         refuse("--host and --port are for --http")

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
+import signal
+import subprocess
 import sys
+import time
 from urllib.parse import quote
 
 import anyio
@@ -593,3 +597,37 @@ def test_the_in_process_server_refuses_another_tenants_resource_and_audits_it(te
     [entry] = [e for e in AuditLog(connect(url)).entries(name, 10)
                if e["action"] == "mcp.resource.held_payments"]
     assert (entry["status"], entry["via"], entry["who"]) == ("403", "mcp", "finance@mcp.example")
+
+
+def test_rescind_api_mcp_http_serves_until_stopped(tenant):
+    """`rescind api mcp --http --port 0` prints the endpoint it listens on (the port the system
+    chose), where the official client acts with its bearer token; SIGTERM stops it. `--host`
+    without `--http` is refused before anything starts."""
+    url, name, tokens = tenant
+    cmd = [sys.executable, "-m", "rescind.cli", "api", "mcp"]
+    wrong = subprocess.run([*cmd, "--url", url, "--port", "9"], cwd=ROOT, capture_output=True,
+                           text=True, timeout=60)
+    assert wrong.returncode == 2 and "--host and --port are for --http" in wrong.stderr
+    proc = subprocess.Popen([*cmd, "--http", "--url", url, "--port", "0"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stdout.readline()
+        endpoint = re.search(r"on (http://127\.0\.0\.1:\d+/mcp) ", line).group(1)
+        assert not endpoint.endswith(":0/mcp")
+
+        async def main():
+            async with over_http(endpoint, tokens["viewer"]) as client:
+                return await call(client, "whoami")
+
+        me = None
+        for _ in range(50):  # the port is bound before uvicorn starts answering
+            try:
+                me = anyio.run(main)
+                break
+            except Exception:
+                time.sleep(0.1)
+        assert me is not None and (me["tenant"], me["role"]) == (name, "viewer")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        # uvicorn shuts down, then raises the signal it caught again (as `rescind api serve`)
+        assert proc.wait(timeout=30) in (0, -signal.SIGTERM)
