@@ -70,7 +70,7 @@ MCP_PORT_OPTION = "--port (or RESCIND_MCP_PORT)"
 
 
 def _mcp_server(url: str, host: str, settings: Settings | None) -> uvicorn.Server:
-    from rescind.api.mcp import http_app
+    from rescind.api.mcp_http import http_app
 
     settings = (settings or Settings()).model_copy(update={"url": url})
     # lifespan on: the MCP app's lifespan runs its sessions' task group
