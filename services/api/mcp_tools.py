@@ -91,9 +91,10 @@ def register(tool: Callable, resource: Callable) -> None:
     # -- who ------------------------------------------------------------------------------
     @tool("whoami", "GET /api/v1/me")
     def whoami(c: Caller) -> dict:
-        """Who this token is: its tenant, role and name (what the tools act with)."""
+        """Who this token is: its tenant, role and name (what the tools act with), and the
+        trace UI a memory's ``trace`` links to, when one is configured."""
         return {"tenant": c.me.tenant, "role": c.me.role, "who": c.me.who,
-                "token": c.me.token_id}
+                "token": c.me.token_id, "trace_url": c.api.settings.trace_url}
 
     # -- reading (viewer, security, finance) ----------------------------------------------
     @tool("read", f"GET {T}/revision")
