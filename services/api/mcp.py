@@ -1,211 +1,264 @@
-"""The MCP server: Rescind's questions and decisions as tools for an assistant.
+"""The MCP server: every job the HTTP API allows a tenant's token, as tools an assistant calls.
 
-It acts with the caller's API token, and so within one tenant and one role: a viewer's
-assistant can read, explain and search; only a security token can preview, commit or reinstate
-a retraction. The token is checked again on every call (a revoked token stops working at once),
-decisions and refusals are written to the tenant's audit log (``via: mcp``; refusals counted
+It acts with the caller's API token, and so within one tenant and one role, with the API's
+permissions (``rescind.api.auth.PERMISSIONS``): a viewer's, a security's or a finance token's
+assistant reads (sources, memories and their trees, history, as-of, fragility, payments,
+retractions, gate decisions, recalls); only security previews, commits and reinstates
+retractions, withdraws and corrects (and reads the audit log); only finance approves recalls; an
+agent's token asks the gate and sends events. Every tool lists the route it does the job of and
+the permission it needs (``_meta``: ``rescind/route``, ``rescind/permission``). The recalls and
+the held and pending payments of the caller's tenant are also resources
+(``rescind://{tenant}/recalls``, ``…/recalls/{memory}``, ``…/payments/held``,
+``…/payments/pending``). This module checks who calls and serves them; what each tool and
+resource does is in ``rescind.api.mcp_tools``.
+
+The token is checked again on every call (a revoked token stops working at once); decisions and
+refusals are written to the tenant's audit log (``via: mcp``, or ``mcp-http``; refusals counted
 per principal, tool and minute), and decisions are published on the status stream like the
-API's. It runs over stdio: ``rescind api mcp --token …`` (or ``python -m rescind.api.mcp`` with
-RESCIND_URL and RESCIND_TOKEN).
+API's. Two transports:
+
+- stdio, one token for the process: ``rescind api mcp --token …`` (or ``python -m
+  rescind.api.mcp`` with RESCIND_URL and RESCIND_TOKEN);
+- streamable HTTP, each request with its own ``Authorization: Bearer`` token (the API's tokens):
+  ``rescind api mcp --http`` (``rescind.api.mcp_http``). A request without a known token is answered 401, and
+  an admin's token 403 (the tools act on one tenant), before any MCP message is read; each such
+  refusal is audited in the server's log. A session belongs to the token that opened it.
 """
 
 import functools
+import inspect
+import json
 import sys
 from collections.abc import Callable
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import Any
 
+import anyio
 import redis
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field, ValidationError
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp_types import Resource
+from pydantic import ValidationError
 
-from rescind.api import ops
-from rescind.api.auth import Principal, TokenStore, authorize
-from rescind.api.models import Compromise, CompromiseCommit, Ident
+from rescind.api import mcp_tools
+from rescind.api.auth import PERMISSIONS, TokenStore, authorize
+from rescind.api.mcp_tools import SCHEME, Caller
 from rescind.api.state import Api
-from rescind.contract import text as tx
-from rescind.contract.errors import Forbidden, Invalid, RescindError, Unauthenticated
-from rescind.contract.kinds import AnyKind
-from rescind.graph.store import TenantGraph, connect
+from rescind.contract.errors import Forbidden, RescindError, Unauthenticated
+from rescind.graph.store import connect
 from rescind.operator.audit import Actor
 from rescind.runtime.settings import Settings
 
 INSTRUCTIONS = """Rescind records why every memory of an organisation's agents exists (which
 observations and memories justified it). Ask what rests on a source, explain a memory down to
-its sources, see how many trust domains must fall to fake a payment, and (with a security
-token) preview, commit or reinstate the retraction of a compromised source. Always preview
-before committing, and commit at the revision the preview returned."""
+its sources, see its history or what was believed at a past time, see how many trust domains
+must fall to fake a payment, list pending and held payments, the gate's decisions, retractions
+and recalls. With a security token: preview, commit or reinstate the retraction of a compromised
+source, withdraw or correct a memory (always preview first, and commit at the revision the
+preview returned). With a finance token: approve a drafted recall."""
 
-__all__ = ["create_server", "main"]
+__all__ = ["VIA", "VIA_HTTP", "create_server", "main"]
 
-# The window, named as everywhere else (`from`, `to`); `start` and `end` are the names it had
-# before, accepted for one more release.
-From = Annotated[str | None, Field(alias="from", description="Window start, ISO 8601 with zone "
-                                   "(open when left out)")]
-To = Annotated[str | None, Field(description="Window end, included (open when left out)")]
-Start = Annotated[str | None, Field(description="Deprecated: use `from`",
-                                    json_schema_extra={"deprecated": True})]
-End = Annotated[str | None, Field(description="Deprecated: use `to`",
-                                  json_schema_extra={"deprecated": True})]
+VIA, VIA_HTTP = "mcp", "mcp-http"  # the audit's `via` for stdio (and in-process) and for HTTP
+READS = ("read", "whoami", "audit")  # permissions of the tools that change nothing
+
+
+def api_of(url: str | None, conn: redis.Redis | None, settings: Settings | None) -> Api:
+    settings = settings or Settings()
+    conn = conn or connect(url or settings.url)
+    admin = settings.admin_token.get_secret_value() if settings.admin_token else None
+    return Api(settings, conn, TokenStore(conn, admin))
 
 
 def create_server(url: str | None = None, token: str | None = None, *,
-                  conn: redis.Redis | None = None, settings: Settings | None = None) -> MCPServer:
-    """An MCP server acting with ``token`` on the FalkorDB server at ``url`` (or ``conn``)."""
-    settings = settings or Settings()
-    conn = conn or connect(url or settings.url)
+                  conn: redis.Redis | None = None, settings: Settings | None = None,
+                  api: Api | None = None) -> MCPServer:
+    """An MCP server on the FalkorDB server at ``url`` (or ``conn``). Over stdio (and
+    in-process) it acts with ``token`` (default RESCIND_TOKEN); a request that came over HTTP
+    acts with the bearer token it carries, never with ``token``."""
+    api = api or api_of(url, conn, settings)
+    settings = api.settings
     token = token or (settings.token.get_secret_value() if settings.token else None)
-    admin = settings.admin_token.get_secret_value() if settings.admin_token else None
-    api = Api(settings, conn, TokenStore(conn, admin))
-    server = MCPServer("rescind", instructions=INSTRUCTIONS)
+    conn = api.conn
 
-    def caller(permission: str, tool_name: str) -> tuple[Principal, TenantGraph]:
-        """The caller, if its token may use ``permission``; each refusal is audited (counted
-        per principal, tool and minute), in the tenant's log or, for a token that names none,
-        the server's."""
-        action = f"mcp.{tool_name}"
+    def credentials(ctx: Context | None) -> tuple[str | None, str, str]:
+        """The token of this request, how it came (``via``), and who to name it if unknown."""
+        request = _http_request(ctx)
+        if request is None:
+            return token, VIA, "anonymous"
+        host = request.client.host if request.client else "unknown"
+        return bearer(request.headers), VIA_HTTP, f"anonymous ({host})"
+
+    def caller(permission: str, action: str, ctx: Context | None,
+               tenant: str | None = None) -> Caller:
+        """The caller, if its token may use ``permission`` (on ``tenant``, when a resource names
+        one); each refusal is audited (counted per principal, tool and minute), in the tenant's
+        log or, for a token that names none, the server's."""
+        secret, via, anonymous = credentials(ctx)
         try:
-            me = api.tokens.verify(token)
+            me = api.tokens.verify(secret)
         except Unauthenticated as exc:
-            api.audit.refused(None, Actor("anonymous", "", "", "mcp"), action, None, 401,
-                              exc.message)
+            api.audit.refused(None, Actor(anonymous, "", "", via), action, None, 401, exc.message)
             raise
         if me.tenant is None:
             why = "the MCP tools act on one tenant: use a tenant's token, not an admin's"
-            api.audit.refused(None, me.actor("mcp"), action, None, 403, why)
-            raise ToolError(why)
+            api.audit.refused(None, me.actor(via), action, None, 403, why)
+            raise Forbidden(why)
         try:
-            authorize(me, me.tenant, permission)
+            authorize(me, tenant or me.tenant, permission)
         except Forbidden as exc:
-            api.audit.refused(me.tenant, me.actor("mcp"), action, me.tenant, 403, exc.message)
+            api.audit.refused(me.tenant, me.actor(via), action, tenant or me.tenant, 403,
+                              exc.message)
             raise
-        return me, api.graph(me.tenant)
+        return Caller(me, api.graph(me.tenant), via, api)
 
-    def tool(permission: str) -> Callable:
-        """Register ``fn`` as a tool that first checks the caller may use ``permission``."""
+    server = MCPServer("rescind", instructions=INSTRUCTIONS,
+                       middleware=[_ListTenantResources(lambda ctx: _reader_tenant(
+                           api, credentials(ctx)[0]))])
+
+    def tool(permission: str, route: str) -> Callable:
+        """Register ``fn`` as a tool that first checks the caller may use ``permission``;
+        ``route`` names the API endpoint whose job it does."""
+        assert permission in PERMISSIONS
 
         def register(fn: Callable) -> Callable:
             @functools.wraps(fn)
-            def guarded(*args: Any, **kwargs: Any) -> Any:
+            def guarded(*args: Any, mcp_context: Context, **kwargs: Any) -> Any:
                 if "from" in kwargs:  # the window's `from`, a Python keyword: `from_` in here
                     kwargs["from_"] = kwargs.pop("from")
+                action = f"mcp.{fn.__name__}"
                 try:
-                    me, graph = caller(permission, fn.__name__)
-                    return fn(me, graph, *args, **kwargs)
+                    c = caller(permission, action, mcp_context)
                 except RescindError as exc:
                     raise ToolError(exc.message) from None
-                except ValidationError as exc:
-                    first = exc.errors()[0]
-                    where = ".".join(str(x) for x in first["loc"])
-                    raise ToolError(f"invalid {where}: {first['msg']}") from None
+                try:
+                    return fn(c, *args, **kwargs)
+                except RescindError as exc:
+                    raise ToolError(exc.message) from None
+                except ValidationError as exc:  # a body the API would answer 422
+                    if permission not in READS:  # a change refused for its input is audited
+                        api.audit.refused(c.me.tenant, c.me.actor(c.via), action, None, 422,
+                                          _invalid(exc))
+                    raise ToolError(_invalid(exc)) from None
 
-            # The tool's schema is the function's own, without the two arguments filled here.
-            guarded.__signature__ = _without_caller(fn)
+            # The tool's schema is the function's own, without the caller (filled here), and
+            # with the SDK's request context (its type is how the SDK finds it).
+            sig = inspect.signature(fn)
+            params = list(sig.parameters.values())[1:]
+            guarded.__signature__ = sig.replace(parameters=[*params, inspect.Parameter(
+                "mcp_context", inspect.Parameter.KEYWORD_ONLY, annotation=Context)])
+            guarded.__annotations__ = {**{p.name: p.annotation for p in params},
+                                       "mcp_context": Context, "return": sig.return_annotation}
             del guarded.__wrapped__
-            server.add_tool(guarded)
+            server.add_tool(guarded, meta={"rescind/permission": permission,
+                                           "rescind/roles": list(PERMISSIONS[permission]),
+                                           "rescind/route": route})
+            return fn
+
+        return register
+    # -- resources: the tenant's recalls and payments -------------------------------------
+    def resource(uri: str, name: str, description: str) -> Callable:
+        def register(fn: Callable) -> Callable:
+            def read(mcp_context: Context, **params: str) -> str:
+                try:
+                    c = caller("read", f"mcp.resource.{name}", mcp_context, params.pop("tenant"))
+                    return json.dumps(fn(c, **params), indent=1, default=str)
+                except RescindError as exc:
+                    raise ResourceError(exc.message) from None
+
+            names = [p for p in inspect.signature(fn).parameters][1:]
+            read.__signature__ = inspect.Signature([
+                inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY, annotation=str)
+                for p in ("tenant", *names)] + [inspect.Parameter(
+                    "mcp_context", inspect.Parameter.KEYWORD_ONLY, annotation=Context)])
+            read.__annotations__ = {**{p: str for p in ("tenant", *names)},
+                                    "mcp_context": Context, "return": str}
+            read.__name__ = name
+            server.resource(uri, name=name, description=description,
+                            mime_type="application/json")(read)
             return fn
 
         return register
 
-    def decided(me: Principal, action: str, target: str, run: Callable[[], dict]) -> dict:
-        return api.audited(me, me.tenant, action, target, run,
-                           lambda d: {"retraction": d.get("retraction"),
-                                      "counts": d.get("counts")}, via="mcp")
-
-    @tool("read")
-    def list_sources(me: Principal, graph: TenantGraph) -> list[dict]:
-        """Every source (vendor portal, contract, inbox, reviewer) with its trust domain."""
-        return ops.sources(graph)
-
-    @tool("read")
-    def explain(me: Principal, graph: TenantGraph, memory: Ident) -> dict:
-        """The justification tree of a memory (id or name, e.g. a payment's name) down to the
-        sources that said it, with every status on the way."""
-        return ops.memory(graph, memory)
-
-    @tool("read")
-    def fragility(me: Principal, graph: TenantGraph, memory: Ident) -> dict:
-        """How many independent trust domains an attacker must control to fake this memory or
-        payment, and one smallest set of domains that would do it."""
-        return ops.fragility(graph, memory)
-
-    @tool("decide")
-    def preview_retraction(me: Principal, graph: TenantGraph, source: str, reason: str,
-                           from_: From = None, to: To = None, start: Start = None,
-                           end: End = None) -> dict:
-        """Security: what would go OUT if ``source`` is declared compromised between ``from``
-        and ``to`` (ISO 8601 with zone; open when left out), and what it reaches but leaves
-        IN, with what still holds it (``kept``). Changes nothing; returns the graph revision
-        to commit at, and names any retraction of the source in force over an overlapping
-        window (``duplicates``)."""
-        body = Compromise(source=source, reason=reason, from_=from_, to=to, start=start, end=end)
-        return _brief(decided(me, "retraction.preview", source,
-                              lambda: ops.compromise_preview(graph, body, me.who)))
-
-    @tool("decide")
-    def commit_retraction(me: Principal, graph: TenantGraph, source: str, reason: str, rev: int,
-                          from_: From = None, to: To = None, id: str | None = None,
-                          force: bool = False, start: Start = None, end: End = None) -> dict:
-        """Security: commit the retraction previewed at revision ``rev`` (refused if the graph
-        changed since: preview again). Holds pending payments, drafts recalls. Refused, naming
-        it, while a retraction of the source over an overlapping window is in force, unless
-        ``force``."""
-        body = CompromiseCommit(source=source, reason=reason, from_=from_, to=to, start=start,
-                                end=end, rev=rev, id=id, force=force)
-        return _brief(decided(me, "retraction.commit", source,
-                              lambda: ops.compromise_commit(conn, graph, body, me.who)))
-
-    @tool("decide")
-    def reinstate(me: Principal, graph: TenantGraph, retraction: Ident) -> dict:
-        """Security: undo a retraction by its id; what it took OUT comes back unless something
-        else still keeps it out."""
-        return _brief(decided(me, "retraction.reinstate", retraction,
-                              lambda: ops.reinstate(conn, graph, retraction, me.who)))
-
-    @tool("read")
-    def recall_list(me: Principal, graph: TenantGraph) -> list[dict]:
-        """Executed payments that went OUT, with their drafted bank recalls, largest first."""
-        return ops.recalls(graph)
-
-    @tool("read")
-    def gate_log(me: Principal, graph: TenantGraph, action: Ident | None = None) -> list[dict]:
-        """The payment gate's decisions, newest first: amount, account, allowed or refused,
-        why, fragility, and what was already allowed to the same account or payee."""
-        return ops.gates(graph, action)
-
-    @tool("read")
-    def audit_order(me: Principal, graph: TenantGraph) -> list[dict]:
-        """Sources ranked by the value of what rests on them alone: audit these first."""
-        return ops.audit_order(graph)
-
-    @tool("read")
-    def search_memories(me: Principal, graph: TenantGraph, query: tx.line(200) = "",
-                        kind: AnyKind | None = None, include_out: bool = False,
-                        limit: int = 20) -> list[dict]:
-        """Memories whose text contains ``query`` (case-insensitive). Memories that are OUT
-        (retracted, withdrawn, or resting on something that is) are left out unless
-        ``include_out`` is true."""
-        if not 1 <= limit <= 200:
-            raise Invalid("limit must be between 1 and 200")
-        page = ops.memories(graph, kind, None if include_out else "IN", query or None, 0, limit)
-        return page["items"]
-
+    mcp_tools.register(tool, resource)
     return server
 
 
-def _brief(d: dict) -> dict:
-    """A blast radius without the drawing data (the console's graph) an assistant does not need."""
-    return {k: v for k, v in d.items() if k != "graph"}
+# The resources of one tenant that resources/list names for a reader of it (the templates
+# cover every tenant; these are the caller's own, concrete).
+TENANT_RESOURCES = (
+    ("recalls", "recalls", "The tenant's recalls with their drafts"),
+    ("payments/held", "held_payments", "The tenant's held payments"),
+    ("payments/pending", "pending_payments", "The tenant's pending payments"),
+)
 
 
-def _without_caller(fn: Callable):
-    import inspect
+class _ListTenantResources:
+    """Server middleware: ``resources/list`` answers, beside the templates, the concrete
+    resources of the caller's tenant (when its token may read it)."""
 
-    sig = inspect.signature(fn)
-    return sig.replace(parameters=list(sig.parameters.values())[2:])
+    def __init__(self, tenant_of: Callable[[Any], str | None]) -> None:
+        self.tenant_of = tenant_of
+
+    async def __call__(self, ctx, call_next):
+        result = await call_next(ctx)
+        if ctx.method != "resources/list" or not isinstance(result, dict) or \
+                not isinstance(result.get("resources"), list):  # the wire form, a dict
+            return result
+        tenant = await anyio.to_thread.run_sync(self.tenant_of, _Ctx(ctx))
+        if tenant is None:
+            return result
+        extra = [Resource(uri=f"{SCHEME}://{tenant}/{path}", name=name, description=text,
+                          mime_type="application/json").model_dump(
+                              mode="json", by_alias=True, exclude_none=True)
+                 for path, name, text in TENANT_RESOURCES]
+        return {**result, "resources": [*result["resources"], *extra]}
 
 
-def main() -> None:  # pragma: no cover - `python -m services.mcp_server`
+@dataclass
+class _Ctx:
+    """What ``_http_request`` reads of a handler's context, from a middleware's."""
+
+    request_context: Any
+
+
+def _reader_tenant(api: Api, secret: str | None) -> str | None:
+    """The tenant ``secret``'s token may read, if any (a listing refuses nobody)."""
+    try:
+        me = api.tokens.verify(secret)
+        if me.tenant is None:
+            return None
+        authorize(me, me.tenant, "read")
+    except (Unauthenticated, Forbidden):
+        return None
+    return me.tenant
+
+
+def _http_request(ctx: Any) -> Any:
+    """The HTTP request a message came in (None over stdio and in-process)."""
+    if ctx is None:
+        return None
+    try:
+        request = ctx.request_context.request
+    except ValueError:  # no request context: called outside a request
+        return None
+    return request if getattr(request, "headers", None) is not None else None
+
+
+def bearer(headers: Any) -> str | None:
+    value = headers.get("authorization") or ""
+    scheme, _, secret = value.partition(" ")
+    return secret.strip() or None if scheme.lower() == "bearer" else None
+
+
+def _invalid(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(x) for x in first["loc"]) or "input"
+    return f"invalid {where}: {first['msg']}"
+
+
+
+def main() -> None:  # pragma: no cover - `python -m rescind.api.mcp`
     settings = Settings()
     if not settings.url or not settings.token:
         print("set RESCIND_URL (a running FalkorDB) and RESCIND_TOKEN (the caller's API token)",

@@ -1,4 +1,4 @@
-"""`rescind api …`: serve the API and console, manage tokens, run the MCP server over stdio.
+"""`rescind api …`: serve the API and console, manage tokens, run the MCP server (stdio or HTTP).
 
 Heavy imports happen inside the commands, so that `rescind --help` stays fast.
 """
@@ -129,10 +129,36 @@ def token_revoke(token_id: str = typer.Argument(..., help="The token's id (16 he
 @api_app.command("mcp")
 def mcp(url: str | None = UrlOpt, data_dir: Path = DataDirOpt,
         token: str | None = typer.Option(None, "--token", envvar="RESCIND_TOKEN",
-                                         help="The caller's API token (its tenant and role)")) -> None:
-    """The MCP server over stdio, acting with the caller's token (and only what its role may)."""
+                                         help="Over stdio: the caller's API token (its tenant "
+                                              "and role)"),
+        http: bool = typer.Option(False, "--http", help="Serve streamable HTTP at /mcp "
+                                  "instead of stdio: each request acts with its own bearer "
+                                  "token (the API's tokens)"),
+        host: str | None = typer.Option(None, "--host", help="With --http: listen address "
+                                        "(default RESCIND_API_HOST or 127.0.0.1)"),
+        port: int | None = typer.Option(None, "--port", help="With --http: port (default "
+                                        "RESCIND_MCP_PORT or 8766)")) -> None:
+    """The MCP server: over stdio acting with one token (and only what its role may), or over
+    streamable HTTP (--http) acting with each request's bearer token."""
+    if http:
+        if token:
+            out.print("(--token and RESCIND_TOKEN are for stdio: over HTTP each request acts "
+                      "with its own bearer token)")
+        from rescind.api.serve import serve_mcp_forever
+        from rescind.runtime.settings import Settings
+
+        settings = Settings()
+        host, port = host or settings.api_host, port if port is not None else settings.mcp_port
+        with operator_server(url, data_dir) as server_url:
+            serve_mcp_forever(server_url, host, port, settings, lambda endpoint: out.print(
+                f"MCP (streamable HTTP) on {endpoint} (FalkorDB {server_url}); each request "
+                "sends 'Authorization: Bearer <token>'", soft_wrap=True))
+        return
+    if host or port is not None:
+        refuse("--host and --port are for --http")
     if not token:
-        refuse("the MCP server needs the caller's token: --token or RESCIND_TOKEN")
+        refuse("the MCP server needs the caller's token: --token or RESCIND_TOKEN (or --http, "
+               "where each request brings its own)")
     from rescind.api.mcp import create_server
 
     with operator_server(url, data_dir) as server_url:

@@ -63,6 +63,9 @@ class Settings(BaseSettings):
         None, description="Bootstrap admin token (RESCIND_ADMIN_TOKEN): creates tenants and tokens")
     api_max_body: int = Field(1_048_576, ge=1024, description="Largest request body, bytes (413)")
     api_max_list: int = Field(1000, ge=1, description="Largest page of a list endpoint")
-    token: SecretStr | None = Field(None, description="The MCP server's token (RESCIND_TOKEN)")
+    token: SecretStr | None = Field(None, description="The MCP server's token over stdio "
+                                    "(RESCIND_TOKEN)")
+    mcp_port: int = Field(8766, ge=0, le=65535, description="Where `rescind api mcp --http` "
+                          "listens (on api_host)")
     audit_max_live: int = Field(layout.AUDIT_MAXLEN, ge=1, description="Entries each audit log "
                                 "keeps live; older ones are moved to its monthly archive")

@@ -1,0 +1,345 @@
+"""The MCP tools and resources: what each does, once ``rescind.api.mcp`` has checked that the
+caller may (see there). Each tool does the job of one API route, through ``rescind.api.ops``,
+and names that route and the permission it needs."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from rescind.api import ops
+from rescind.api.auth import Principal
+from rescind.api.models import (
+    MAX_EVENTS,
+    MAX_PREMISES,
+    AgentEvent,
+    Compromise,
+    CompromiseCommit,
+    Correction,
+    CorrectionCommit,
+    EventBatch,
+    GateAsk,
+    Ident,
+    Text,
+    Withdrawal,
+    WithdrawalCommit,
+)
+from rescind.api.state import Api
+from rescind.contract import text as tx
+from rescind.contract.errors import Invalid
+from rescind.contract.kinds import AnyKind, StatusName
+from rescind.graph.store import TenantGraph
+
+SCHEME = "rescind"  # resources: rescind://{tenant}/…
+
+# The window, named as everywhere else (`from`, `to`); `start` and `end` are the names it had
+# before, accepted for one more release.
+From = Annotated[str | None, Field(alias="from", description="Window start, ISO 8601 with zone "
+                                   "(open when left out)")]
+To = Annotated[str | None, Field(description="Window end, included (open when left out)")]
+Start = Annotated[str | None, Field(description="Deprecated: use `from`",
+                                    json_schema_extra={"deprecated": True})]
+End = Annotated[str | None, Field(description="Deprecated: use `to`",
+                                  json_schema_extra={"deprecated": True})]
+Memory = Annotated[Ident, Field(description="A memory id, or the name its writer gave it (e.g. "
+                                "a payment's name)")]
+Rid = Annotated[Ident, Field(description="A retraction, withdrawal or correction id")]
+Rev = Annotated[int, Field(ge=0, le=2**53, description="The graph revision the preview returned; "
+                           "the commit is refused if the graph moved since")]
+At = Annotated[tx.line(64) | None, Field(description="A time, ISO 8601 with zone (give `at` or "
+                                         "`rev`)")]
+AtRev = Annotated[int | None, Field(ge=0, le=2**53, description="A graph revision (give `at` or "
+                                    "`rev`)")]
+Skip = Annotated[int, Field(ge=0, le=10**9, description="How many to skip (paging)")]
+Limit = Annotated[int, Field(ge=1, le=1000, description="Page size (capped by the server's "
+                             "limit)")]
+Reason = Annotated[tx.text(2000, min_length=1), Field(description="Why: kept with the decision "
+                                                      "and in the audit log")]
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who calls a tool (a token allowed the tool's permission), the tenant graph it acts on,
+    and the transport it came through (the audit's ``via``)."""
+
+    me: Principal
+    graph: TenantGraph
+    via: str
+    api: Api
+
+    def audited(self, action: str, target: str | None, run: Callable[[], Any],
+                summary: Callable[[Any], Any] | None = None,
+                outcome: Callable[[Any], str] | None = None) -> Any:
+        return self.api.audited(self.me, self.me.tenant, action, target, run, summary,
+                                via=self.via, outcome=outcome)
+
+    def cap(self, limit: int) -> int:
+        return min(limit, self.api.settings.api_max_list)
+
+
+
+def register(tool: Callable, resource: Callable) -> None:
+    """Define every tool with ``tool(permission, route)`` and every resource with
+    ``resource(uri, name, description)``: decorators that check the caller first."""
+
+    def _counts(d: dict) -> dict:
+        return {"retraction": d.get("retraction"), "counts": d.get("counts"), "rev": d.get("rev")}
+
+    T = "/api/v1/tenants/{tenant}"
+
+    # -- who ------------------------------------------------------------------------------
+    @tool("whoami", "GET /api/v1/me")
+    def whoami(c: Caller) -> dict:
+        """Who this token is: its tenant, role and name (what the tools act with), and the
+        trace UI a memory's ``trace`` links to, when one is configured."""
+        return {"tenant": c.me.tenant, "role": c.me.role, "who": c.me.who,
+                "token": c.me.token_id, "trace_url": c.api.settings.trace_url}
+
+    # -- reading (viewer, security, finance) ----------------------------------------------
+    @tool("read", f"GET {T}/revision")
+    def revision(c: Caller) -> dict:
+        """The tenant's graph revision: it moves with every write and decision."""
+        return ops.revision(c.graph)
+
+    @tool("read", f"GET {T}/sources")
+    def list_sources(c: Caller) -> list[dict]:
+        """Every source (vendor portal, contract, inbox, reviewer) with its trust domain."""
+        return ops.sources(c.graph)
+
+    @tool("read", f"GET {T}/memories")
+    def search_memories(c: Caller, query: tx.line(200) = "", kind: AnyKind | None = None,
+                        include_out: bool = False, status: StatusName | None = None,
+                        skip: Skip = 0, limit: Annotated[int, Field(ge=1, le=200)] = 20
+                        ) -> list[dict]:
+        """Memories whose text contains ``query`` (case-insensitive; every memory when left
+        out), newest first. Memories that are OUT (retracted, withdrawn, or resting on something
+        that is) are left out unless ``include_out`` is true; ``status`` IN or OUT gives only
+        those. Page with ``skip``."""
+        if include_out and status is not None:
+            raise Invalid("give status or include_out, not both")
+        wanted = status if status is not None else (None if include_out else "IN")
+        return ops.memories(c.graph, kind, wanted, query or None, skip, c.cap(limit))["items"]
+
+    @tool("read", f"GET {T}/memories/{{memory}}")
+    def explain(c: Caller, memory: Memory) -> dict:
+        """The justification tree of a memory (id or name, e.g. a payment's name) down to the
+        sources that said it, with every status on the way."""
+        return ops.memory(c.graph, memory)
+
+    @tool("read", f"GET {T}/memories/{{memory}}/history")
+    def memory_history(c: Caller, memory: Memory) -> dict:
+        """Every status the memory has had, oldest first, each with its cause (the retraction,
+        withdrawal or correction), who decided and the graph revision; for a payment, also
+        every time the gate was asked about it."""
+        return ops.history(c.graph, memory)
+
+    @tool("read", f"GET {T}/memories/{{memory}}/as-of")
+    def memory_as_of(c: Caller, memory: Memory, at: At = None, rev: AtRev = None) -> dict:
+        """The memory's status at a past time (``at``) or graph revision (``rev``), why, and its
+        justification tree with each status as it stood then."""
+        return ops.memory_as_of(c.graph, memory, at, rev)
+
+    @tool("read", f"GET {T}/as-of")
+    def as_of(c: Caller, at: At = None, rev: AtRev = None, kind: AnyKind | None = None,
+              status: StatusName | None = None, skip: Skip = 0, limit: Limit = 100) -> dict:
+        """What was believed at a past time (``at``) or graph revision (``rev``): each memory
+        that existed then with its status then and why."""
+        return ops.as_of(c.graph, at, rev, kind, status, skip, c.cap(limit))
+
+    @tool("read", f"GET {T}/memories/{{memory}}/fragility")
+    def fragility(c: Caller, memory: Memory) -> dict:
+        """How many independent trust domains an attacker must control to fake this memory or
+        payment, and one smallest set of domains that would do it."""
+        return ops.fragility(c.graph, memory)
+
+    @tool("read", f"GET {T}/payments")
+    def pending_payments(c: Caller, held: bool | None = None) -> list[dict]:
+        """Payments not executed yet, largest first, each with its fragility and whether it is
+        held (OUT: it rests on something retracted, and the gate will refuse it). ``held``
+        true: only the held ones; false: only those not held."""
+        rows = ops.pending_payments(c.graph)
+        return rows if held is None else [r for r in rows if r["held"] is held]
+
+    @tool("read", f"GET {T}/audit-order")
+    def audit_order(c: Caller) -> list[dict]:
+        """Sources ranked by the value of what rests on them alone: audit these first."""
+        return ops.audit_order(c.graph)
+
+    @tool("read", f"GET {T}/retractions")
+    def retraction_list(c: Caller) -> list[dict]:
+        """Retractions of sources, withdrawals and corrections of memories: each with its
+        state (committed or reinstated), source and window (``from``/``to``) or memory, reason,
+        who decided and when."""
+        return ops.retractions(c.graph)
+
+    @tool("read", f"GET {T}/retractions/{{rid}}")
+    def retraction(c: Caller, retraction: Rid) -> dict:
+        """One retraction, withdrawal or correction by its id, with what it took OUT (and, once
+        reinstated, what came back)."""
+        return ops.retraction(c.graph, retraction)
+
+    @tool("read", f"GET {T}/gates")
+    def gate_log(c: Caller, action: Memory | None = None, limit: Limit = 100) -> list[dict]:
+        """The payment gate's decisions, newest first (only ``action``'s when given): amount,
+        account, allowed or refused, why, fragility, and what was already allowed to the same
+        account or payee."""
+        return ops.gates(c.graph, action, limit)
+
+    @tool("read", f"GET {T}/recalls")
+    def recall_list(c: Caller) -> list[dict]:
+        """Executed payments that went OUT, with their drafted bank recalls, largest first."""
+        return ops.recalls(c.graph)
+
+    @tool("read", f"GET {T}/recalls/{{memory}}")
+    def recall(c: Caller, memory: Memory) -> dict:
+        """One payment's recall (by the payment's id or name) with its draft."""
+        return ops.recall(c.graph, memory)
+
+    @tool("audit", f"GET {T}/audit")
+    def audit_log(c: Caller, limit: Limit = 100) -> list[dict]:
+        """Security: the tenant's audit log, newest first: every decision, gate decision and
+        refusal, from every surface."""
+        return c.api.audit.entries(c.graph.tenant, c.cap(limit))
+
+    # -- deciding (security) --------------------------------------------------------------
+    @tool("decide", f"POST {T}/retractions/preview")
+    def preview_retraction(c: Caller, source: Ident, reason: Reason, from_: From = None,
+                           to: To = None, start: Start = None, end: End = None) -> dict:
+        """Security: what would go OUT if ``source`` is declared compromised between ``from``
+        and ``to`` (ISO 8601 with zone; open when left out), and what it reaches but leaves
+        IN, with what still holds it (``kept``). Changes nothing; returns the graph revision
+        to commit at, and names any retraction of the source in force over an overlapping
+        window (``duplicates``)."""
+        body = Compromise(source=source, reason=reason, from_=from_, to=to, start=start, end=end)
+        return _brief(c.audited("retraction.preview", source,
+                                lambda: ops.compromise_preview(c.graph, body, c.me.who), _counts))
+
+    @tool("decide", f"POST {T}/retractions")
+    def commit_retraction(c: Caller, source: Ident, reason: Reason, rev: Rev,
+                          from_: From = None, to: To = None, id: Ident | None = None,
+                          force: bool = False, start: Start = None, end: End = None) -> dict:
+        """Security: commit the retraction previewed at revision ``rev`` (refused if the graph
+        changed since: preview again). Holds pending payments, drafts recalls. Refused, naming
+        it, while a retraction of the source over an overlapping window is in force, unless
+        ``force``."""
+        body = CompromiseCommit(source=source, reason=reason, from_=from_, to=to, start=start,
+                                end=end, rev=rev, id=id, force=force)
+        return _brief(c.audited("retraction.commit", source,
+                                lambda: ops.compromise_commit(c.api.conn, c.graph, body, c.me.who),
+                                _counts))
+
+    @tool("decide", f"POST {T}/retractions/{{rid}}/reinstate")
+    def reinstate(c: Caller, retraction: Rid) -> dict:
+        """Security: undo a retraction, withdrawal or correction by its id; what it took OUT
+        comes back unless something else still keeps it out."""
+        return _brief(c.audited("retraction.reinstate", retraction,
+                                lambda: ops.reinstate(c.api.conn, c.graph, retraction, c.me.who),
+                                _counts))
+
+    @tool("decide", f"POST {T}/withdrawals/preview")
+    def preview_withdrawal(c: Caller, memory: Memory, reason: Reason) -> dict:
+        """Security: what would go OUT if this one memory is withdrawn (it was wrong, whatever
+        its sources said), and the revision to commit at. Changes nothing."""
+        body = Withdrawal(memory=memory, reason=reason)
+        return _brief(c.audited("withdrawal.preview", memory,
+                                lambda: ops.change_preview(c.graph, body, c.me.who), _counts))
+
+    @tool("decide", f"POST {T}/withdrawals")
+    def commit_withdrawal(c: Caller, memory: Memory, reason: Reason, rev: Rev,
+                          id: Ident | None = None) -> dict:
+        """Security: withdraw the memory as previewed at revision ``rev`` (refused if the graph
+        changed since). Undo it with ``reinstate`` and the returned id."""
+        body = WithdrawalCommit(memory=memory, reason=reason, rev=rev, id=id)
+        return _brief(c.audited("withdrawal.commit", memory,
+                                lambda: ops.change_commit(c.api.conn, c.graph, body, c.me.who),
+                                _counts))
+
+    @tool("decide", f"POST {T}/corrections/preview")
+    def preview_correction(c: Caller, memory: Memory, text: Text,
+                           reason: Reason, reviewer: Ident | None = None,
+                           name: Ident | None = None) -> dict:
+        """Security: what would change if the memory is replaced by ``text`` (vouched for by
+        ``reviewer``, default the token's name): the old one goes OUT with what rests on it
+        alone. Changes nothing; returns the revision to commit at."""
+        body = Correction(memory=memory, text=text, reason=reason, reviewer=reviewer, name=name)
+        return _brief(c.audited("correction.preview", memory,
+                                lambda: ops.change_preview(c.graph, body, c.me.who), _counts))
+
+    @tool("decide", f"POST {T}/corrections")
+    def commit_correction(c: Caller, memory: Memory, text: Text,
+                          reason: Reason, rev: Rev, reviewer: Ident | None = None,
+                          name: Ident | None = None, id: Ident | None = None) -> dict:
+        """Security: correct the memory as previewed at revision ``rev`` (refused if the graph
+        changed since). Undo it with ``reinstate`` and the returned id."""
+        body = CorrectionCommit(memory=memory, text=text, reason=reason, reviewer=reviewer,
+                                name=name, id=id, rev=rev)
+        return _brief(c.audited("correction.commit", memory,
+                                lambda: ops.change_commit(c.api.conn, c.graph, body, c.me.who),
+                                _counts))
+
+    # -- approving (finance) --------------------------------------------------------------
+    @tool("approve", f"POST {T}/recalls/{{memory}}/approve")
+    def approve_recall(c: Caller, memory: Memory) -> dict:
+        """Finance: approve the drafted recall of an executed payment (by its id or name): it
+        goes to the outbox for the bank. Only a drafted recall can be approved."""
+        return c.audited("recall.approve", memory,
+                         lambda: ops.approve(c.graph, memory, c.me.who),
+                         lambda r: {"action": r["action"], "amount": r["amount"]})
+
+    # -- agents ---------------------------------------------------------------------------
+    @tool("gate", f"POST {T}/gate")
+    def ask_gate(c: Caller, action: Memory,
+                 premises: Annotated[list[Ident] | None, Field(
+                     min_length=1, max_length=MAX_PREMISES, description="For a payment not "
+                     "stored yet: the memories it rests on")] = None,
+                 amount: float | None = None, account: Ident | None = None,
+                 payee: Ident | None = None, currency: str | None = None) -> dict:
+        """Agent: ask the payment gate about a payment before making it: a stored proposal by
+        id or name (with the call's amount, account, payee), or a new one with ``premises`` and
+        ``amount``. The decision is recorded like the agents' own."""
+        body = GateAsk(action=action, premises=premises, amount=amount, account=account,
+                       payee=payee, currency=currency)
+        return c.audited("gate", action, lambda: ops.gate(c.graph, body, c.api.gate),
+                         lambda d: {"action": d["action"], "reason": d["reason"],
+                                    "fragility": d["fragility"]},
+                         lambda d: "allowed" if d["allowed"] else "blocked")
+
+    @tool("send", f"POST {T}/events")
+    def send_events(c: Caller, events: Annotated[list[AgentEvent], Field(
+            min_length=1, max_length=MAX_EVENTS)]) -> dict:
+        """Agent: send agents' events (sources, observations, memories written, actions
+        proposed and executed) to the tenant's stream, where the writers apply them in order.
+        Every event must name this token's tenant."""
+        batch = EventBatch(events=events)
+        return c.audited("events.send", f"{len(events)} event(s)",
+                         lambda: ops.ingest(c.api.conn, c.graph.tenant, batch,
+                                          c.api.settings.partitions),
+                         lambda r: {"accepted": r["accepted"]})
+
+    # -- resources: the tenant's recalls and payments -------------------------------------
+    @resource(f"{SCHEME}://{{tenant}}/recalls", "recalls", "The tenant's recalls: executed "
+              "payments that went OUT, each with its drafted (or approved) bank recall")
+    def recalls_resource(c: Caller) -> list[dict]:
+        return ops.recalls(c.graph)
+
+    @resource(f"{SCHEME}://{{tenant}}/recalls/{{memory}}", "recall", "One payment's recall "
+              "(the payment's id or name, percent-encoded)")
+    def recall_resource(c: Caller, memory: str) -> dict:
+        return ops.recall(c.graph, memory)
+
+    @resource(f"{SCHEME}://{{tenant}}/payments/held", "held_payments", "The tenant's held "
+              "payments: pending payments that rest on something OUT (the gate refuses them)")
+    def held_resource(c: Caller) -> list[dict]:
+        return [p for p in ops.pending_payments(c.graph) if p["held"]]
+
+    @resource(f"{SCHEME}://{{tenant}}/payments/pending", "pending_payments", "The tenant's "
+              "pending payments, each with its fragility and whether it is held")
+    def pending_resource(c: Caller) -> list[dict]:
+        return ops.pending_payments(c.graph)
+
+
+def _brief(d: dict) -> dict:
+    """A blast radius without the drawing data (the console's graph) an assistant does not need."""
+    return {k: v for k, v in d.items() if k != "graph"}
+
