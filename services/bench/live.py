@@ -5,8 +5,8 @@ gate bench's live load running (``rescind.bench.gate.LiveWrites``: another proce
 justified writes through the engine's write path at a steady rate) and, in alternating
 blocks, with it paused. Beside each retraction the same region is flipped by raw FalkorDB
 statements, measured in the same blocks: a flag on each memory's node (what a store that keeps
-its statuses on nodes pays: the first node SET after nodes were created syncs the whole
-graph), and a flag on each memory's STATUS edge (where Rescind keeps them).
+its statuses on nodes pays: the first node SET after nodes were created can pay a sync of
+the whole graph, see docs/performance.md), and a flag on each memory's STATUS edge (where Rescind keeps them).
 """
 
 from __future__ import annotations
@@ -104,8 +104,8 @@ def table(results: dict[str, dict]) -> list[str]:
              "process sends justified writes through the engine's write path (*live*), and in "
              f"blocks of {BLOCK} alternating with it paused (*quiet*). Beside each, raw FalkorDB "
              "flips the same source's memories by node id in one statement: a property on each "
-             "node (*raw node SET*: the first node SET after nodes were created syncs the whole "
-             "graph) and on each memory's STATUS edge (*raw edge SET*, where Rescind keeps "
+             "node (*raw node SET*: the first node SET after nodes were created can pay a sync of "
+             "the whole graph) and on each memory's STATUS edge (*raw edge SET*, where Rescind keeps "
              "statuses).\n",
              "| graph (memories) | retraction live: median / p90 ms | quiet: median / p90 ms | "
              "raw node SET live / quiet: median ms | raw edge SET live / quiet: median ms | "

@@ -51,7 +51,7 @@ def linearised(graph: TenantGraph, attempt, free_tries: int = 3):
     A decision (a retraction, a recall) passes ``free_tries=0``: it takes the lock at once, and
     the writers' batches wait while it is held (``TenantGraph.wait_for_decisions``). Without
     that, under a steady stream of writes every batch made its preview stale, and a retraction
-    that took 8 ms alone took 240 ms retrying."""
+    retried until it got the lock (docs/performance.md, "Decisions take the tenant's lock")."""
     for _ in range(free_tries):
         try:
             return attempt()

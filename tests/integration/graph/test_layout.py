@@ -24,6 +24,9 @@ def test_a_graph_with_statuses_on_its_memories_is_moved_once(falkordb, tenant_na
     conn = connect(falkordb)
     key = TenantGraph(conn, tenant_name).key
     conn.execute_command("GRAPH.QUERY", key, OLD_GRAPH)
+    old = conn.execute_command("GRAPH.RO_QUERY", key, "MATCH ()-[e:REV]->() "
+                               "OPTIONAL MATCH ()-[st:STATUS]->() RETURN e.layout, count(st)")
+    assert old[1] == [[None, 0]]  # the old layout: no mark, no STATUS edge
 
     graph = TenantGraph(conn, tenant_name)
     assert graph.statuses(["o1", "b1"]) == {m: (s, None, None) for m, s in
