@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
 import redis
 from typer.testing import CliRunner
 
@@ -17,13 +16,6 @@ from tests.support.api import ADMIN, COMPROMISE, forget, make_story
 
 AT = "2026-11-05T00:00:00Z"
 
-
-@pytest.fixture
-def story(falkordb, tenant_name):
-    """The vendor-portal story in a tenant of its own, with a token of every role."""
-    s = make_story(falkordb, tenant_name)
-    yield s
-    forget(falkordb, tenant_name)
 
 
 def test_compromise_recall_approve_reinstate_over_http(story):

@@ -5,16 +5,7 @@ not committed twice without `force`."""
 
 from __future__ import annotations
 
-import pytest
-
-from tests.support.api import COMPROMISE, WINDOW, forget, make_story
-
-
-@pytest.fixture
-def story(falkordb, tenant_name):
-    s = make_story(falkordb, tenant_name)
-    yield s
-    forget(falkordb, tenant_name)
+from tests.support.api import COMPROMISE, WINDOW
 
 
 def test_the_openapi_document_speaks_one_vocabulary(story):
