@@ -2,12 +2,14 @@
 
 Commands live by who uses them (``operate``: security and finance; ``run``: the services;
 ``api``: the HTTP API, tokens, MCP; ``harness``: the demo and benchmarks). An error of
-``rescind.contract.errors`` is told here, once, for every command: its message on stderr, exit 2.
+``rescind.contract.errors`` is told here, once, for every command: its message on stderr, exit 2;
+so is a RESCIND_* setting that does not validate, by its name.
 """
 
 from __future__ import annotations
 
 import typer
+from pydantic import ValidationError
 from typer.core import TyperGroup
 
 from rescind.cli import harness, operate, run
@@ -26,6 +28,13 @@ class _Commands(TyperGroup):
             return super().invoke(ctx)
         except RescindError as exc:
             typer.echo(exc.message, err=True)
+            raise typer.Exit(2) from None
+        except ValidationError as exc:  # a RESCIND_* setting: named, not a traceback
+            if exc.title != "Settings":
+                raise
+            for err in exc.errors():
+                name = "RESCIND_" + "_".join(str(p) for p in err["loc"]).upper()
+                typer.echo(f"{name}: {err['msg']} (got {err.get('input')!r})", err=True)
             raise typer.Exit(2) from None
 
 
