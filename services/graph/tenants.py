@@ -72,10 +72,12 @@ def registered(conn: redis.Redis) -> dict[str, dict]:
 
 def drop(conn: redis.Redis, name: str) -> None:
     """Remove a tenant a harness created for itself: its graph, status stream and registration
-    (a replay that failed half-way, a benchmark's graph once measured)."""
-    TenantGraph(conn, check_tenant(name)).delete()
+    (a replay that failed half-way, a benchmark's graph once measured). Unregistered first, so
+    that a writer asking the registry from now on dead-letters the tenant's late events rather
+    than making its graph again."""
+    conn.hdel(layout.TENANTS, check_tenant(name))
+    TenantGraph(conn, name).delete()
     conn.delete(layout.status_stream(name))
-    conn.hdel(layout.TENANTS, name)
 
 
 def adopt_graphs(conn: redis.Redis) -> list[str]:
@@ -113,6 +115,10 @@ class Known:
             return True
         self._seen.pop(tenant, None)
         return False
+
+    def forget(self, tenant: str) -> None:
+        """Ask the registry again next time (a write of the tenant failed: dropped since?)."""
+        self._seen.pop(tenant, None)
 
 
 __all__ = ["Known", "UnknownTenant", "adopt_graphs", "create", "drop", "known", "registered",

@@ -100,12 +100,22 @@ class HeldWrites:
         for (stream, tenant), items in groups.items():
             items.sort(key=lambda item: _order(item[0]))
             t = self.trouble.get((stream, tenant))
+            if not self.known(tenant):  # dropped since its writes were held
+                self._dead_tenant(stream, layout.WRITER_GROUP, tenant, items)
+                self._settled(stream, tenant, items, [], by_key, now)
+                self.trouble.pop((stream, tenant), None)
+                continue
             if t is not None and now < t.due:
                 self.held.update({(stream, k): by_key[(stream, k)] for k, _ in items})
                 continue
             try:
                 still = apply_writes(self.graph(tenant), items, moved=self._moved)
             except Exception as exc:  # noqa: BLE001 - a poison entry, or the server away
+                if self.dropped(tenant):  # since the writes were held: none can ever land
+                    self._dead_tenant(stream, layout.WRITER_GROUP, tenant, items)
+                    self._settled(stream, tenant, items, [], by_key, now)
+                    self.trouble.pop((stream, tenant), None)
+                    continue
                 self.held.update({(stream, k): by_key[(stream, k)] for k, _ in items})
                 self._again(stream, tenant, items, by_key, exc, now)
                 continue

@@ -120,7 +120,11 @@ class Workers(HeldWrites):
             try:
                 held = apply_writes(self.graph(tenant), items, self.pipeline)
             except Exception as exc:  # held for retry (a restarting server, say): not acked
-                self._failed(stream, tenant, items, exc, time.monotonic())
+                if self.dropped(tenant):
+                    self._dead_tenant(stream, layout.WRITER_GROUP, tenant, items)
+                    done += [k for k, _ in items]
+                else:
+                    self._failed(stream, tenant, items, exc, time.monotonic())
                 continue
             kept = {p.key for p in held}
             now = time.monotonic()
@@ -136,6 +140,17 @@ class Workers(HeldWrites):
         if len(entries) < self.settings.batch:  # the stream was drained: nothing to wait for
             self.pipeline.flush()
 
+    def dropped(self, tenant: str) -> bool:
+        """After a tenant's write or decision failed: whether the tenant is gone from the
+        registry (dropped while the writer remembered it as known; its graph with it). What was
+        remembered of it is forgotten either way, so a tenant made again starts afresh."""
+        self.known.forget(tenant)
+        self.graphs.pop(tenant, None)
+        try:
+            return not tenants.known(self.conn, tenant)
+        except Exception:  # noqa: BLE001 - the server away: the failure is handled as such
+            return False
+
     def _dead_tenant(self, stream: str, group: str, tenant: str,
                      items: list[tuple[str, ev.Event]]) -> None:
         """Events of a tenant that was never created: dead-lettered, logged once a tenant."""
@@ -146,7 +161,8 @@ class Workers(HeldWrites):
         if tenant not in self._unknown:
             if len(self._unknown) < 10_000:
                 self._unknown.add(tenant)
-            log.warning("%d event(s) of tenant %s dead-lettered: the tenant was never created "
+            log.warning("%d event(s) of tenant %s dead-lettered: the tenant was never created, or "
+                        "was dropped "
                         "(said once a tenant)", len(items), tenant)
 
     def _landed(self, stream: str, tenant: str, items: list[tuple[str, ev.Event]]) -> None:
@@ -190,6 +206,7 @@ class Workers(HeldWrites):
         server refuses twice the same way is dead-lettered with why; one that fails otherwise
         (the server away) is left pending for the reaper, and logged once."""
         self.pipeline.flush()  # the writes read before this decision are in the graph
+        event = None
         try:
             event = decode(body)
             if isinstance(event, ev.CONTROL):
@@ -199,6 +216,8 @@ class Workers(HeldWrites):
                 if result:
                     self._emit_status(event, result)
         except Exception as exc:
+            if event is not None and not refused(exc) and self.dropped(event.tenant):
+                exc = tenants.UnknownTenant(event.tenant)  # dropped while remembered as known
             if not refused(exc):  # left pending: the reaper retries, then dead-letters
                 if lost_connection(exc):
                     self.link.lost(exc)
@@ -244,12 +263,16 @@ class Workers(HeldWrites):
             st.dead_letter(self.conn, layout.GATE, entry_id, body, str(exc), layout.GATE_GROUP)
             self._ack(layout.GATE, layout.GATE_GROUP, [entry_id])
             return
-        if not self.known(asked.tenant):  # refused at once, and never the start of a graph
+        try:
+            if not self.known(asked.tenant):  # refused at once, and never the start of a graph
+                raise tenants.UnknownTenant(asked.tenant)
+            d = self._judge(self.graph(asked.tenant), asked)
+        except Exception as exc:
+            if not isinstance(exc, tenants.UnknownTenant) and not self.dropped(asked.tenant):
+                raise  # not answered: the agent's wait runs out, and it refuses (fails closed)
             why = tenants.UnknownTenant(asked.tenant).message
             st.dead_letter(self.conn, layout.GATE, entry_id, body, why, layout.GATE_GROUP)
             d = GateDecision(ev.action_id(asked.tenant, asked.action), False, f"blocked: {why}", 0)
-        else:
-            d = self._judge(self.graph(asked.tenant), asked)
         answer = ev.GateAnswered(event_id=f"{asked.event_id}:answer", tenant=asked.tenant,
                                  at=asked.at, allowed=d.allowed, reason=d.reason,
                                  fragility=d.fragility, traceparent=asked.traceparent)

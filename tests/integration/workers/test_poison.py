@@ -238,3 +238,67 @@ def test_events_of_a_tenant_never_created_are_dead_lettered_and_make_no_graph(wo
         assert mems(workers, ghost) == {"o1"}
     finally:
         tenants.drop(connect(workers), ghost)
+
+
+def test_events_of_a_tenant_dropped_while_known_are_dead_lettered_not_retried_forever(
+        workers, tenant_name):
+    """The workers remember a tenant they know for a while. A tenant dropped in that while (a
+    harness done with it, as CI saw) with a write held for its premise, then sent an execution,
+    an observation and a compromise: each is dead-lettered as of an unknown tenant (none is
+    retried for ever, holding up the partition), the gate refuses, no graph comes back, and
+    the partition's later events still land."""
+    from rescind.graph import tenants
+
+    conn = redis.Redis.from_url(workers)
+    t = tenant_name
+    tenants.create(connect(workers), t, by="tests")
+    publish(conn, t, [raw(observation(t, 1)), raw(ev.ActionProposed(
+        event_id="p", tenant=t, at=AT, action="pay-1", text="pay Acme", agent="ap",
+        premises=[ev.memory_id(t, "observation", observation(t, 1).text)]))])
+    start = last_dead_id(conn)
+    publish(conn, t, [raw(ev.MemoryWritten(  # held: its premise has not arrived
+        event_id="w", tenant=t, at=AT, kind="belief", text="on o9", agent="ap", name="w",
+        premises=[ev.memory_id(t, "observation", observation(t, 9).text)]))])
+    wait_idle(conn, layout.tenant_stream(t), only=(layout.RETRACTION_GROUP,))
+    assert mems(workers, t) == {"o1", "pay-1"}
+    tenants.drop(connect(workers), t)  # the writer still remembers it as known
+    later = f"{t}-later"
+    tenants.create(connect(workers), later, by="tests", schema=False)
+    try:
+        publish(conn, t, [raw(ev.ActionExecuted(event_id="x", tenant=t, at=AT, action="pay-1",
+                                                receipt="paid")),
+                          raw(observation(t, 2)),
+                          raw(ev.SourceCompromised(event_id="r", tenant=t, at=AT, retraction="r",
+                                                   source="portal:acme", by="sec"))])
+        wait_idle(conn, layout.tenant_stream(t), timeout=20)
+        reasons = {json.loads(d["body"])["event_id"]: d["reason"]
+                   for d in dead_since(conn, start) if f'"{t}"' in d["body"]}
+        assert set(reasons) == {"w", "x", "o2", "r"}
+        assert all(r.startswith(f"unknown tenant '{t}'") for r in reasons.values()), reasons
+        with pytest.raises(GateRefused, match=f"blocked: unknown tenant '{t}'"):
+            GateClient(workers, t, 10).ask("pay-2", ["obs-1"], 500.0, "Acme")
+        assert not TenantGraph(connect(workers), t).exists()
+        publish(conn, later, [raw(observation(later, 3))])
+        wait_idle(conn, layout.tenant_stream(later), timeout=20)
+        assert mems(workers, later) == {"o3"}
+    finally:
+        tenants.drop(connect(workers), later)
+
+
+def test_the_gate_refuses_for_a_tenant_dropped_while_known_and_makes_no_graph(workers,
+                                                                              tenant_name):
+    """Asked for a tenant dropped a moment ago (the gate worker still remembers it as known):
+    refused, and no graph is made again by recording the decision."""
+    from rescind.graph import tenants
+
+    conn = redis.Redis.from_url(workers)
+    t = tenant_name
+    tenants.create(connect(workers), t, by="tests")
+    publish(conn, t, [raw(observation(t, 1))])
+    wait_idle(conn, layout.tenant_stream(t))
+    obs = ev.memory_id(t, "observation", observation(t, 1).text)
+    GateClient(workers, t, 10).ask("pay-1", [obs], 500.0, "Acme")  # allowed; now remembered
+    tenants.drop(connect(workers), t)
+    with pytest.raises(GateRefused, match=f"blocked: unknown tenant '{t}'"):
+        GateClient(workers, t, 10).ask("pay-2", [obs], 500.0, "Acme")
+    assert not TenantGraph(connect(workers), t).exists()
