@@ -42,6 +42,7 @@ def test_a_failed_acknowledgement_keeps_the_writes_held_and_the_next_round_acks_
     monkeypatch.setattr(held, "apply_writes", lambda graph, items, pipeline=None, moved=None: [])
     workers = Workers(WorkerSettings(url="redis://127.0.0.1:1"))
     workers.conn = FlakyConn(fails=1)
+    workers.known = lambda tenant: True  # tenant "t" was created
     held_write(workers, "1-0")
     held_write(workers, "1-1")
     try:
@@ -64,6 +65,7 @@ def test_a_write_still_waiting_for_its_premise_stays_held_and_owned(monkeypatch)
                         [Waiting(k) for k, _ in items])
     workers = Workers(WorkerSettings(url="redis://127.0.0.1:1"))
     workers.conn = FlakyConn(fails=0)
+    workers.known = lambda tenant: True  # tenant "t" was created
     held_write(workers, "2-0")
     try:
         workers.retry_held()
@@ -86,6 +88,7 @@ def test_a_write_that_waited_past_its_patience_is_dead_lettered_with_the_reason(
                         [Waiting(k) for k, _ in items])
     workers = Workers(WorkerSettings(url="redis://127.0.0.1:1", patience_s=5))
     workers.conn = FlakyConn(fails=0)
+    workers.known = lambda tenant: True  # tenant "t" was created
     held_write(workers, "3-0", waited_s=6)
     try:
         workers.retry_held()
@@ -106,6 +109,7 @@ def test_held_writes_of_two_streams_with_the_same_entry_id_are_both_kept(monkeyp
 
     workers = Workers(WorkerSettings(url="redis://127.0.0.1:1"))
     workers.conn = FlakyConn(fails=0)
+    workers.known = lambda tenant: True  # tenant "t" was created
     workers.known = lambda tenant: True  # both tenants were created
     try:
         for p in (0, 1):
