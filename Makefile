@@ -7,7 +7,8 @@ BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime
 STAMP := $(VENV)/.installed
 
-.PHONY: install install-runtime demo shell test test-unit test-integration test-e2e bench lint clean
+.PHONY: install install-runtime demo shell test test-cluster test-unit test-integration test-e2e bench lint \
+        clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -39,8 +40,19 @@ shell: $(RUNTIME)
 	@echo "rescind is on your PATH ($(CURDIR)/$(BIN)); type exit to leave this shell."
 	@VIRTUAL_ENV="$(CURDIR)/$(VENV)" PATH="$(CURDIR)/$(BIN):$$PATH" $${SHELL:-/bin/sh}
 
+# Everything against one embedded server, then the suites that talk to FalkorDB the most (the
+# scenario stories, the randomised comparison with the reference, the workers, the API, tenant
+# isolation, the demo week) against a local Redis Cluster of three masters.
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+	$(MAKE) --no-print-directory test-cluster
+
+CLUSTER_SUITES := tests/integration/scenario tests/integration/workers tests/integration/api \
+	tests/integration/middleware tests/integration/graph tests/integration/gate \
+	tests/integration/operator tests/integration/conformance tests/integration/engine \
+	tests/e2e/demo
+test-cluster: $(STAMP)
+	RESCIND_TEST_CLUSTER=3 $(BIN)/python -m pytest -q $(CLUSTER_SUITES)
 
 # One kind at a time (markers applied by folder): unit needs no server and takes seconds.
 test-unit: $(STAMP)

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 import redis
 
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from rescind.contract.errors import GateRefused
 from rescind.contract.events import GateAnswered, GateAsked
 
@@ -19,7 +19,7 @@ from rescind.contract.events import GateAnswered, GateAsked
 class GateClient:
     def __init__(self, url: str, tenant: str, timeout_s: float = 5.0) -> None:
         self.tenant, self.timeout_s = tenant, timeout_s
-        self._conn = redis.Redis.from_url(url, socket_connect_timeout=1,
+        self._conn = connection.connect(url, socket_connect_timeout=1,
                                           socket_timeout=timeout_s + 1)
 
     def ask(self, action: str, premises: list[str], amount: float | None,

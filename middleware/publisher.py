@@ -32,7 +32,7 @@ from typing import Any
 
 import redis
 
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from rescind.contract.events import Event
 
 from . import spool
@@ -81,7 +81,7 @@ class Publisher:
         self._sending = False  # a chunk is on the wire
         self._streak = 0  # sends failed in a row
         self._retry_now = False  # a flush is waiting: skip the backoff
-        self._conn = redis.Redis.from_url(url, socket_connect_timeout=connect_timeout,
+        self._conn = connection.connect(url, socket_connect_timeout=connect_timeout,
                                           socket_timeout=5)
         if tenant is not None:
             with self._cv:
@@ -254,6 +254,11 @@ class Publisher:
                     for stream, fields in entries:
                         pipe.xadd(stream, fields)
                     pipe.execute()
+                    # Sent once a replica has them too (when there are replicas): a failover
+                    # then loses nothing the spool let go of.
+                    if not all(connection.replicated(self._conn, s)
+                               for s in {stream for stream, _ in entries}):
+                        raise redis.ConnectionError("no replica confirmed the events in time")
             except redis.RedisError:
                 self._failed(job)
                 continue

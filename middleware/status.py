@@ -30,7 +30,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from rescind.contract.errors import Invalid
 
 # The snapshot reads the graph directly; this query lives here because the middleware may not
@@ -52,8 +52,11 @@ class StatusCache:
         self._stream = layout.status_stream(tenant)
         self._graph = layout.graph_key(tenant)
         # No retries of its own: the thread tries again, and the constructor must not wait.
-        self._conn = redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=wait_s,
+        # On a cluster, the master that owns the tenant's slot (its graph and stream are there):
+        # the stream's transactions read as on one server.
+        self._server = connection.connect(url, socket_timeout=10, socket_connect_timeout=wait_s,
                                           retry=Retry(NoBackoff(), 0))
+        self._conn = connection.node_for(self._server, self._stream)
         self._last, self._added = "0-0", 0  # the last entry accounted for, and its rank
         self._told = False  # whether the tenant's existence was checked
         self._stop = threading.Event()
@@ -121,7 +124,7 @@ class StatusCache:
     def _snapshot(self) -> None:
         if not self._told:  # once: an agent wrapped for a tenant nobody created loses its events
             self._told = True
-            if not self._conn.hexists(layout.TENANTS, self.tenant):
+            if not self._server.hexists(layout.TENANTS, self.tenant):
                 log.warning("tenant %r was never created: Rescind's workers dead-letter its "
                             "events until it is (`rescind tenant create %s`, or the admin's "
                             "POST /api/v1/tenants)", self.tenant, self.tenant)

@@ -58,9 +58,16 @@ def spool_dir(tmp_path_factory, monkeypatch) -> Path:
 
 @pytest.fixture(scope="session")
 def falkordb():
-    """The embedded server, or the one named by RESCIND_TEST_URL."""
+    """The embedded server; or a local cluster of RESCIND_TEST_CLUSTER masters (``make
+    test-cluster``); or the server or cluster named by RESCIND_TEST_URL."""
     if os.environ.get("RESCIND_TEST_URL"):
         yield os.environ["RESCIND_TEST_URL"]
+        return
+    if masters := int(os.environ.get("RESCIND_TEST_CLUSTER") or 0):
+        from rescind.runtime.cluster import EmbeddedCluster
+
+        with EmbeddedCluster(masters) as cluster:
+            yield cluster.url
         return
     with EmbeddedFalkorDB() as server:
         yield server.url

@@ -17,7 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from rescind.api import routes
 from rescind.api.auth import PERMISSIONS, TokenStore
 from rescind.api.state import Api, Guard, kind, tenant_or_none
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from rescind.contract.errors import Duplicate, RescindError, Unauthenticated, http_status
 from rescind.graph.store import connect
 from rescind.runtime.server import ServerStatus, probe
@@ -51,7 +51,8 @@ def create_app(settings: Settings | None = None, conn: redis.Redis | None = None
     app.include_router(routes.router)
     _errors(app)
 
-    looks = _short(conn)  # a stuck server must not hold health for the API's long timeout
+    # A stuck server must not hold health for the API's long timeout (on a cluster: a master).
+    looks = _short(connection.primaries(conn)[0])
     server_status = server_status or (lambda: probe(looks))
 
     @app.get("/api/health", tags=["health"], summary="Liveness, the FalkorDB server (up, "

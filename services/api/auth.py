@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 import redis
 
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from rescind.contract.errors import Forbidden, Invalid, NotFound, Unauthenticated
 from rescind.contract.layout import check_tenant
 from rescind.graph import tenants
@@ -107,10 +107,12 @@ class TokenStore:
         h = digest(token)
         record = {"id": h[:16], "tenant": tenant or "", "role": role, "who": who,
                   "created_at": _now(), "created_by": by}
-        pipe = self.conn.pipeline(transaction=True)
-        pipe.hset(layout.token_key(h), mapping=record)
         index = layout.tenant_tokens_key(tenant) if tenant else layout.ADMIN_TOKENS
+        # Listed first, then usable: on a cluster the two keys are on different slots (no
+        # transaction), and a failure between leaves a listed token that does not work.
+        pipe = connection.pipeline(self.conn, index, layout.token_key(h))
         pipe.hset(index, h[:16], h)
+        pipe.hset(layout.token_key(h), mapping=record)
         pipe.execute()
         return token, {**record, "tenant": tenant}
 
@@ -146,7 +148,8 @@ class TokenStore:
         h = self.conn.hget(index, token_id)
         if h is None:
             raise NotFound(f"no token {token_id!r} in tenant {tenant!r}")
-        pipe = self.conn.pipeline(transaction=True)
+        # Unusable first, then unlisted (see ``create``).
+        pipe = connection.pipeline(self.conn, layout.token_key(h.decode()), index)
         pipe.delete(layout.token_key(h.decode()))
         pipe.hdel(index, token_id)
         pipe.execute()

@@ -145,13 +145,14 @@ def run(url: str, sizes: list[int], samples: int, batch: int, out: Path, command
             graph.delete()
             total = size + sum(c.size for c in extra)
             task = progress.add_task(f"load {total:,} memories", total=int(total * 1.04))
-            before = _settled_memory(db)
+            before = _settled_memory(graph.conn)  # on a cluster: the graph's master
             n, spent = load(graph, clusters + extra, batch, progress, task)
             memories = graph.rows(MEMORY_TOTAL)[0][0]
             res.load[str(size)] = {"writes": n, "seconds": round(spent, 2),
                                    "writes_per_s": round(n / spent), "memories": memories,
-                                   "bytes_per_memory": round((_used_memory(db) - before) / memories),
-                                   "graph_memory_mb": _graph_memory(db, graph.key)}
+                                   "bytes_per_memory": round((_used_memory(graph.conn) - before)
+                                                             / memories),
+                                   "graph_memory_mb": _graph_memory(graph.conn, graph.key)}
             targets = rng.sample([c.source for c in clusters], 2 * samples + live_samples)
             res.retraction[str(size)] = time_retractions(graph, targets[:samples], "r")
             res.after_write[str(size)] = time_retractions(graph, targets[samples:2 * samples],
@@ -177,9 +178,9 @@ def run(url: str, sizes: list[int], samples: int, batch: int, out: Path, command
             # slow down as the graph grows too, so each size is compared with its own.
             raw = TenantGraph(db, f"bench-raw-{size}")
             raw.delete()
-            before = _settled_memory(db)  # the deleted graph is freed in the background
+            before = _settled_memory(raw.conn)  # the deleted graph is freed in the background
             rn, rspent = raw_load(raw, clusters + extra, batch)
-            raw_bytes = (_used_memory(db) - before) / raw.rows(MEMORY_TOTAL)[0][0]
+            raw_bytes = (_used_memory(raw.conn) - before) / raw.rows(MEMORY_TOTAL)[0][0]
             raw.delete()
             res.load[str(size)].update(raw_writes=rn, raw_seconds=round(rspent, 2),
                                        raw_bytes_per_memory=round(raw_bytes),

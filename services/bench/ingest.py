@@ -94,7 +94,7 @@ def end_to_end(url: str, n: int, batch: int) -> dict:
         elapsed = time.perf_counter() - start
         done.set()
         agent.join(60)
-        tenants.drop(graph.conn, tenant)
+        tenants.drop(graph.server, tenant)
     return {"events": n, "seconds": round(elapsed, 2), "writes_per_s": round(n / elapsed),
             "lag_median": statistics.median(lags) if lags else 0,
             "lag_max": max(lags) if lags else 0,

@@ -29,7 +29,7 @@ def demo_case(url: str, tenant: str = "bench-rules-demo-week") -> Case:
                                                       rq.DEMO_GROUNDINGS, rq.DEMO_JUSTIFICATIONS)]
 
     summary = demo.run(url, tenant, model=PolicyModel(), on_event=on_event)  # creates it
-    tenants.drop(graph.conn, tenant)
+    tenants.drop(graph.server, tenant)
     sources, mems, grounds, justs = seen["rows"]
     facts = {r[0]: r for r in mems}
     writes = []

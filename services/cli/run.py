@@ -109,28 +109,48 @@ def up(
     partitions: int | None = PartitionsOpt,
     api_port: int | None = typer.Option(None, help="HTTP API and console port (default "
                                         "RESCIND_API_PORT or 8765; 0: no API)"),
+    cluster: int = typer.Option(0, "--cluster", min=0, max=16, help="A local Redis Cluster of "
+                                "this many masters instead of one server (data under "
+                                "<data-dir>/cluster)"),
+    replicas: int = typer.Option(0, "--replicas", min=0, max=3,
+                                 help="With --cluster: replicas per master"),
 ) -> None:
     """The embedded FalkorDB, every worker and the HTTP API with its console, in one process;
     Ctrl-C stops all cleanly. A server that dies is started again on its data (RESCIND_RESTART_*);
-    after repeated failures `up` stops and exits non-zero."""
+    after repeated failures `up` stops and exits non-zero. With --cluster, a local Redis Cluster
+    of embedded servers (each node supervised the same way)."""
     from rescind.api.serve import api_thread
     from rescind.contract.errors import Unavailable
+    from rescind.runtime.cluster import EmbeddedCluster
     from rescind.runtime.server import EmbeddedFalkorDB, ServerError
     from rescind.runtime.settings import Settings
-    from rescind.runtime.supervisor import RestartPolicy, Supervisor
+    from rescind.runtime.supervisor import RestartPolicy, Supervisor, Supervisors
 
+    if replicas and not cluster:
+        refuse("--replicas needs --cluster N")
+    if cluster and port is not None:
+        refuse("--port is for one server; a cluster's nodes take free ports (kept in "
+               "<data-dir>/cluster/cluster.json)")
     settings = Settings()
     api_port = settings.api_port if api_port is None else api_port
+    policy = RestartPolicy.from_settings(settings)
     failure = None
     # Stopped while starting (the server may still be loading its data): as cleanly as later.
     with contextlib.suppress(KeyboardInterrupt), sigterm_as_interrupt(), \
-            EmbeddedFalkorDB(data_dir=data_dir, port=port) as server, \
-            Supervisor(server, RestartPolicy.from_settings(settings)) as supervisor, \
-            contextlib.ExitStack() as api:
-        out.print(f"FalkorDB on {server.url} (data in {data_dir}); workers: {', '.join(ROLES)}")
+            contextlib.ExitStack() as stack:
+        if cluster:
+            where = data_dir / "cluster" if data_dir else None
+            server = stack.enter_context(EmbeddedCluster(cluster, replicas, where))
+            supervisor = stack.enter_context(Supervisors(server.nodes, policy))
+        else:
+            server = stack.enter_context(EmbeddedFalkorDB(data_dir=data_dir, port=port))
+            supervisor = stack.enter_context(Supervisor(server, policy))
+        said = f"FalkorDB: {server.where}" if cluster else \
+            f"FalkorDB on {server.url} (data in {data_dir})"
+        out.print(f"{said}; workers: {', '.join(ROLES)}")
         if api_port:
-            base = api.enter_context(api_thread(server.url, settings.api_host, api_port,
-                                                settings, server_status=supervisor.status))
+            base = stack.enter_context(api_thread(server.url, settings.api_host, api_port,
+                                                  settings, server_status=supervisor.status))
             out.print(f"API on {base}/api/v1, console on {base}/console/")
         try:
             _serve(server.url, ROLES, f"up-{os.getpid()}", partitions, supervisor=supervisor)

@@ -26,6 +26,8 @@ Keys of one tenant ``t``
     ``rescind:{t}:audit:archive:<YYYY-MM>``  stream: entries rotated out of the live log, with
                                     their ids and final counts, one stream per month (UTC)
     ``rescind:{t}:audit:archives``  sorted set: the archive streams, scored by their month's first ms
+    ``rescind:{t}:replicated``      string: written before WAIT, to learn that a replica has the
+                                    tenant's writes (only on a cluster with replicas)
     ``rescind:{t}:status``          stream: StatusChanged events of the tenant, for its agents'
                                     caches (capped near ``STATUS_MAXLEN``); a cache starts from
                                     a snapshot of the graph's OUT set and follows from there
@@ -48,6 +50,7 @@ Streams (shared by all tenants: the subscribers stay static while tenants come a
                                     parallelism of each group (``PARTITIONS`` by default)
     ``rescind:gate``                GateAsked requests
     ``rescind:gate:reply:<id>``     list: the GateAnswered to one request (expires in a minute)
+    ``{rescind:events:<p>}:replicated``  string: as the tenant's, for a partition stream
     ``rescind:writer:waiting``      hash: ``<tenant> <memory id>`` -> epoch seconds since a write
                                     waits for that premise (cleared when it lands or is given up)
     ``rescind:dead``                entries that cannot be applied: fields ``stream``, ``id``,
@@ -216,6 +219,15 @@ def tenant_stream(tenant: str, partitions: int = PARTITIONS) -> str:
 
 def gate_reply_key(request: str) -> str:
     return f"{GATE}:reply:{request}"
+
+
+def replication_marker(key: str) -> str:
+    """A key in ``key``'s slot, written to learn when a replica has what was written to ``key``
+    before it (``rescind.contract.connection.replicated``): ``key`` plus ``:replicated`` when
+    it carries a hash tag already, else ``{key}:replicated``."""
+    start = key.find("{")
+    tagged = start >= 0 and key.find("}", start + 2) > start
+    return f"{key}:replicated" if tagged else f"{{{key}}}:replicated"
 
 
 # -- the envelope ----------------------------------------------------------------------------

@@ -16,10 +16,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import redis
 from langchain_core.tools import StructuredTool
 
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from rescind.contract import streams as st
 from rescind.engine.gate import UnknownAction, weakest_of
 from rescind.graph import queries as q
@@ -127,11 +126,11 @@ def run(url: str, tenant: str = "demo", mode: str | None = None, recording: Path
     # A refusal raised by our callback is part of the story; LangChain would log it as a warning.
     logging.getLogger("langchain_core.callbacks.manager").setLevel(logging.ERROR)
     model = model or chat_model(mode, recording)  # a bad mode or recording: nothing touched yet
-    conn = redis.Redis.from_url(url)
+    conn = connection.connect(url)
     graph = TenantGraph(connect(url), tenant)
     graph.delete()  # the demo tenant starts afresh, and so do its agents' status caches
     st.forget_status(conn, tenant)
-    tenants.create(graph.conn, tenant, by="demo")  # its agents' events are applied only then
+    tenants.create(graph.server, tenant, by="demo")  # its agents' events are applied only then
     st.ensure_groups(conn)
     world = World.load()
     config = intercept_config(tenant, url)

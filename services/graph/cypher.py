@@ -15,6 +15,8 @@ from typing import Any
 
 import redis
 
+from rescind.contract.connection import Client, node_for
+
 # Compact result value types (FalkorDB's ResultSet wire format).
 _NULL, _STRING, _INTEGER, _BOOLEAN, _DOUBLE, _ARRAY, _EDGE, _NODE, _PATH, _MAP = range(1, 11)
 
@@ -182,13 +184,16 @@ def _refused(exc: redis.ResponseError, cypher: str) -> CypherError:
     return kind(f"{exc} (in: {cypher.strip()[:120]})")
 
 
-def client_for(conn: redis.Redis, cypher: str) -> redis.Redis:
+def client_for(conn: Client, cypher: str, key: str) -> redis.Redis:
+    """The connection to send ``cypher`` on graph ``key`` by: on a cluster, to the master that
+    owns the key; decoding replies for a Plain query."""
+    conn = node_for(conn, key)
     return text_client(conn) if isinstance(cypher, Plain) else conn
 
 
-def query(conn: redis.Redis, key: str, cypher: str, params: dict | None = None,
+def query(conn: Client, key: str, cypher: str, params: dict | None = None,
           read_only: bool = False) -> Result:
-    conn = client_for(conn, cypher)
+    conn = client_for(conn, cypher, key)
     name, flags = command(cypher, read_only)
     try:
         reply = conn.execute_command(name, key, header(params) + cypher, *flags)
@@ -236,11 +241,11 @@ def prepare(cypher: str, params: dict | None = None) -> Prepared:
     return Prepared(cypher, header(params) + cypher)
 
 
-def _send(conn: redis.Redis, key: str, texts: list[tuple[str, str]],
+def _send(conn: Client, key: str, texts: list[tuple[str, str]],
           read_only: bool) -> InFlight:
     if len({isinstance(cypher, Plain) for cypher, _ in texts}) > 1:
         raise ValueError("plain and compact queries are read on different connections")
-    pool = client_for(conn, texts[0][0]).connection_pool
+    pool = client_for(conn, texts[0][0], key).connection_pool
     connection = pool.get_connection()
     try:  # in one write to the socket: a send each cost a system call and a wake-up each
         connection.send_packed_command(connection.pack_commands(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import redis
 
+from rescind.contract import connection
 from rescind.contract.errors import StalePreview
 from rescind.contract.layout import graph_key, lock_key
 from rescind.core.belief import Node, Rules, Status, Window
@@ -66,8 +67,9 @@ def linearised(graph: TenantGraph, attempt, free_tries: int = 3):
     raise StalePreview(f"{graph.tenant}: the graph kept changing under the write lock")
 
 
-def connect(url: str) -> redis.Redis:
-    return redis.Redis.from_url(url, socket_timeout=120, health_check_interval=30)
+def connect(url: str) -> connection.Client:
+    """A client of the server, or of the cluster it belongs to (``rescind.contract.connection``)."""
+    return connection.connect(url, socket_timeout=120, health_check_interval=30)
 
 
 @dataclass
@@ -104,10 +106,12 @@ def _fold_into_aof_base(conn: redis.Redis) -> None:
 class TenantGraph:
     """One tenant's graph ``rescind:{tenant}``; the schema is created on first use."""
 
-    def __init__(self, conn: redis.Redis, tenant: str) -> None:
+    def __init__(self, conn: connection.Client, tenant: str) -> None:
         self.tenant = tenant
         self.key = graph_key(tenant)
-        self.conn = conn
+        self.server = conn  # for keys of the whole server (the tenants' registry, the streams)
+        # On a cluster, the master that owns the tenant's slot: every key of the tenant is there.
+        self.conn = connection.node_for(conn, self.key)
         self._schema_ready = False
 
     # -- plumbing -------------------------------------------------------------------------
@@ -122,7 +126,7 @@ class TenantGraph:
         rows = []
         for _, run in itertools.groupby(queries, key=lambda qp: isinstance(qp[0], Plain)):
             run = list(run)
-            pipe = client_for(self.conn, run[0][0]).pipeline(transaction=False)
+            pipe = client_for(self.conn, run[0][0], self.key).pipeline(transaction=False)
             for cypher, params in run:
                 name, flags = command(cypher, read_only=True)
                 pipe.execute_command(name, self.key, header(params) + cypher, *flags)

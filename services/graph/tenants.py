@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 import redis
 
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from rescind.contract.errors import NotFound
 from rescind.contract.layout import check_tenant
 from rescind.graph.store import TenantGraph
@@ -86,8 +86,7 @@ def adopt_graphs(conn: redis.Redis) -> list[str]:
     graphs come only from ``create``. Returns the names registered."""
     if not conn.set(layout.TENANTS_ADOPTED, _now(), nx=True):
         return []
-    names = [n for n in (layout.tenant_of_graph(g.decode())
-                         for g in conn.execute_command("GRAPH.LIST")) if n is not None]
+    names = [n for n in map(layout.tenant_of_graph, connection.graph_keys(conn)) if n is not None]
     record = json.dumps({"created_at": None, "created_by": "adopted: it had a graph"})
     adopted = [n for n in names if conn.hsetnx(layout.TENANTS, n, record)]
     if adopted:

@@ -35,7 +35,7 @@ from typing import Any
 
 import redis
 
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from rescind.contract.errors import RescindError, http_status
 
 log = logging.getLogger("rescind.audit")
@@ -168,6 +168,11 @@ class AuditLog:
         self._count = conn.register_script(_COUNT)
         self._move = conn.register_script(_MOVE)
 
+    def _on(self, tenant: str | None) -> redis.Redis:
+        """The client of the master that holds the scope's keys (they share its hash tag):
+        transactions and scripts on them run there, as on one server."""
+        return connection.node_for(self.conn, layout.audit_key(tenant))
+
     # -- writing ----------------------------------------------------------------------------
     def queue(self, pipe, tenant: str | None, actor: Actor, action: str, target: str | None,
               result: str, status: int = 200, detail: Any = None) -> None:
@@ -180,7 +185,7 @@ class AuditLog:
     def record(self, tenant: str | None, actor: Actor, action: str, target: str | None,
                result: str = OK, status: int = 200, detail: Any = None) -> str:
         """One entry of its own (a decision, an error); its id."""
-        pipe = self.conn.pipeline(transaction=False)
+        pipe = self._on(tenant).pipeline(transaction=False)
         self.queue(pipe, tenant, actor, action, target, result, status, detail)
         entry_id, length = pipe.execute()
         self.settle(tenant, length)
@@ -195,7 +200,8 @@ class AuditLog:
         args = [layout.audit_refused_prefix(tenant), kind,
                 *(x for kv in fields.items() for x in kv)]
         entry_id, length = self._count(
-            keys=[layout.audit_key(tenant), layout.audit_counts_key(tenant)], args=args)
+            keys=[layout.audit_key(tenant), layout.audit_counts_key(tenant)], args=args,
+            client=self._on(tenant))
         self.settle(tenant, length)
         return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
 
@@ -237,17 +243,17 @@ class AuditLog:
         """Move the oldest live entries to their month's archive until ``keep`` (default
         ``max_live``) are left; how many moved."""
         keep = self.max_live if keep is None else keep
-        live = layout.audit_key(tenant)
+        live, conn = layout.audit_key(tenant), self._on(tenant)
         moved = 0
-        while (excess := self.conn.xlen(live) - keep) > 0:
-            first = self.conn.xrange(live, count=1)
+        while (excess := conn.xlen(live) - keep) > 0:
+            first = conn.xrange(live, count=1)
             if not first:
                 break
             period, start, end = month(_idkey(first[0][0])[0])
             n = self._move(keys=[live, layout.audit_counts_key(tenant),
                                  layout.audit_archive_key(tenant, period),
                                  layout.audit_archives_key(tenant)],
-                           args=[str(end - 1), min(excess, MOVE_BATCH), start])
+                           args=[str(end - 1), min(excess, MOVE_BATCH), start], client=conn)
             if not n:
                 break
             moved += n
@@ -257,15 +263,16 @@ class AuditLog:
     def entries(self, tenant: str | None, limit: int = 100) -> list[dict]:
         """The newest ``limit`` entries, newest first (live, then the archive when the live
         log holds fewer), refusal counts as they stand."""
-        rows = self.conn.xrevrange(layout.audit_key(tenant), count=limit)
+        conn = self._on(tenant)
+        rows = conn.xrevrange(layout.audit_key(tenant), count=limit)
         if len(rows) < limit:
             seen = {r[0] for r in rows}
             oldest = rows[-1][0].decode() if rows else "+"
-            for key in self.conn.zrevrange(layout.audit_archives_key(tenant), 0, -1):
+            for key in conn.zrevrange(layout.audit_archives_key(tenant), 0, -1):
                 if len(rows) >= limit:
                     break
                 top = oldest if oldest == "+" else f"({oldest}"
-                more = [r for r in self.conn.xrevrange(key, top, "-", count=limit - len(rows))
+                more = [r for r in conn.xrevrange(key, top, "-", count=limit - len(rows))
                         if r[0] not in seen]
                 rows += more
                 if more:
@@ -302,12 +309,12 @@ class AuditLog:
         log and the archives in one transaction, so that a rotation running meanwhile can
         neither hide an entry nor show it twice."""
         live, index = layout.audit_key(tenant), layout.audit_archives_key(tenant)
-        cursor = start
+        conn, cursor = self._on(tenant), start
         while True:
-            known = self.conn.zrange(index, 0, -1, withscores=True)
+            known = conn.zrange(index, 0, -1, withscores=True)
             at = 0 if cursor in ("-", "+") else _idkey(cursor.lstrip("("))[0]
             archives = [k for k, first in known if month(int(first))[2] > at]
-            pipe = self.conn.pipeline(transaction=True)
+            pipe = conn.pipeline(transaction=True)
             pipe.zrange(index, 0, -1, withscores=True)
             for key in archives:
                 pipe.xrange(key, cursor, end, count=CHUNK)
@@ -334,7 +341,7 @@ class AuditLog:
         counting = [e["id"] for e in out if "count" in e]
         if counting:
             fields = [x for i in counting for x in (i, f"{i}:last")]
-            values = self.conn.hmget(layout.audit_counts_key(tenant), fields)
+            values = self._on(tenant).hmget(layout.audit_counts_key(tenant), fields)
             live = dict(zip(fields, values, strict=True))
             for e in out:
                 if "count" in e:

@@ -133,3 +133,40 @@ class Supervisor:
                 self._state = status
             progress(status)
         return seen
+
+
+class Supervisors:
+    """The nodes of a local cluster, each watched by a Supervisor of its own: health shows the
+    first node that is not well, and giving up on one node gives up on the whole."""
+
+    def __init__(self, servers: list[EmbeddedFalkorDB], policy: RestartPolicy | None = None) -> None:
+        self.each = [Supervisor(s, policy) for s in servers]
+
+    @property
+    def failure(self) -> str | None:
+        return next((s.failure for s in self.each if s.failure), None)
+
+    @property
+    def on_give_up(self) -> Callable[[str], None] | None:
+        return self.each[0].on_give_up
+
+    @on_give_up.setter
+    def on_give_up(self, then: Callable[[str], None] | None) -> None:
+        for s in self.each:
+            s.on_give_up = then
+
+    def status(self) -> ServerStatus:
+        looks = [(s.server.url, s.status()) for s in self.each]
+        for url, status in looks:
+            if not status.ok:
+                return status.model_copy(update={"detail": f"{url}: {status.detail}"})
+        return looks[0][1]
+
+    def __enter__(self) -> Supervisors:
+        for s in self.each:
+            s.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for s in self.each:
+            s.stop()

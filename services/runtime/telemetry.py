@@ -22,6 +22,8 @@ import redis
 from opentelemetry import metrics, trace
 from opentelemetry.metrics import CallbackOptions, Observation
 
+from rescind.contract import connection
+
 tracer = trace.get_tracer("rescind")
 meter = metrics.get_meter("rescind")
 events_applied = meter.create_counter("rescind.events.applied", description="Events written")
@@ -104,8 +106,7 @@ class LagWatch:
         with self._lock:
             sources = list(self._sources)
         for conn, _ in sources:
-            kw = conn.connection_pool.connection_kwargs
-            server = f"{kw.get('host')}:{kw.get('port')}/{kw.get('db', 0)}"
+            server = connection.url_of(conn)
             if server in seen:
                 continue
             seen.add(server)

@@ -217,6 +217,6 @@ def start(conn, tenant: str | None) -> tuple[TenantGraph, bool]:
 def undo(graph: TenantGraph, created: bool) -> None:
     """A replay that failed leaves nothing: its graph, and the tenant if it created it."""
     if created:
-        tenants.drop(graph.conn, graph.tenant)
+        tenants.drop(graph.server, graph.tenant)
     else:
         graph.delete()

@@ -16,10 +16,10 @@ import threading
 
 import redis
 from faststream import AckPolicy
-from faststream.redis import RedisBroker, RedisStreamMessage, StreamSub
+from faststream.redis import RedisBroker, RedisClusterBroker, RedisStreamMessage, StreamSub
 from faststream.redis.opentelemetry import RedisTelemetryMiddleware
 
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from rescind.contract import streams as st
 from rescind.contract.errors import Invalid
 from rescind.engine import collector
@@ -98,7 +98,9 @@ def build(settings: WorkerSettings, roles: tuple[str, ...],
     handing entries to ``workers`` (new ones if None)."""
     if quiet not in log.filters:
         log.addFilter(quiet)  # a lost connection is said once, by the Link
-    broker = RedisBroker(settings.url, logger=log, middlewares=[RedisTelemetryMiddleware()])
+    # On a cluster each stream is read from the master that owns it (FastStream routes by key).
+    kind = RedisClusterBroker if connection.is_cluster(settings.url) else RedisBroker
+    broker = kind(settings.url, logger=log, middlewares=[RedisTelemetryMiddleware()])
     workers = workers or Workers(settings)
     st.ensure_groups(workers.conn, settings.partitions)
     if "gate" in roles:

@@ -14,8 +14,10 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+import redis
+
+from rescind.contract import connection, layout
 from rescind.contract import events as ev
-from rescind.contract import layout
 from rescind.contract import streams as st
 from rescind.contract.errors import Invalid
 from rescind.core.shapes import Change, GateDecision, RetractionResult
@@ -38,6 +40,11 @@ from rescind.workers.poison import (
 )
 
 log = logging.getLogger("rescind.workers")
+
+
+class Unreplicated(redis.ConnectionError):
+    """Written on a master, but no replica confirmed it in time: held like a lost connection
+    (tried again; applying again is a no-op)."""
 
 
 # Who asks the gate through its stream: the tenant's wrapped agents (their requests carry no
@@ -167,6 +174,10 @@ class Workers(HeldWrites):
 
     def _landed(self, stream: str, tenant: str, items: list[tuple[str, ev.Event]]) -> None:
         try:
+            # With replicas, acknowledged only once one has the batch: a failover then loses
+            # no acknowledged write (the events of one not yet replicated are applied again).
+            if not connection.replicated(self.conn, layout.graph_key(tenant)):
+                raise Unreplicated(f"no replica of {tenant}'s master had its writes in time")
             self._ack(stream, layout.WRITER_GROUP, [k for k, _ in items])
         except Exception as exc:  # written but not acknowledged: applying again is a no-op
             self._not_landed(stream, tenant, items, exc)
@@ -276,7 +287,10 @@ class Workers(HeldWrites):
         answer = ev.GateAnswered(event_id=f"{asked.event_id}:answer", tenant=asked.tenant,
                                  at=asked.at, allowed=d.allowed, reason=d.reason,
                                  fragility=d.fragility, traceparent=asked.traceparent)
-        pipe = self.conn.pipeline()
+        # One transaction on one server; on a cluster the keys are on several slots: the answer
+        # goes first, the ack after it (an answer given twice is harmless, none is not).
+        pipe = connection.pipeline(self.conn, asked.reply_to, layout.GATE,
+                                   layout.audit_key(asked.tenant))
         pipe.rpush(asked.reply_to, answer.model_dump_json(by_alias=True))
         pipe.expire(asked.reply_to, 60)
         pipe.xack(layout.GATE, layout.GATE_GROUP, entry_id)

@@ -8,15 +8,14 @@ import hashlib
 import itertools
 from typing import Annotated, Any
 
-import redis
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langgraph.prebuilt import InjectedStore, create_react_agent
 from langgraph.store.memory import InMemoryStore
 
+from rescind.contract import connection, layout
 from rescind.contract import events as ev
-from rescind.contract import layout
 from rescind.middleware import InterceptConfig, instrument
 from rescind.middleware.config import ActionTool, SourceTool
 from rescind.scenario.via_streams import wait_idle
@@ -112,4 +111,4 @@ def run(wrapped, text: str) -> dict:
 
 def settle(url: str, wrapped) -> None:
     wrapped.rescind.publisher.flush()
-    wait_idle(redis.Redis.from_url(url), layout.tenant_stream(wrapped.rescind.tenant))
+    wait_idle(connection.connect(url), layout.tenant_stream(wrapped.rescind.tenant))

@@ -11,7 +11,7 @@ import redis
 from fastapi.testclient import TestClient
 
 from rescind.api import ROLES, create_app
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from rescind.contract import streams as st
 from rescind.contract.errors import Invalid
 from rescind.graph.store import TenantGraph, connect
@@ -70,7 +70,7 @@ def make_story(url: str, tenant: str, client: TestClient | None = None) -> Story
 def forget(url: str, tenant: str) -> None:
     """Remove everything a story left: graph, tokens, registry entry, audit log (live, archived,
     counted), status stream, events."""
-    conn = redis.Redis.from_url(url)
+    conn = connection.connect(url)
     TenantGraph(connect(url), tenant).delete()
     for h in conn.hvals(layout.tenant_tokens_key(tenant)):
         conn.delete(layout.token_key(h.decode()))

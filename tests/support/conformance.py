@@ -6,9 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import redis
-
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware import InterceptConfig, instrument
 from rescind.operator import decisions
@@ -51,7 +49,7 @@ def invoke(graph: Any, mode: str, text: str, config: dict | None = None,
 
 def settle(url: str, graph: Any) -> None:
     graph.rescind.publisher.flush()
-    wait_idle(redis.Redis.from_url(url), layout.tenant_stream(graph.rescind.tenant))
+    wait_idle(connection.connect(url), layout.tenant_stream(graph.rescind.tenant))
 
 
 def record(url: str, tenant: str) -> dict[str, tuple[str, set[frozenset[str]]]]:

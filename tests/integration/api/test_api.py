@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import re
 
-import redis
 from typer.testing import CliRunner
 
 from rescind.cli.main import app as cli
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from tests.support.api import ADMIN, COMPROMISE, forget, make_story
 
 AT = "2026-11-05T00:00:00Z"
@@ -23,7 +22,7 @@ def test_compromise_recall_approve_reinstate_over_http(story):
     OUT, tells agents on the status stream, drafts the executed payment for recall; finance
     approves once; reinstating puts every status back."""
     before = story.statuses()
-    conn = redis.Redis.from_url(story.url)
+    conn = connection.connect(story.url)
     feed = layout.status_stream(story.tenant)
     seen = conn.xlen(feed)  # 0 when the stream does not exist
     p = story.client.post(f"{story.base}/retractions/preview", json=COMPROMISE,
@@ -173,7 +172,7 @@ def test_agents_send_events_and_ask_the_gate(story):
     an event of another tenant is refused whole; the gate refuses the large one-domain payment
     and, for a proposal not yet stored, judges its premises."""
     agent = story.as_("agent")
-    conn = redis.Redis.from_url(story.url)
+    conn = connection.connect(story.url)
     name = layout.tenant_stream(story.tenant)
     mine = [{"type": "observation_recorded", "schema": 1, "event_id": f"e{i}",
              "tenant": story.tenant, "at": AT, "source": "portal:acme", "text": f"note {i}"}
@@ -203,7 +202,7 @@ def test_agents_send_events_and_ask_the_gate(story):
 def test_tokens_are_stored_hashed_listed_without_secrets_and_revocable(story):
     """No token appears in Redis in clear; the admin's list shows ids and roles only; a revoked
     token answers 401 at once."""
-    conn = redis.Redis.from_url(story.url)
+    conn = connection.connect(story.url)
     secret = story.as_("viewer")["Authorization"].split()[1]
     dump = b" ".join(conn.dump(k) or b"" for k in conn.keys("rescind:*api*"))
     assert secret.encode() not in dump
@@ -321,7 +320,7 @@ def test_agents_events_go_to_the_partition_the_settings_name(falkordb, tenant_na
                   if layout.partition_of(t, 7) != layout.partition_of(t, layout.PARTITIONS))
     client = TestClient(create_app(Settings(url=falkordb, admin_token=ADMIN, partitions=7)))
     s = make_story(falkordb, tenant, client)
-    conn = redis.Redis.from_url(falkordb)
+    conn = connection.connect(falkordb)
     name = layout.tenant_stream(tenant, 7)
     r = None
     try:

@@ -9,11 +9,10 @@ import json
 import os
 
 import pytest
-import redis
 from fastapi.testclient import TestClient
 
 from rescind.api import create_app
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from rescind.contract.errors import GateRefused
 from rescind.middleware.gate import GateClient
 from rescind.runtime.settings import Settings
@@ -147,5 +146,5 @@ def test_the_admin_decisions_and_refusals_land_in_the_tenant_they_concern(story)
                     ("admin", "admin", "token.revoke", made["id"], "ok"),
                     ("admin", "admin", "token.create", "viewer:vic", "ok")]
     assert log[1]["token"] == "bootstrap"
-    conn = redis.Redis.from_url(story.url)
+    conn = connection.connect(story.url)
     assert conn.exists(layout.audit_key(None))

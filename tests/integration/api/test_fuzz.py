@@ -6,13 +6,12 @@ from __future__ import annotations
 import os
 
 import pytest
-import redis
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis import GenerationMode
 
 from rescind.api import api_routes
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from rescind.graph.store import TenantGraph, connect
 from tests.support.api import forget, make_story
 
@@ -26,7 +25,7 @@ ROLE_OF = {"read": "viewer", "decide": "security", "approve": "finance", "send":
 def fuzzed(falkordb):
     name = f"fuzz{os.getpid()}"
     story = make_story(falkordb, name)
-    conn = redis.Redis.from_url(falkordb)
+    conn = connection.connect(falkordb)
     before = set(conn.hkeys(layout.TENANTS))
     yield story
     forget(falkordb, name)

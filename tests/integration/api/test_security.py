@@ -9,10 +9,9 @@ import os
 from collections.abc import Callable
 
 import pytest
-import redis
 
 from rescind.api import ROLES
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from tests.support.api import Story, forget, hosted_story, make_story, tenant_of
 from tests.support.api_examples import EXAMPLES, ROUTES, TENANT_ROUTES, Ex, route_id, route_key
 
@@ -40,7 +39,7 @@ def request(s: Story, route, tenant: str, headers: dict, ex: Ex):
 
 def snapshot(s: Story) -> tuple:
     """Everything a request could change in a tenant."""
-    conn = redis.Redis.from_url(s.url)
+    conn = connection.connect(s.url)
     stream = layout.tenant_stream(s.tenant)
     events = [i for i, f in conn.xrange(stream) if tenant_of(f) == s.tenant]
     return (s.graph.revision(), sorted(s.statuses().items()),

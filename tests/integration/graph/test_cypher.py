@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from rescind.contract.connection import node_for
 from rescind.core.shapes import Mutation
 from rescind.graph.cypher import CypherError, Plain, query, send_reads, text_client
 from rescind.graph.store import connect
@@ -31,8 +32,9 @@ def test_plain_rows_come_back_as_python_values(conn):
     compact = query(c, key, "MATCH (t:T) RETURN t.i, t.text, t.missing ORDER BY t.i",
                     read_only=True).rows
     assert compact == rows
-    # One decoding twin per client, reused.
-    assert text_client(c) is text_client(c)
+    # One decoding twin per client (on a cluster, per master), reused.
+    node = node_for(c, key)
+    assert text_client(node) is text_client(node)
 
 
 def test_reads_sent_ahead_come_back_in_order(conn):

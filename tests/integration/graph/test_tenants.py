@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 
-import redis
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from rescind.api import create_app
 from rescind.cli.main import app as cli
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from rescind.graph import tenants
 from rescind.graph.store import TenantGraph, connect
 from rescind.runtime.settings import Settings
@@ -69,7 +68,7 @@ def test_the_cli_creates_lists_and_refuses_commands_on_an_unknown_tenant(falkord
 
 
 def test_a_replay_creates_its_tenant_and_a_failed_one_leaves_none(falkordb, tenant_name):
-    conn = redis.Redis.from_url(falkordb)
+    conn = connection.connect(falkordb)
     ok, failed = f"{tenant_name}-ok", f"{tenant_name}-failed"
     try:
         replay_text('{"op":"source","id":"s","kind":"portal"}', falkordb, ok)

@@ -5,11 +5,10 @@ payment the model insists on."""
 from __future__ import annotations
 
 import pytest
-import redis
 from langchain_core.messages import AIMessage
 
+from rescind.contract import connection, layout
 from rescind.contract import events as ev
-from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware import Recorder
 from rescind.operator import decisions
@@ -104,7 +103,7 @@ def test_after_a_retraction_the_agent_no_longer_reads_the_contaminated_note(resc
     [recalled] = [m for m in result["messages"] if getattr(m, "name", None) == "recall_notes"]
     assert recalled.content == ""  # the tool, reading through the store, saw no notes
     wrapped.rescind.close()
-    redis.Redis.from_url(rescind_workers).xtrim(layout.status_stream(tenant_name), maxlen=0,
+    connection.connect(rescind_workers).xtrim(layout.status_stream(tenant_name), maxlen=0,
                                                 approximate=False)
     later = Recorder(wrapped.rescind.config)
     assert later.status.synced and not later.delivered(

@@ -5,8 +5,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
-import redis
-
+from rescind.contract import connection
 from rescind.contract import events as ev
 from rescind.middleware.publisher import Publisher
 from rescind.runtime.server import EmbeddedFalkorDB, free_port
@@ -28,6 +27,6 @@ def test_the_publisher_never_blocks_and_flushes_when_redis_comes_back():
     with EmbeddedFalkorDB(port=port) as server:
         assert pub.flush(timeout=20)
         assert pub.stats.published == 100
-        conn = redis.Redis.from_url(server.url)
+        conn = connection.connect(server.url)
         assert conn.xlen(pub.stream_of("offline")) == 100
         pub.close()

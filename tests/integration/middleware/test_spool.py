@@ -12,12 +12,11 @@ import sys
 import time
 
 import pytest
-import redis
 from langchain_core.messages import AIMessage
 from langgraph.prebuilt import create_react_agent
 from langgraph.store.memory import InMemoryStore
 
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from rescind.contract.errors import GateRefused
 from rescind.middleware import InterceptConfig, Recorder, instrument
 from rescind.middleware.config import ActionTool, SourceTool
@@ -64,7 +63,7 @@ def child(url: str, tenant: str, n: int, ending: str) -> subprocess.Popen:
 
 def ids_in_stream(url: str, tenant: str) -> list[str]:
     """The event ids of ``tenant`` in its events stream, in stream order."""
-    conn = redis.Redis.from_url(url)
+    conn = connection.connect(url)
     out = []
     for _, fields in conn.xrange(layout.tenant_stream(tenant)):
         event = layout.decode(fields).event()
@@ -172,7 +171,7 @@ def test_an_agent_instrumented_while_redis_is_down_starts_fails_closed_and_catch
     with EmbeddedFalkorDB(port=port) as server:
         assert recorder.publisher.flush(timeout=20)
         kinds = [layout.decode(f).event()["type"] for _, f in
-                 redis.Redis.from_url(server.url).xrange(recorder.publisher.stream_of(
+                 connection.connect(server.url).xrange(recorder.publisher.stream_of(
                      tenant_name))]
         assert len(kinds) == spooled
         assert {"observation_recorded", "memory_written", "action_proposed"} <= set(kinds)
@@ -180,7 +179,7 @@ def test_an_agent_instrumented_while_redis_is_down_starts_fails_closed_and_catch
     with EmbeddedFalkorDB(port=port) as server:  # a new, empty one on the same port
         assert recorder.publisher.flush(timeout=20)
         kinds = [layout.decode(f).event()["type"] for _, f in
-                 redis.Redis.from_url(server.url).xrange(recorder.publisher.stream_of(
+                 connection.connect(server.url).xrange(recorder.publisher.stream_of(
                      tenant_name))]
         assert kinds == ["action_executed"]
         recorder.close()

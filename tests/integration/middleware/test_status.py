@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import pytest
 import redis
 
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from rescind.contract import streams as st
 from rescind.middleware.status import StatusCache
 from rescind.runtime.server import free_port
@@ -21,7 +21,7 @@ AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 
 @pytest.fixture
 def conn(falkordb):
-    return redis.Redis.from_url(falkordb)
+    return connection.connect(falkordb)
 
 
 @pytest.fixture

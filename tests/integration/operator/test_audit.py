@@ -9,9 +9,8 @@ import time
 from datetime import UTC, datetime
 
 import pytest
-import redis
 
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from rescind.operator.audit import Actor, AuditLog, month
 
 SAM = Actor("sam@acme.example", "security", "tok-sam")
@@ -25,7 +24,7 @@ def _ms(text: str) -> int:
 @pytest.fixture
 def scope(falkordb, tenant_name):
     """A tenant name whose every audit key is removed afterwards."""
-    conn = redis.Redis.from_url(falkordb)
+    conn = connection.connect(falkordb)
     yield conn, tenant_name
     keys = list(conn.scan_iter(match=f"{layout.audit_key(tenant_name)}*"))
     if keys:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-import redis
 from typer.testing import CliRunner
 
 from rescind.cli.main import app
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from rescind.graph.store import TenantGraph, connect
 from rescind.scenario.replay import replay_text
 from tests.support.paths import ROOT
@@ -57,7 +56,7 @@ def test_the_whole_flow_commit_recall_approve_reinstate(story):
     executed payment is drafted for recall and approved once into the outbox; agents hear of
     every change; reinstating puts every status back exactly."""
     before = statuses(story)
-    conn = redis.Redis.from_url(story[0])
+    conn = connection.connect(story[0])
     feed = layout.status_stream(story[1])
     seen = conn.xlen(feed)  # 0 when the stream does not exist
     code, d, _ = cli(story, "compromise", "portal:acme", *WINDOW, "--reason", "portal hacked",

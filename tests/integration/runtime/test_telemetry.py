@@ -11,6 +11,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from rescind.contract import connection
 from tests.support.agent import agent, call, run, settle
 
 EXPORTER = InMemorySpanExporter()
@@ -146,7 +147,6 @@ def test_gate_decisions_are_counted_and_dead_letters_observed(metric_reader, res
                                                               tenant_name):
     """Each recorded gate decision counts once per tenant and decision (what the gate-refusal
     alert reads); the dead-letter gauge is the length of the dead-letter stream."""
-    import redis
 
     from rescind.contract import layout
     from rescind.contract import streams as st
@@ -166,7 +166,7 @@ def test_gate_decisions_are_counted_and_dead_letters_observed(metric_reader, res
     record(graph, call, GateDecision("act-telemetry", True, "allowed", 2))
     assert (count("blocked") - blocked, count("allowed") - allowed) == (2, 1)
 
-    conn = redis.Redis.from_url(rescind_workers)
+    conn = connection.connect(rescind_workers)
     st.dead_letter(conn, layout.GATE, "0-1", {"not": "an event"}, "telemetry test", "test")
     [dead] = _points(metric_reader)["rescind.dead_letters"]
     assert dead.attributes == {"stream": layout.DEAD} and dead.value == conn.xlen(layout.DEAD) >= 1

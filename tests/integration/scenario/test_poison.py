@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
-import redis
 from typer.testing import CliRunner
 
 from rescind.cli.main import app as cli
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from rescind.scenario.format import ScenarioError
 from rescind.scenario.replay import replay_text
 
@@ -56,7 +55,7 @@ def poisoned(n: int, field: str, sub: str | None, c: str = "\x00") -> list[dict]
 
 
 def tenants_of(url: str) -> set[bytes]:
-    return set(redis.Redis.from_url(url).hkeys(layout.TENANTS))
+    return set(connection.connect(url).hkeys(layout.TENANTS))
 
 
 def test_the_scenario_with_every_field_is_valid(falkordb, tenant_name):

@@ -16,6 +16,7 @@ import pytest
 import redis
 from hypothesis import HealthCheck, given, note, settings
 
+from rescind.contract import connection
 from tests.support.reference import run
 from tests.support.strategies import RATES, operation_sequences, scenario_graphs
 
@@ -54,7 +55,7 @@ def check_against_reference(text: str, url: str, tenant: str) -> None:
                                         gate=GatePolicy(rates=RATES)))
     finally:
         with contextlib.suppress(redis.ResponseError):
-            redis.Redis.from_url(url).execute_command("GRAPH.DELETE", f"rescind:{{{tenant}}}")
+            connection.connect(url).execute_command("GRAPH.DELETE", f"rescind:{{{tenant}}}")
     expected = run(text, RATES)
     for part in ("memories", "held", "recalls", "gates", "fragility"):
         if engine[part] != expected[part]:

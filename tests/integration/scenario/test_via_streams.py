@@ -12,6 +12,7 @@ import pytest
 import redis
 from hypothesis import HealthCheck, given, note, settings
 
+from rescind.contract import connection
 from rescind.scenario.replay import replay_text
 from rescind.scenario.via_streams import replay_via_streams
 from rescind.workers.app import WorkerSettings, WorkerThread
@@ -31,7 +32,7 @@ def stream_workers(falkordb):
 
 
 def _drop(url: str, *tenants: str) -> None:
-    conn = redis.Redis.from_url(url)
+    conn = connection.connect(url)
     for t in tenants:
         with contextlib.suppress(redis.ResponseError):
             conn.execute_command("GRAPH.DELETE", f"rescind:{{{t}}}")

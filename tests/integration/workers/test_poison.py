@@ -18,10 +18,9 @@ import logging
 import time
 
 import pytest
-import redis
 
+from rescind.contract import connection, layout
 from rescind.contract import events as ev
-from rescind.contract import layout
 from rescind.contract import streams as st
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.gate import GateClient, GateRefused
@@ -93,7 +92,7 @@ def test_a_nul_in_any_text_field_of_an_event_is_dead_lettered_naming_the_field(
     """Published raw (as a foreign producer could), a NUL in the field: the worker that reads
     it (writer or retraction) dead-letters it with the validation's reason, naming the field;
     nothing reaches the graph, and a good event after it lands."""
-    conn = redis.Redis.from_url(workers)
+    conn = connection.connect(workers)
     start = last_dead_id(conn)
     event = sample.model_copy(update={"tenant": tenant_name, "event_id": f"bad-{field}"})
     bad = poisoned(getattr(event, field))
@@ -116,7 +115,7 @@ def test_a_write_the_server_refuses_is_found_among_good_ones_and_dead_lettered_o
     split: the good writes land, the poisoned one is dead-lettered with FalkorDB's own error
     text, the one resting on it with it. The log says each once: no line per attempt."""
     monkeypatch.setattr(roles, "decode", lenient)
-    conn = redis.Redis.from_url(falkordb)
+    conn = connection.connect(falkordb)
     st.ensure_groups(conn)
     start = last_dead_id(conn)
     t = tenant_name
@@ -165,7 +164,7 @@ def test_a_decision_the_server_refuses_twice_is_dead_lettered_with_its_words(
     server refuses it, it tries once more, and dead-letters it with FalkorDB's text; the next
     decision of the tenant is applied."""
     monkeypatch.setattr(roles, "decode", lenient)
-    conn = redis.Redis.from_url(falkordb)
+    conn = connection.connect(falkordb)
     st.ensure_groups(conn)
     start = last_dead_id(conn)
     t = tenant_name
@@ -216,7 +215,7 @@ def test_events_of_a_tenant_never_created_are_dead_lettered_and_make_no_graph(wo
     the same events are applied."""
     from rescind.graph import tenants
 
-    conn = redis.Redis.from_url(workers)
+    conn = connection.connect(workers)
     ghost = f"{tenant_name}-ghost"
     start = last_dead_id(conn)
     publish(conn, ghost, [raw(observation(ghost, 1)),
@@ -249,7 +248,7 @@ def test_events_of_a_tenant_dropped_while_known_are_dead_lettered_not_retried_fo
     the partition's later events still land."""
     from rescind.graph import tenants
 
-    conn = redis.Redis.from_url(workers)
+    conn = connection.connect(workers)
     t = tenant_name
     tenants.create(connect(workers), t, by="tests")
     publish(conn, t, [raw(observation(t, 1)), raw(ev.ActionProposed(
@@ -291,7 +290,7 @@ def test_the_gate_refuses_for_a_tenant_dropped_while_known_and_makes_no_graph(wo
     refused, and no graph is made again by recording the decision."""
     from rescind.graph import tenants
 
-    conn = redis.Redis.from_url(workers)
+    conn = connection.connect(workers)
     t = tenant_name
     tenants.create(connect(workers), t, by="tests")
     publish(conn, t, [raw(observation(t, 1))])

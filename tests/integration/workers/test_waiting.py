@@ -8,12 +8,11 @@ import logging
 import time
 from datetime import UTC, datetime
 
-import redis
 from fastapi.testclient import TestClient
 
 from rescind.api import create_app
+from rescind.contract import connection, layout
 from rescind.contract import events as ev
-from rescind.contract import layout
 from rescind.contract import streams as st
 from rescind.middleware.publisher import Publisher
 from rescind.runtime.settings import Settings
@@ -23,7 +22,7 @@ from rescind.workers.roles import WorkerSettings
 
 def test_a_premise_that_never_arrives_is_shown_in_health_then_given_up_loudly(
         falkordb, tenant_name, caplog):
-    conn = redis.Redis.from_url(falkordb)
+    conn = connection.connect(falkordb)
     st.ensure_groups(conn)
     health = TestClient(create_app(Settings(url=falkordb, admin_token="x" * 32)))
     before = health.get("/api/health").json()["premises_awaited"]

@@ -9,10 +9,9 @@ import time
 from datetime import UTC, datetime
 
 import pytest
-import redis
 
+from rescind.contract import connection, layout
 from rescind.contract import events as ev
-from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
 from rescind.middleware.status import StatusCache
@@ -65,7 +64,7 @@ def publish_raw(conn, tenant: str, data) -> None:
 def test_bad_entries_go_to_the_dead_letter_stream_and_the_worker_goes_on(workers, tenant_name):
     """Malformed, unknown-version, invalid and oversized entries are dead-lettered with a reason;
     nothing is written for them, and a valid event after them is applied."""
-    conn = redis.Redis.from_url(workers)
+    conn = connection.connect(workers)
     start = last_dead_id(conn)
     good = world(tenant_name)[1].model_dump(mode="json", by_alias=True)
     publish_raw(conn, tenant_name, "this is not json")
@@ -86,7 +85,7 @@ def test_bad_entries_go_to_the_dead_letter_stream_and_the_worker_goes_on(workers
 
 def test_a_write_whose_premise_arrives_later_is_applied(workers, tenant_name):
     """A belief published before its observation waits, unacknowledged, and lands when it can."""
-    conn = redis.Redis.from_url(workers)
+    conn = connection.connect(workers)
     start = last_dead_id(conn)
     events = world(tenant_name)
     pub = Publisher(workers)
@@ -107,7 +106,7 @@ def test_a_write_whose_premise_arrives_later_is_applied(workers, tenant_name):
 def test_duplicated_and_reordered_deliveries_give_the_same_graph(workers, tenant_name,
                                                                  another_tenant):
     """Every event three times, in a random order: the same memories and statuses as once."""
-    conn = redis.Redis.from_url(workers)
+    conn = connection.connect(workers)
     events = world(tenant_name)
     once = world(another_tenant("x"))
     pub = Publisher(workers)
@@ -129,7 +128,7 @@ def test_duplicated_and_reordered_deliveries_give_the_same_graph(workers, tenant
 
 def test_a_compromise_event_takes_out_what_rests_on_the_source(workers, tenant_name):
     """SourceCompromised through the retraction worker: OUT downstream, StatusChanged emitted."""
-    conn = redis.Redis.from_url(workers)
+    conn = connection.connect(workers)
     pub = Publisher(workers)
     for e in world(tenant_name)[:2] + [
         ev.MemoryWritten(event_id="b1", tenant=tenant_name, at=AT, kind="belief",
@@ -153,7 +152,7 @@ def test_writes_that_change_statuses_are_published_for_the_agents_caches(workers
     pipeline, and one held for its premise and retried), and a new reason brings an OUT memory
     back IN: the writer publishes each on the tenant's status stream once its batch landed, and
     an agent's cache started before learns them all."""
-    t, conn, pub = tenant_name, redis.Redis.from_url(workers), Publisher(workers)
+    t, conn, pub = tenant_name, connection.connect(workers), Publisher(workers)
     cache = StatusCache(workers, t)
     stream = layout.tenant_stream(t)
 
@@ -206,7 +205,7 @@ def test_a_spool_sent_again_whole_changes_nothing(workers, tenant_name, another_
     among them. The graph is the one of a single delivery: each write applied once (the copies
     coming after the retraction revive nothing), the payment executed, OUT and its recall
     drafted, the retraction recorded once, nothing dead-lettered."""
-    conn = redis.Redis.from_url(workers)
+    conn = connection.connect(workers)
     start = last_dead_id(conn)
 
     def history(t: str) -> list[ev.Event]:

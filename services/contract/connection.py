@@ -1,0 +1,121 @@
+"""One way to reach FalkorDB: a single server or a Redis Cluster, told apart by asking it.
+
+On a cluster each key lives on the master that owns its slot. Commands on one key go through
+redis-py's ``RedisCluster``, which routes them by key (and follows MOVED). A tenant's graph
+work goes straight to the master that owns ``{tenant}`` (``node_for``), through a plain
+client, so the Cypher client's pipelines and in-flight sends work there as on one server: every
+key of a tenant carries the tag, so all of them are on that master. Keyless commands
+(``GRAPH.LIST``) ask every master (``primaries``). Commands on keys of different slots are
+never sent as one transaction (``pipeline``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import redis
+from redis.cluster import RedisCluster, key_slot
+
+from rescind.contract import layout
+
+Client = redis.Redis | RedisCluster
+
+_MODES: dict[str, bool] = {}  # url -> whether it is a cluster, once a server said so
+
+
+def is_cluster(url: str, wait_s: float = 2.0) -> bool:
+    """Whether the server at ``url`` is a node of a Redis Cluster (``redis_mode:cluster``).
+    A server that does not answer in ``wait_s`` counts as a single one, and is asked again
+    next time."""
+    if url not in _MODES:
+        try:
+            with redis.Redis.from_url(url, socket_connect_timeout=wait_s,
+                                      socket_timeout=wait_s + 3.0) as c:
+                _MODES[url] = c.info("server").get("redis_mode") == "cluster"
+        except redis.RedisError:
+            return False
+    return _MODES[url]
+
+
+def connect(url: str, **options) -> Client:
+    """A client of the server, or of the cluster the server at ``url`` belongs to."""
+    if is_cluster(url, options.get("socket_connect_timeout") or 2.0):
+        return RedisCluster.from_url(url, **options)
+    return redis.Redis.from_url(url, **options)
+
+
+def clustered(conn: Client) -> bool:
+    return isinstance(conn, RedisCluster)
+
+
+def node_for(conn: Client, key: str) -> redis.Redis:
+    """The client of the master that owns ``key`` (``conn`` itself on one server)."""
+    if isinstance(conn, RedisCluster):
+        return conn.get_node_from_key(key).redis_connection
+    return conn
+
+
+def primaries(conn: Client) -> list[redis.Redis]:
+    """A client of each master (``conn`` alone on one server): for keyless commands."""
+    if isinstance(conn, RedisCluster):
+        return [n.redis_connection for n in conn.get_primaries()]
+    return [conn]
+
+
+def graph_keys(conn: Client) -> list[str]:
+    """Every graph on the server or the cluster (``GRAPH.LIST`` on each master)."""
+    return [k.decode() if isinstance(k, bytes) else k
+            for node in primaries(conn) for k in node.execute_command("GRAPH.LIST")]
+
+
+def pipeline(conn: Client, *keys: str):
+    """A transaction over ``keys`` when the server can run one (one server, or one slot of a
+    cluster), else a plain pipeline: the caller orders its commands so that a failure half-way
+    leaves nothing that matters behind."""
+    if isinstance(conn, RedisCluster) and len({key_slot(k.encode()) for k in keys}) > 1:
+        return conn.pipeline(transaction=False)
+    return conn.pipeline(transaction=True)
+
+
+_REPLICAS: dict[int, tuple[float, int]] = {}  # id(master client) -> (when asked, replicas)
+
+
+def replicas(node: redis.Redis, max_age_s: float = 1.0) -> int:
+    """How many replicas follow ``node`` now (asked at most once a second)."""
+    now = time.monotonic()
+    seen = _REPLICAS.get(id(node))
+    if seen is None or now - seen[0] > max_age_s:
+        seen = (now, int(node.info("replication").get("connected_slaves", 0)))
+        _REPLICAS[id(node)] = seen
+    return seen[1]
+
+
+def replicated(conn: Client, key: str, timeout_ms: int = 2_000) -> bool:
+    """Whether a replica of the master that holds ``key`` has everything written to that
+    master so far: True at once when it has no replica (one server, a cluster without
+    replicas); else after WAIT, False if no replica caught up within ``timeout_ms``.
+
+    WAIT counts the writes of the connection it runs on, and a batch was written on another
+    one; so a marker in the key's slot is written first, on the connection that waits: the
+    replication stream is in order, so a replica that has the marker has the batch too."""
+    node = node_for(conn, key)
+    if not replicas(node):
+        return True
+    pipe = node.pipeline(transaction=False)  # one connection for both
+    pipe.set(layout.replication_marker(key), "1", px=60_000)
+    pipe.execute_command("WAIT", 1, timeout_ms)
+    _, acked = pipe.execute()
+    return int(acked) >= 1
+
+
+def url_of(conn: Client) -> str:
+    """The address of one of the servers ``conn`` talks to (``redis://host:port[/db]``)."""
+    if isinstance(conn, RedisCluster):
+        node = conn.get_default_node()
+        return f"redis://{node.host}:{node.port}"
+    kw = conn.connection_pool.connection_kwargs
+    return f"redis://{kw.get('host', '127.0.0.1')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
+
+
+__all__ = ["Client", "clustered", "connect", "graph_keys", "is_cluster", "node_for", "pipeline",
+           "primaries", "replicas", "replicated", "url_of"]
