@@ -121,8 +121,9 @@ def _decoded(entry: str) -> dict:
 
 
 def _iso(us: int | None) -> str | None:
+    """A decision's time, to the second (ISO 8601, UTC)."""
     t = ev.from_micros(us)
-    return None if t is None else t.isoformat().replace("+00:00", "Z")
+    return None if t is None else t.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def _when(iso: str | None) -> str:
