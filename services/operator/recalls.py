@@ -62,7 +62,8 @@ def _listed(graph: TenantGraph, action: str) -> dict:
     a = found[0] if found else None
     if a is None or not a.get("executed") or (state_of(a) not in SENT
                                               and a.get("status") != "OUT"):
-        name = (a.get("names") or [action])[0] if a else action
+        facts = a or next(iter(graph.memories([action])), {})
+        name = (facts.get("names") or [action])[0]
         raise NotFound(f"no recall for {name!r}: only executed payments that went OUT have one")
     return a
 
@@ -189,12 +190,20 @@ def _wrapped(text: str, indent: int) -> list[str]:
     return lines or [pad + "(empty)"]
 
 
+def _labelled(label: str, text: str) -> list[str]:
+    """``label: text`` wrapped, the text's later lines indented under it; nothing cut."""
+    first, *rest = [line for line in (text or "").splitlines() if line.strip()] or [""]
+    return [*textwrap.wrap(f"{label}: {first.strip()}", WIDTH, subsequent_indent="    ",
+                           break_long_words=False, break_on_hyphens=False),
+            *(w for line in rest for w in _wrapped(line, 4))]
+
+
 def _header(r: Recall) -> list[str]:
     """What state the request is in, first: nobody mistakes a draft for a sent request."""
     if r.state == "rejected":
         rej = r.rejected or {}
         return [f"RECALL REQUEST - REJECTED by {rej.get('by')} at {_when(rej.get('at'))}: "
-                "not sent", "Rejected because:", *_wrapped(rej.get("reason") or "", 4)]
+                "not sent", *_labelled("Rejected because", rej.get("reason") or "")]
     if r.state in SENT:
         ok = r.approved or {}
         head = f"RECALL REQUEST - APPROVED by {ok.get('by')} at {_when(ok.get('at'))}"
@@ -237,10 +246,10 @@ def render(r: Recall, a: dict) -> str:
         f"Our reference: {r.reference}",
     ]
     if a.get("receipt"):
-        lines += ["Bank's confirmation:", *_wrapped(a["receipt"], 4)]
+        lines += _labelled("Bank's confirmation", a["receipt"])
     if r.reason:
-        lines += ["Reason:", *_wrapped(r.reason + (f" (retraction {r.retraction})"
-                                                   if r.retraction else ""), 4)]
+        lines += _labelled("Reason", r.reason + (f" (retraction {r.retraction})"
+                                                 if r.retraction else ""))
     lines.append(f"Evidence: what the payment rested on that went OUT, nearest first "
                  f"({len(r.evidence)}):")
     for i, e in enumerate(r.evidence, 1):

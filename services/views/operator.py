@@ -155,22 +155,22 @@ def recalls(rows: list[dict], console: Console) -> None:
         console.print("no recalls: no executed payment rests on anything retracted")
         return
     table = Table(title="Recall list (largest first)")
-    for col in ("action", "payee", "amount", "paid on", "bank ref", "state"):
+    for col in ("action", "payee", "amount", "paid on", "bank ref", "state", "by"):
         table.add_column(col, justify="right" if col == "amount" else "left")
     for r in rows:
         table.add_row(r.get("name") or r["action"], escape(r.get("payee_name") or r["payee"]
                                                            or "-"),
                       money(r["amount"]), (r.get("paid_on") or "-")[:10],
-                      r.get("bank_reference") or "-", _decided(r))
+                      r.get("bank_reference") or "-", r["state"], escape(_decided(r)))
     console.print(table)
 
 
 def _decided(r: dict) -> str:
-    """A recall's state with who decided it and when."""
+    """Who decided a recall's state, and when."""
     d = {"approved": r.get("approved"), "rejected": r.get("rejected")}.get(r["state"])
     if r["state"] == "exported" and r.get("exports"):
         d = r["exports"][-1]
-    return f"{r['state']} by {d['by']} at {(d['at'] or '')[:16]}" if d else r["state"]
+    return f"{d['by']}, {(d['at'] or '')[:16].replace('T', ' ')}" if d else "-"
 
 
 def gate_log(rows: list[dict], console: Console) -> None:
