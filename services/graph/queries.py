@@ -1,4 +1,5 @@
-"""Every Cypher statement Rescind runs, named and parameterised. Nothing here formats user data.
+"""Every Cypher statement Rescind runs, named and parameterised (the recalls' in recall_queries).
+Nothing here formats user data.
 
 FalkorDB 4.16 notes that shape these queries:
 - no ``EXISTS {}``/``COUNT {}`` subqueries and no ``datetime()``: times are epoch microseconds;
@@ -396,22 +397,4 @@ MATCH (:Meta {key: 'meta'})-[r:RETRACTION]->()
 RETURN r.id, r.kind, r.state, r.source, r.start, r.end, r.memory, r.new_memory, r.reason, r.by,
        r.at, r.reinstated_by, r.reinstated_at, r.order
 ORDER BY r.order
-"""
-
-# -- recalls (services/operator/recalls.py) ---------------------------------------------------
-# What the sources that speak for a payee said: a source whose id is the payee's, or ends in
-# ':' and the payee's (portal:northwind, contract:northwind for payee northwind), with each
-# observation's status, newest first. A scan of the sources: a tenant has few.
-PAYEE_SAID = """
-MATCH (s:Source)-[:SAID]->(m:Mem {kind: 'observation'})-[st:STATUS]->()
-WHERE s.id = $payee OR s.id ENDS WITH $suffix
-RETURN DISTINCT s.id, s.kind, m.text, st.status, m.at
-ORDER BY m.at DESC
-"""
-
-# The outbox entries of ``ids`` (``recall:<action>``): what an approval left for the bank.
-OUTBOX_IN = """
-UNWIND $ids AS id
-MATCH (o:Outbox {id: id})
-RETURN o.id, o.action, o.by, o.at, o.sent
 """

@@ -23,6 +23,7 @@ from rescind.contract import events as ev
 from rescind.contract.errors import Conflict, Invalid, NotFound
 from rescind.core.shapes import Mutation, Recall
 from rescind.graph import queries as q
+from rescind.graph import recall_queries as rq
 from rescind.graph.store import TenantGraph, linearised
 
 WIDTH = 100  # of the draft's lines; longer texts are wrapped, never cut
@@ -58,8 +59,7 @@ def find(graph: TenantGraph, action: str) -> Recall:
 
 def _listed(graph: TenantGraph, action: str) -> dict:
     """The payment's facts, if it is on the recall list."""
-    found = graph.actions_in([action])
-    a = found[0] if found else None
+    a = next(iter(graph.actions_in([action])), None)
     if a is None or not a.get("executed") or (state_of(a) not in SENT
                                               and a.get("status") != "OUT"):
         facts = a or next(iter(graph.memories([action])), {})
@@ -113,7 +113,7 @@ def recall_of(graph: TenantGraph, a: dict) -> Recall:
         exports=[_decoded(e) for e in a.get("recall_exports") or []],
         notes=[_decoded(n) for n in a.get("recall_notes") or []],
         evidence=evidence, outbox=f"recall:{a['id']}" if state in SENT else None)
-    return _with_draft(r, a)
+    return replace(r, draft=render(r, a))
 
 
 def _decoded(entry: str) -> dict:
@@ -160,7 +160,7 @@ def payee_name(graph: TenantGraph, payee: str | None,
     the payee as recorded."""
     if not payee:
         return None, None
-    said = graph.rows(q.PAYEE_SAID, {"payee": payee, "suffix": f":{payee}"})
+    said = graph.rows(rq.PAYEE_SAID, {"payee": payee, "suffix": f":{payee}"})
     tried = [(text, f"as {sid} states it") for sid, _kind, text, status, _at in said
              if status == "IN"]
     tried += [(f.get("text") or "", "as what the payment rested on states it")
@@ -174,10 +174,6 @@ def payee_name(graph: TenantGraph, payee: str | None,
 
 
 # -- the text ---------------------------------------------------------------------------------
-def _with_draft(r: Recall, a: dict) -> Recall:
-    return replace(r, draft=render(r, a))
-
-
 def _wrapped(text: str, indent: int) -> list[str]:
     """A text as lines of at most WIDTH, each of its own lines wrapped; nothing cut (a word
     longer than a line stays whole)."""
@@ -380,7 +376,7 @@ def in_the_outbox(graph: TenantGraph, actions: list[str]) -> list[dict]:
     if not facts:
         return []
     found = []
-    for oid, act, by, at, sent in graph.rows(q.OUTBOX_IN,
+    for oid, act, by, at, sent in graph.rows(rq.OUTBOX_IN,
                                              {"ids": [f"recall:{a}" for a in facts]}):
         a = facts[act]
         exports = [_decoded(e) for e in a.get("recall_exports") or []]
