@@ -31,7 +31,7 @@ READERS = ("viewer", "security", "finance")
 PERMISSIONS: dict[str, tuple[str, ...]] = {
     "read": READERS,  # sources, memories, trees, history, as-of, fragility, recalls, audit order
     "decide": ("security",),  # preview / commit / reinstate retractions, withdraw, correct
-    "approve": ("finance",),  # approve a drafted recall
+    "approve": ("finance",),  # approve, reject, annotate and export recalls
     "send": ("agent",),  # send events
     "gate": ("agent",),  # ask the gate
     "audit": ("security", ADMIN),  # read the tenant's audit log
@@ -39,7 +39,8 @@ PERMISSIONS: dict[str, tuple[str, ...]] = {
     "whoami": (*ROLES, ADMIN),  # who am I
 }
 _VERBS = {"read": "read this tenant's data", "decide": "retract, withdraw, correct or reinstate",
-          "approve": "approve recalls", "send": "send events", "gate": "ask the gate",
+          "approve": "approve, reject, annotate or export recalls", "send": "send events",
+          "gate": "ask the gate",
           "audit": "read the audit log", "admin": "manage tenants and tokens", "whoami": "sign in"}
 PREFIX = "rsc_"
 MAX_TOKEN = 200

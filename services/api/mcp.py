@@ -4,7 +4,8 @@ It acts with the caller's API token, and so within one tenant and one role, with
 permissions (``rescind.api.auth.PERMISSIONS``): a viewer's, a security's or a finance token's
 assistant reads (sources, memories and their trees, history, as-of, fragility, payments,
 retractions, gate decisions, recalls); only security previews, commits and reinstates
-retractions, withdraws and corrects (and reads the audit log); only finance approves recalls; an
+retractions, withdraws and corrects (and reads the audit log); only finance approves, rejects,
+annotates and exports recalls; an
 agent's token asks the gate and sends events. Every tool lists the route it does the job of and
 the permission it needs (``_meta``: ``rescind/route``, ``rescind/permission``). The recalls and
 the held and pending payments of the caller's tenant are also resources
@@ -55,7 +56,8 @@ its sources, see its history or what was believed at a past time, see how many t
 must fall to fake a payment, list pending and held payments, the gate's decisions, retractions
 and recalls. With a security token: preview, commit or reinstate the retraction of a compromised
 source, withdraw or correct a memory (always preview first, and commit at the revision the
-preview returned). With a finance token: approve a drafted recall."""
+preview returned). With a finance token: approve or reject (with a reason) a drafted recall,
+annotate a recall, export an approved one as CSV or an ISO 20022 camt.056 message."""
 
 __all__ = ["VIA", "VIA_HTTP", "create_server", "main"]
 

@@ -4,7 +4,7 @@ and names that route and the permission it needs."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -21,6 +21,9 @@ from rescind.api.models import (
     EventBatch,
     GateAsk,
     Ident,
+    RecallExport,
+    RecallNote,
+    RecallRejection,
     Text,
     Withdrawal,
     WithdrawalCommit,
@@ -282,10 +285,46 @@ def register(tool: Callable, resource: Callable) -> None:
     @tool("approve", f"POST {T}/recalls/{{memory}}/approve")
     def approve_recall(c: Caller, memory: Memory) -> dict:
         """Finance: approve the drafted recall of an executed payment (by its id or name): it
-        goes to the outbox for the bank. Only a drafted recall can be approved."""
+        goes to the outbox for the bank. Only a drafted recall can be approved (not a rejected
+        one)."""
         return c.audited("recall.approve", memory,
                          lambda: ops.approve(c.graph, memory, c.me.who),
                          lambda r: {"action": r["action"], "amount": r["amount"]})
+
+    @tool("approve", f"POST {T}/recalls/{{memory}}/reject")
+    def reject_recall(c: Caller, memory: Memory, reason: Reason) -> dict:
+        """Finance: reject the drafted recall of a payment (by its id or name), saying why: it
+        is never sent. An approved recall cannot be rejected (it is in the outbox)."""
+        body = RecallRejection(reason=reason)
+        return c.audited("recall.reject", memory,
+                         lambda: ops.reject(c.graph, memory, body, c.me.who),
+                         lambda r: {"action": r["action"], "amount": r["amount"],
+                                    "state": r["state"], "reason": r["rejected"]["reason"]})
+
+    @tool("approve", f"POST {T}/recalls/{{memory}}/notes")
+    def annotate_recall(c: Caller, memory: Memory, text: Annotated[
+            tx.text(2000, min_length=1), Field(description="The note")]) -> dict:
+        """Finance: add a note to a payment's recall (any state), signed with the token's name
+        and dated; the notes are shown with the recall's text."""
+        body = RecallNote(text=text)
+        return c.audited("recall.annotate", memory,
+                         lambda: ops.annotate(c.graph, memory, body, c.me.who),
+                         lambda r: {"action": r["action"], "amount": r["amount"],
+                                    "state": r["state"], "notes": len(r["notes"])})
+
+    @tool("approve", f"POST {T}/recalls/{{memory}}/export")
+    def export_recall(c: Caller, memory: Memory, format: Annotated[
+            Literal["csv", "camt.056"], Field(description="csv, or camt.056 (an ISO 20022 "
+                       "FIToFIPaymentCancellationRequest, version 001.12)")] = "camt.056"
+                      ) -> dict:
+        """Finance: export an approved recall for the bank; the recall is marked exported.
+        Returns the recall and ``file`` (``content``, ``media_type``, ``filename``)."""
+        body = RecallExport(format=format)
+        return c.audited("recall.export", memory,
+                         lambda: ops.export(c.graph, memory, body, c.me.who,
+                                            c.api.settings.gate_currency),
+                         lambda r: {"action": r["action"], "amount": r["amount"],
+                                    "state": r["state"], "format": body.format})
 
     # -- agents ---------------------------------------------------------------------------
     @tool("gate", f"POST {T}/gate")

@@ -99,6 +99,27 @@ class CorrectionCommit(Correction):
     rev: Rev
 
 
+class RecallRejection(Body):
+    """Finance: this drafted recall is not to be sent, and why."""
+
+    reason: Reason = Field(description="Why the recall is rejected: kept with it and shown in "
+                           "its text")
+
+
+class RecallNote(Body):
+    """Finance: a free note on a recall, signed with the token's name and dated."""
+
+    text: Reason = Field(description="The note (up to 2,000 characters; newlines kept)")
+
+
+class RecallExport(Body):
+    """Finance: write out an approved recall for the bank."""
+
+    format: Literal["csv", "camt.056"] = Field(
+        "camt.056", description="csv (one row, for finance's systems) or camt.056 (an ISO 20022 "
+        "FIToFIPaymentCancellationRequest, version 001.12)")
+
+
 class GateAsk(Body):
     """Ask about a stored action by id or name; or, with ``premises``, about one not stored."""
 

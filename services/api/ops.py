@@ -333,6 +333,22 @@ def approve(graph: TenantGraph, ref: str, by: str) -> dict:
     return rc.approve(graph, resolve(graph, ref), by, ev.to_micros(_now())).to_dict()
 
 
+def reject(graph: TenantGraph, ref: str, body: models.RecallRejection, by: str) -> dict:
+    return rc.reject(graph, resolve(graph, ref), by, ev.to_micros(_now()), body.reason).to_dict()
+
+
+def annotate(graph: TenantGraph, ref: str, body: models.RecallNote, by: str) -> dict:
+    return rc.annotate(graph, resolve(graph, ref), by, ev.to_micros(_now()), body.text).to_dict()
+
+
+def export(graph: TenantGraph, ref: str, body: models.RecallExport, by: str,
+           currency: str = "USD") -> dict:
+    """The recall, marked exported, and the file (``file``: content, media type, name)."""
+    r, file = rc.export(graph, resolve(graph, ref), by, ev.to_micros(_now()), body.format,
+                        currency)
+    return {**r.to_dict(), "file": file}
+
+
 def ingest(conn: redis.Redis, tenant: str, batch: models.EventBatch,
            partitions: int = layout.PARTITIONS) -> dict:
     """Validate every event (all of the caller's tenant), then append them in one transaction

@@ -19,6 +19,9 @@ from rescind.api.models import (
     GateAsk,
     NewTenant,
     NewToken,
+    RecallExport,
+    RecallNote,
+    RecallRejection,
     Withdrawal,
     WithdrawalCommit,
 )
@@ -281,6 +284,52 @@ def approve(tenant: Tenant, memory: MemoryRef, me: Approver, api: ApiDep) -> dic
     g = api.graph(tenant)
     return api.audited(me, tenant, "recall.approve", memory, lambda: ops.approve(g, memory, me.who),
                        lambda r: {"action": r["action"], "amount": r["amount"]})
+
+
+def _recall_summary(r: dict) -> dict:
+    return {"action": r["action"], "amount": r["amount"], "state": r["state"]}
+
+
+@router.post(T + "/recalls/{memory}/reject", tags=["recalls"],
+             summary="Reject a drafted recall, saying why: it is never sent (409 once approved)")
+def reject(tenant: Tenant, memory: MemoryRef, body: RecallRejection, me: Approver,
+           api: ApiDep) -> dict:
+    g = api.graph(tenant)
+    return api.audited(me, tenant, "recall.reject", memory,
+                       lambda: ops.reject(g, memory, body, me.who),
+                       lambda r: {**_recall_summary(r), "reason": r["rejected"]["reason"]})
+
+
+@router.post(T + "/recalls/{memory}/notes", tags=["recalls"],
+             summary="Add a note to a recall (any state), signed and dated")
+def annotate(tenant: Tenant, memory: MemoryRef, body: RecallNote, me: Approver,
+             api: ApiDep) -> dict:
+    g = api.graph(tenant)
+    return api.audited(me, tenant, "recall.annotate", memory,
+                       lambda: ops.annotate(g, memory, body, me.who),
+                       lambda r: {**_recall_summary(r), "notes": len(r["notes"])})
+
+
+_FILES = {"content": {"text/csv": {"schema": {"type": "string"}},
+                      "application/xml": {"schema": {"type": "string"}}},
+          "description": "The file: CSV, or the camt.056 XML message"}
+
+
+@router.post(T + "/recalls/{memory}/export", tags=["recalls"], response_class=Response,
+             responses={200: _FILES},
+             summary="Export an approved recall for the bank, as CSV or an ISO 20022 camt.056 "
+                     "message (409 unless approved); the recall is marked exported")
+def export(tenant: Tenant, memory: MemoryRef, body: RecallExport, me: Approver,
+           api: ApiDep) -> Response:
+    """The answer is the file itself (``Content-Disposition`` names it); the recall, marked
+    exported by the token's name, is in ``GET /recalls/{memory}``."""
+    g = api.graph(tenant)
+    d = api.audited(me, tenant, "recall.export", memory,
+                    lambda: ops.export(g, memory, body, me.who, api.settings.gate_currency),
+                    lambda r: {**_recall_summary(r), "format": body.format})
+    file = d["file"]
+    return Response(file["content"], media_type=file["media_type"], headers={
+        "Content-Disposition": f'attachment; filename="{file["filename"]}"'})
 
 
 @router.post(T + "/events", tags=["agents"],

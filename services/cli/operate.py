@@ -91,7 +91,7 @@ def reinstate(
     with operator_graph(url, data_dir, tenant) as graph:
         d = audited(graph.conn, graph.tenant, by, "retraction.reinstate", retraction,
                     lambda: decisions.reinstate(graph, retraction, by), counts)
-    emit(d, as_json, lambda d, c: views.blast_radius(d, c, f"Reinstated {retraction}"))
+    emit(d, as_json, lambda d, c: views.reinstated(d, c, f"Reinstated {retraction}"))
 
 
 def _show(url: str | None, data_dir: Path, tenant: str, as_json: bool, read, render) -> None:
@@ -158,37 +158,128 @@ def recalls_show(
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """The drafted bank recall of one payment, with its evidence chain."""
+    """The recall of one payment: its state, the payee, the bank's date and reference, the
+    whole evidence chain and finance's notes."""
     from rescind.operator import decisions
     from rescind.operator.recalls import find
 
     with operator_graph(url, data_dir, tenant) as graph:
         row = find(graph, decisions.resolve(graph, action)).to_dict()
-    emit(row, as_json, lambda r, c: c.print(f"[{r['state']}]\n{r['draft']}", markup=False))
+    emit(row, as_json, _draft)
+
+
+def _draft(r: dict, c) -> None:
+    c.print(f"[{r['state']}]\n{r['draft']}", markup=False, soft_wrap=True)
+
+
+def _decide(action: str, by: str | None, url, data_dir, tenant, what: str, decide,
+            summary=None) -> dict:
+    """A finance decision on one recall, at the shell: signed, audited, linearised."""
+    from rescind.contract.events import to_micros
+    from rescind.operator import decisions
+
+    by = decider(by)
+    with operator_graph(url, data_dir, tenant) as graph:
+        return audited(graph.conn, graph.tenant, by, what, action,
+                       lambda: decide(graph, decisions.resolve(graph, action), by,
+                                      to_micros(datetime.now(UTC))),
+                       summary or (lambda r: {"action": r["action"], "amount": r["amount"]}))
+
+
+FinanceBy = typer.Option(None, "--by", help="Who in finance decides; default: the OS user",
+                         callback=Line)
 
 
 @recalls_app.command("approve")
 def recalls_approve(
     action: str = typer.Argument(..., help="The payment: id or name", callback=Line),
-    by: str | None = typer.Option(None, "--by", help="Who in finance approves; default: the "
-                                  "OS user", callback=Line),
+    by: str | None = FinanceBy,
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Approve a drafted recall: it is written to the outbox for the bank; nothing else."""
-    from rescind.contract.events import to_micros
-    from rescind.operator import decisions
     from rescind.operator.recalls import approve
 
-    by = decider(by)
-    with operator_graph(url, data_dir, tenant) as graph:
-        row = audited(graph.conn, graph.tenant, by, "recall.approve", action,
-                      lambda: approve(graph, decisions.resolve(graph, action), by,
-                                      to_micros(datetime.now(UTC))).to_dict(),
-                      lambda r: {"action": r["action"], "amount": r["amount"]})
+    row = _decide(action, by, url, data_dir, tenant, "recall.approve",
+                  lambda g, a, by, at: approve(g, a, by, at).to_dict())
     emit(row, as_json, lambda r, c: c.print(
-        f"approved by {by}: recall of {r['amount']:,.2f} to {r['payee']} is in the outbox"
-        if r["amount"] is not None else f"approved by {by}: the recall is in the outbox"))
+        f"approved by {r['approved']['by']}: recall of {r['amount']:,.2f} to "
+        f"{r['payee_name'] or r['payee']} is in the outbox ({r['outbox']})"
+        if r["amount"] is not None else
+        f"approved by {r['approved']['by']}: the recall is in the outbox ({r['outbox']})",
+        markup=False))
+
+
+@recalls_app.command("reject")
+def recalls_reject(
+    action: str = typer.Argument(..., help="The payment: id or name", callback=Line),
+    reason: str = typer.Option(..., help="Why the recall is not to be sent", callback=Reason),
+    by: str | None = FinanceBy,
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Reject a drafted recall, saying why: it is never sent (an approved one cannot be)."""
+    from rescind.operator.recalls import reject
+
+    row = _decide(action, by, url, data_dir, tenant, "recall.reject",
+                  lambda g, a, by, at: reject(g, a, by, at, reason).to_dict(),
+                  lambda r: {"action": r["action"], "reason": r["rejected"]["reason"]})
+    emit(row, as_json, lambda r, c: c.print(
+        f"rejected by {r['rejected']['by']}: the recall of {r['name']} will not be sent "
+        f"({r['rejected']['reason']})", markup=False))
+
+
+@recalls_app.command("annotate")
+def recalls_annotate(
+    action: str = typer.Argument(..., help="The payment: id or name", callback=Line),
+    text: str = typer.Argument(..., help="The note", callback=Reason),
+    by: str | None = FinanceBy,
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Add a note to a recall (any state), signed and dated; notes are shown with the draft."""
+    from rescind.operator.recalls import annotate
+
+    row = _decide(action, by, url, data_dir, tenant, "recall.annotate",
+                  lambda g, a, by, at: annotate(g, a, by, at, text).to_dict(),
+                  lambda r: {"action": r["action"], "notes": len(r["notes"])})
+    emit(row, as_json, lambda r, c: c.print(
+        f"noted on the recall of {r['name']} ({len(r['notes'])} note(s))", markup=False))
+
+
+@recalls_app.command("export")
+def recalls_export(
+    action: str = typer.Argument(..., help="The payment: id or name", callback=Line),
+    fmt: str = typer.Option("camt.056", "--format", help="csv, or camt.056 (ISO 20022 XML)"),
+    out_path: Path | None = typer.Option(None, "--out", help="Write the file here (default: "
+                                         "stdout)"),
+    by: str | None = FinanceBy,
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Export an approved recall for the bank, as CSV or an ISO 20022 camt.056 message; the
+    recall is marked exported (who, when, format)."""
+    from rescind.operator.recalls import export
+    from rescind.runtime.settings import Settings
+
+    currency = Settings().gate_currency
+
+    def run(g, a, by, at) -> dict:
+        r, file = export(g, a, by, at, fmt, currency)
+        return {**r.to_dict(), "file": file}
+
+    row = _decide(action, by, url, data_dir, tenant, "recall.export", run,
+                  lambda r: {"action": r["action"], "format": fmt})
+    file = row["file"]
+    if out_path is not None:
+        out_path.write_text(file["content"], encoding="utf-8")
+    if as_json:
+        emit(row, True, None)
+    elif out_path is None:
+        print(file["content"], end="")
+    else:
+        out.print(f"exported the recall of {row['name']} as {fmt} by {row['exports'][-1]['by']}"
+                  f" to {out_path}", markup=False)
 
 
 @gate_app.command("log")

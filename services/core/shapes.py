@@ -168,16 +168,32 @@ class RetractionResult:
 @dataclass(frozen=True)
 class Recall:
     """A drafted bank recall of an executed payment that went OUT; nothing leaves before finance
-    approves it (``state`` "drafted", then "approved")."""
+    approves it. ``state`` is "drafted", then "approved" (in the outbox) or "rejected" (never
+    sent), and "exported" once an approved recall was written out for the bank (CSV, camt.056).
+    Times are ISO 8601 (UTC); who is the name that signed the decision."""
 
     action: str
     name: str
     amount: float | None
-    payee: str | None
+    payee: str | None  # as the payment recorded it (often the vendor's id)
     account: str | None
     state: str
-    draft: str  # the text of the request to the bank
+    draft: str  # the text of the request to the bank, its state first
     currency: str | None = None  # of the amount; None: the gate's currency
+    payee_name: str | None = None  # the payee's name for people and the bank
+    payee_name_from: str | None = None  # where that name was read
+    paid_on: str | None = None  # the bank's date, from its receipt
+    bank_reference: str | None = None  # the bank's reference, from its receipt
+    reference: str | None = None  # ours: the payment's name
+    reason: str | None = None  # why it is recalled: the retraction's reason
+    retraction: str | None = None  # the retraction that took the payment OUT
+    reason_code: str | None = None  # ISO 20022's: FRAD (a compromised source), else CUST
+    approved: dict | None = None  # {by, at}
+    rejected: dict | None = None  # {by, at, reason}
+    exports: list[dict] = field(default_factory=list)  # {by, at, format}, oldest first
+    notes: list[dict] = field(default_factory=list)  # {by, at, text}, oldest first
+    evidence: list[dict] = field(default_factory=list)  # what it rested on that went OUT
+    outbox: str | None = None  # the outbox entry written on approval
 
     def to_dict(self) -> dict:
         return asdict(self)

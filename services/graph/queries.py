@@ -1,4 +1,5 @@
-"""Every Cypher statement Rescind runs, named and parameterised. Nothing here formats user data.
+"""Every Cypher statement Rescind runs, named and parameterised (the recalls' in recall_queries).
+Nothing here formats user data.
 
 FalkorDB 4.16 notes that shape these queries:
 - no ``EXISTS {}``/``COUNT {}`` subqueries and no ``datetime()``: times are epoch microseconds;

@@ -23,6 +23,7 @@ from rescind.engine import retraction as ret
 from rescind.engine.gate import weakest_of
 from rescind.graph import queries as q
 from rescind.graph.store import TenantGraph
+from rescind.operator import recalls
 
 
 def parse_time(text: str | None, what: str) -> int | None:
@@ -154,7 +155,17 @@ def reinstate(graph: TenantGraph, rid: str, by: str, conn: redis.Redis | None = 
     now = now or datetime.now(UTC)
     result = ret.run(graph, ret.Reinstate(rid, by), ev.to_micros(now))
     _announce(graph, conn, result, now)
-    return describe(graph, result)
+    return {**describe(graph, result), **outbox_warnings(graph, result)}
+
+
+def outbox_warnings(graph: TenantGraph, result: RetractionResult) -> dict:
+    """Executed payments a reinstatement brought back IN whose recall finance had approved:
+    the request is in the outbox (perhaps exported for the bank) and should be pulled
+    (``recalls_to_pull``, and a sentence each in ``warnings``)."""
+    back = [i.id for i in result.blast_radius.executed_actions] \
+        if result.blast_radius.direction != OUT else []
+    pull = recalls.in_the_outbox(graph, back) if back else []
+    return {"recalls_to_pull": pull, "warnings": [recalls.outbox_warning(p) for p in pull]}
 
 
 def _announce(graph: TenantGraph, conn: redis.Redis | None, result: RetractionResult,

@@ -1,37 +1,83 @@
-"""Drafted bank recalls for executed payments that went OUT; nothing leaves without finance."""
+"""Bank recalls of executed payments that went OUT; nothing leaves without finance.
+
+A recall is drafted when a retraction takes an executed payment OUT. Finance reads it (what
+the bank executed, who the payee is, the whole chain of evidence that fell), annotates it,
+then approves it (it goes to the outbox for the bank) or rejects it with a reason (it is never
+sent); an approved recall is exported for the bank as CSV or an ISO 20022 camt.056 message
+(``rescind.operator.recall_export``). Every decision is a guarded, linearised write of the
+tenant's graph, like a retraction: it moves the revision, and two decisions never interleave.
+
+What a decision leaves on the payment's node: ``recall_state`` (approved, rejected, exported),
+``approved_by/_at``, ``rejected_by/_at/_reason/_cause``, ``recall_notes`` and
+``recall_exports`` (JSON strings, oldest first: a property cannot hold a list of maps).
+"""
 
 from __future__ import annotations
 
+import json
+import re
+import textwrap
 from dataclasses import replace
 
-from rescind.contract.errors import Conflict, NotFound
+from rescind.contract import events as ev
+from rescind.contract.errors import Conflict, Invalid, NotFound
 from rescind.core.shapes import Mutation, Recall
+from rescind.graph import queries as q
+from rescind.graph import recall_queries as rq
 from rescind.graph.store import TenantGraph, linearised
 
+WIDTH = 100  # of the draft's lines; longer texts are wrapped, never cut
+SENT = ("approved", "exported")  # states whose recall is in the outbox
+FORMATS = ("csv", "camt.056")
 
+# A line naming a party in a vendor's own documents ("Vendor: Northwind Supplies").
+_NAMED = re.compile(r"^\s*(?:vendor|payee|supplier|beneficiary|creditor)(?:\s+name)?\s*:\s*"
+                    r"(\S.*?)\s*$", re.IGNORECASE | re.MULTILINE)
+MAX_NAME = 140  # a party's name in ISO 20022 (Max140Text)
+
+
+# -- reading ----------------------------------------------------------------------------------
 def recall_list(graph: TenantGraph) -> list[Recall]:
-    """Executed actions that are OUT, and those already approved; largest amount first."""
+    """Executed payments that are OUT, and those whose recall was approved or exported (they
+    stay listed whatever happens to the payment: they are in the outbox); largest first."""
     rows = []
     for a in graph.actions():
         if not a.get("executed"):
             continue
-        state = "approved" if a.get("recall_state") == "approved" else "drafted"
-        if state == "drafted" and a.get("status") != "OUT":
+        state = state_of(a)
+        if state not in SENT and a.get("status") != "OUT":
             continue
-        paid = executed(a)
-        rows.append((a.get("seq", 0), Recall(
-            a["id"], (a.get("names") or [a["id"]])[0], paid["amount"], a.get("payee"),
-            paid["account"], state, draft(graph, a), paid["currency"])))
+        rows.append((a.get("seq", 0), recall_of(graph, a)))
     rows.sort(key=lambda r: (r[1].amount is None, -(r[1].amount or 0), r[0]))
     return [r for _, r in rows]
 
 
 def find(graph: TenantGraph, action: str) -> Recall:
     """One entry of the recall list; NotFound when the payment is not on it."""
-    for r in recall_list(graph):
-        if r.action == action:
-            return r
-    raise NotFound(f"no recall for {action!r}: only executed payments that went OUT have one")
+    return recall_of(graph, _listed(graph, action))
+
+
+def _listed(graph: TenantGraph, action: str) -> dict:
+    """The payment's facts, if it is on the recall list."""
+    a = next(iter(graph.actions_in([action])), None)
+    if a is None or not a.get("executed") or (state_of(a) not in SENT
+                                              and a.get("status") != "OUT"):
+        facts = a or next(iter(graph.memories([action])), {})
+        name = (facts.get("names") or [action])[0]
+        raise NotFound(f"no recall for {name!r}: only executed payments that went OUT have one")
+    return a
+
+
+def state_of(a: dict) -> str:
+    """drafted, approved, rejected or exported. A rejection holds for the retraction it was
+    made under: should another retraction take the payment OUT later, the recall is a draft
+    again (the earlier rejection stays in its notes)."""
+    s = a.get("recall_state")
+    if s in SENT:
+        return s
+    if s == "rejected" and a.get("rejected_cause") == a.get("cause"):
+        return "rejected"
+    return "drafted"
 
 
 def executed(action: dict) -> dict:
@@ -40,62 +86,315 @@ def executed(action: dict) -> dict:
     return {f: action.get(f"paid_{f}", action.get(f)) for f in ("amount", "currency", "account")}
 
 
-def draft(graph: TenantGraph, action: dict) -> str:
-    """The text of a bank recall request: payee, account, amount, date and reference as the
-    bank executed them, reason, evidence."""
-    cause = action.get("cause")
+def recall_of(graph: TenantGraph, a: dict) -> Recall:
+    """The recall of one executed payment, with its draft written from everything else."""
+    cause = a.get("cause") if a.get("status") == "OUT" else None
     why = graph.retraction(cause) if cause else None
-    reason = (why or {}).get("reason") or "its justification was retracted"
-    paid = executed(action)
-    amount, currency = paid["amount"], paid["currency"]
-    ours = (action.get("names") or [action["id"]])[0]
-    lines = [
-        "RECALL REQUEST (draft - not sent until finance approves)",
-        f"Payee: {action.get('payee') or 'unknown'}",
-        f"Account: {paid['account'] or 'as paid'}",
-        (f"Amount: {amount:,.2f}" + (f" {currency}" if currency else ""))
-        if amount is not None else "Amount: unknown",
-        *([f"Paid on: {action['paid_on']}"] if action.get("paid_on") else []),
-        f"Reference: {action.get('paid_reference') or action.get('reference') or ours}"
-        + (f" (ours: {ours})" if action.get("paid_reference") else ""),
-        *([f"Bank's confirmation: {_one_line(action['receipt'], 300)}"]
-          if action.get("receipt") else []),
-        f"Reason: {reason} (retraction {cause})" if cause else f"Reason: {reason}",
-        "Evidence (what the payment rested on, nearest first):",
-        *(f"  - {line}" for line in _chain(graph, action["id"])),
-    ]
-    return "\n".join(lines)
+    paid = executed(a)
+    ours = (a.get("names") or [a["id"]])[0]
+    evidence, upstream = _evidence(graph, a["id"])
+    name, name_from = payee_name(graph, a.get("payee"), upstream)
+    state = state_of(a)
+    r = Recall(
+        action=a["id"], name=ours, amount=paid["amount"], payee=a.get("payee"),
+        account=paid["account"], state=state, draft="", currency=paid["currency"],
+        payee_name=name, payee_name_from=name_from, paid_on=a.get("paid_on"),
+        bank_reference=a.get("paid_reference"), reference=ours,
+        reason=(why or {}).get("reason") or ("its justification was retracted" if cause
+                                             else None),
+        retraction=cause,
+        reason_code=("FRAD" if (why or {}).get("kind") == "retract" else "CUST") if cause
+        else None,
+        approved={"by": a["approved_by"], "at": _iso(a.get("approved_at"))}
+        if a.get("approved_by") else None,
+        rejected={"by": a["rejected_by"], "at": _iso(a.get("rejected_at")),
+                  "reason": a.get("rejected_reason"), "retraction": a.get("rejected_cause")}
+        if a.get("rejected_by") else None,
+        exports=[_decoded(e) for e in a.get("recall_exports") or []],
+        notes=[_decoded(n) for n in a.get("recall_notes") or []],
+        evidence=evidence, outbox=f"recall:{a['id']}" if state in SENT else None)
+    return replace(r, draft=render(r, a))
 
 
-def _chain(graph: TenantGraph, action: str) -> list[str]:
-    """The OUT memories the action rested on, nearest first, down to the retracted source."""
+def _decoded(entry: str) -> dict:
+    d = json.loads(entry)
+    return {**d, "at": _iso(d.get("at"))}
+
+
+def _iso(us: int | None) -> str | None:
+    """A decision's time, to the second (ISO 8601, UTC)."""
+    t = ev.from_micros(us)
+    return None if t is None else t.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def _when(iso: str | None) -> str:
+    return (iso or "?")[:16].replace("T", " ") + " UTC" if iso else "an unknown time"
+
+
+def _evidence(graph: TenantGraph, action: str) -> tuple[list[dict], list[dict]]:
+    """The memories the payment rested on that went OUT, nearest to it first, down to the
+    retracted observations, whole; and every memory it rested on (to find the payee's name)."""
     up = graph.upstream(action) - {action}
     facts = graph.memories(up)
     out = [f for f in facts if f["status"] == "OUT"]
     out.sort(key=lambda f: (-(f.get("hops") or 0), f.get("at") or 0, f["text"]))
-    return [f"{f['kind']}: {_one_line(f['text'])}" for f in out[:12]]
+    said: dict[str, list[str]] = {}
+    observed = [f["id"] for f in out if f.get("kind") == "observation"]
+    if observed:
+        for source, mid in graph.rows(q.SOURCES_OF, {"ids": observed}):
+            said.setdefault(mid, []).append(source)
+    return [{"id": f["id"], "kind": f.get("kind"), "name": (f.get("names") or [None])[0],
+             "text": f.get("text") or "", "at": _iso(f.get("at")), "agent": f.get("agent"),
+             "sources": sorted(said.get(f["id"], [])), "cause": f.get("cause"),
+             "hops": f.get("hops")} for f in out], facts
 
 
-def _one_line(text: str, width: int = 160) -> str:
-    """A multi-line observation (a whole web page) as one line of the draft."""
-    flat = " / ".join(line.strip() for line in text.splitlines() if line.strip())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+def payee_name(graph: TenantGraph, payee: str | None,
+               upstream: list[dict] = ()) -> tuple[str | None, str | None]:
+    """The payee's name as people and banks know it, and where it was read.
+
+    A payment often records its payee as a vendor id (``northwind``). The name is the first
+    "Vendor: …" (or Payee, Supplier, Beneficiary, Creditor) line found, in this order: what
+    the payee's own sources (``portal:northwind``, ``contract:northwind``) say that is still
+    IN, newest first; what the payment rested on; what those sources said that is OUT. Else
+    the payee as recorded."""
+    if not payee:
+        return None, None
+    said = graph.rows(rq.PAYEE_SAID, {"payee": payee, "suffix": f":{payee}"})
+    tried = [(text, f"as {sid} states it") for sid, _kind, text, status, _at in said
+             if status == "IN"]
+    tried += [(f.get("text") or "", "as what the payment rested on states it")
+              for f in upstream if f.get("kind") == "observation"]
+    tried += [(text, f"as {sid} stated it (now OUT)") for sid, _kind, text, status, _at in said
+              if status != "IN"]
+    for text, where in tried:
+        if m := _NAMED.search(text or ""):
+            return m.group(1)[:MAX_NAME], where
+    return payee, "as the payment recorded it"
+
+
+# -- the text ---------------------------------------------------------------------------------
+def _wrapped(text: str, indent: int) -> list[str]:
+    """A text as lines of at most WIDTH, each of its own lines wrapped; nothing cut (a word
+    longer than a line stays whole)."""
+    pad = " " * indent
+    lines = []
+    for line in (text or "").splitlines():
+        if line.strip():
+            lines += textwrap.wrap(line.strip(), WIDTH, initial_indent=pad, subsequent_indent=pad,
+                                   break_long_words=False, break_on_hyphens=False)
+    return lines or [pad + "(empty)"]
+
+
+def _labelled(label: str, text: str) -> list[str]:
+    """``label: text`` wrapped, the text's later lines indented under it; nothing cut."""
+    first, *rest = [line for line in (text or "").splitlines() if line.strip()] or [""]
+    return [*textwrap.wrap(f"{label}: {first.strip()}", WIDTH, subsequent_indent="    ",
+                           break_long_words=False, break_on_hyphens=False),
+            *(w for line in rest for w in _wrapped(line, 4))]
+
+
+def _header(r: Recall) -> list[str]:
+    """What state the request is in, first: nobody mistakes a draft for a sent request."""
+    if r.state == "rejected":
+        rej = r.rejected or {}
+        return [f"RECALL REQUEST - REJECTED by {rej.get('by')} at {_when(rej.get('at'))}: "
+                "not sent", *_labelled("Rejected because", rej.get("reason") or "")]
+    if r.state in SENT:
+        ok = r.approved or {}
+        head = f"RECALL REQUEST - APPROVED by {ok.get('by')} at {_when(ok.get('at'))}"
+        if r.state == "exported" and r.exports:
+            last = r.exports[-1]
+            return [f"{head}; EXPORTED as {last['format']} by {last['by']} at "
+                    f"{_when(last['at'])}",
+                    *([f"Exports: {'; '.join(_export(e) for e in r.exports)}"]
+                      if len(r.exports) > 1 else [])]
+        return [f"{head}: in the outbox for the bank ({r.outbox})"]
+    lines = ["RECALL REQUEST - DRAFT: not sent until finance approves"]
+    if r.rejected:  # rejected under an earlier retraction
+        lines.append(f"(rejected by {r.rejected['by']} at {_when(r.rejected['at'])} under "
+                     f"{r.rejected.get('retraction')}: {r.rejected.get('reason')})")
+    return lines
+
+
+def _export(e: dict) -> str:
+    return f"{e['format']} by {e['by']} at {_when(e['at'])}"
+
+
+def render(r: Recall, a: dict) -> str:
+    """The text of the request: its state, the payee, account, amount, date and references as
+    the bank executed them, the reason, the whole evidence chain, and finance's notes."""
+    amount = (f"Amount: {r.amount:,.2f}" + (f" {r.currency}" if r.currency else "")
+              if r.amount is not None else "Amount: unknown")
+    payee = r.payee_name or "unknown"
+    if r.payee and r.payee_name and r.payee != r.payee_name:
+        payee += f" (vendor id {r.payee}; the name {r.payee_name_from})"
+    paid_on = (f"Paid on: {r.paid_on}" if r.paid_on else
+               f"Paid on: not in the bank's receipt (executed at "
+               f"{_when(_iso(a.get('executed_at')))})")
+    lines = [
+        *_header(r),
+        f"Payee: {payee}",
+        f"Account: {r.account or 'as paid'}",
+        amount,
+        paid_on,
+        f"Bank reference: {r.bank_reference or 'none in the bank receipt'}",
+        f"Our reference: {r.reference}",
+    ]
+    if a.get("receipt"):
+        lines += _labelled("Bank's confirmation", a["receipt"])
+    if r.reason:
+        lines += _labelled("Reason", r.reason + (f" (retraction {r.retraction})"
+                                                 if r.retraction else ""))
+    lines.append(f"Evidence: what the payment rested on that went OUT, nearest first "
+                 f"({len(r.evidence)}):")
+    for i, e in enumerate(r.evidence, 1):
+        if e["kind"] == "observation":
+            by = f"from {', '.join(e['sources']) or 'an unknown source'}, read at {_when(e['at'])}"
+        else:
+            by = f"written by {e.get('agent') or 'an unknown agent'} at {_when(e['at'])}"
+        lines += [f"  {i}. {e['kind']}, {by}:", *_wrapped(e["text"], 7)]
+    if r.notes:
+        lines.append(f"Notes ({len(r.notes)}):")
+        for n in r.notes:
+            lines += [f"  - {n['by']} at {_when(n['at'])}:", *_wrapped(n["text"], 7)]
+    return "\n".join(lines)
+
+
+# -- deciding (finance) -----------------------------------------------------------------------
+def _decide(graph: TenantGraph, action: str, at: int, check, props) -> tuple[Recall, dict]:
+    """One recall decision: read the payment at the graph's revision, ``check`` its recall
+    (raise to refuse), write ``props(facts, recall)`` guarded by that revision, under the
+    tenant's lock (``free_tries=0``), as approvals and retractions are."""
+    def attempt() -> tuple[Recall, dict]:
+        rev = graph.revision()
+        a = _listed(graph, action)
+        r = recall_of(graph, a)
+        check(r)
+        changes, outbox = props(a, r)
+        mutation = Mutation(op="recall", at=at, updates=[{"id": action, "props": changes}],
+                            outbox=outbox)
+        graph.apply(mutation, rev)
+        after = {**a, **changes}
+        return recall_of(graph, after), after
+
+    return linearised(graph, attempt, free_tries=0)  # a decision: the writers wait
 
 
 def approve(graph: TenantGraph, action: str, by: str, at: int) -> Recall:
-    """Finance approves a drafted recall: the action is marked, and the recall goes to the outbox."""
-    def attempt() -> Recall:
-        rev = graph.revision()
-        found = [r for r in recall_list(graph) if r.action == action]
-        if not found:
-            raise Conflict(f"no drafted recall for action {action!r}")
-        if found[0].state == "approved":
-            raise Conflict(f"the recall of {action!r} is approved already")
-        mutation = Mutation(op="approve", at=at, updates=[{"id": action, "props": {
-            "recall_state": "approved", "approved_by": by, "approved_at": at}}])
-        mutation.outbox.append({"id": f"recall:{action}", "action": action, "by": by, "at": at,
-                                "payload": found[0].draft})
-        graph.apply(mutation, rev)
-        return replace(found[0], state="approved")
+    """Finance approves a drafted recall: the payment is marked, and the recall goes to the
+    outbox, once. A rejected recall is not approved (409): it was decided against."""
+    def check(r: Recall) -> None:
+        if r.state in SENT:
+            raise Conflict(f"the recall of {r.name!r} is approved already "
+                           f"(by {r.approved['by']} at {r.approved['at']})")
+        if r.state == "rejected":
+            raise Conflict(f"the recall of {r.name!r} was rejected by {r.rejected['by']} at "
+                           f"{r.rejected['at']} ({r.rejected['reason']}); a rejected recall "
+                           "is never sent")
 
-    return linearised(graph, attempt, free_tries=0)  # a decision: the writers wait
+    def props(a: dict, r: Recall):
+        changes = {"recall_state": "approved", "approved_by": by, "approved_at": at}
+        approved = recall_of(graph, {**a, **changes})
+        return changes, [{"id": f"recall:{action}", "action": action, "by": by, "at": at,
+                          "payload": approved.draft}]
+
+    return _decide(graph, action, at, check, props)[0]
+
+
+def reject(graph: TenantGraph, action: str, by: str, at: int, reason: str) -> Recall:
+    """Finance rejects a drafted recall, saying why: it is never sent, and stays on the list
+    as rejected. An approved (or exported) recall cannot be rejected: it is in the outbox."""
+    if not reason.strip():
+        raise Invalid("say why the recall is rejected (reason)")
+
+    def check(r: Recall) -> None:
+        if r.state in SENT:
+            raise Conflict(f"the recall of {r.name!r} was approved by {r.approved['by']} at "
+                           f"{r.approved['at']} and is in the outbox ({r.outbox}); it cannot "
+                           "be rejected now")
+        if r.state == "rejected":
+            raise Conflict(f"the recall of {r.name!r} is rejected already (by "
+                           f"{r.rejected['by']} at {r.rejected['at']})")
+
+    def props(a: dict, r: Recall):
+        return {"recall_state": "rejected", "rejected_by": by, "rejected_at": at,
+                "rejected_reason": reason.strip(), "rejected_cause": a.get("cause")}, []
+
+    return _decide(graph, action, at, check, props)[0]
+
+
+def annotate(graph: TenantGraph, action: str, by: str, at: int, text: str) -> Recall:
+    """A free note on a recall, in any state, signed and dated; notes are kept in order."""
+    if not text.strip():
+        raise Invalid("the note is empty (text)")
+
+    def props(a: dict, r: Recall):
+        note = json.dumps({"by": by, "at": at, "text": text.strip()})
+        return {"recall_notes": [*(a.get("recall_notes") or []), note]}, []
+
+    return _decide(graph, action, at, lambda r: None, props)[0]
+
+
+def export(graph: TenantGraph, action: str, by: str, at: int, fmt: str,
+           default_currency: str = "USD") -> tuple[Recall, dict]:
+    """Write out an approved recall for the bank (``fmt`` csv or camt.056): the recall is
+    marked exported, with who, when and how (each export is kept). A draft or a rejected
+    recall is not exported: only what finance approved leaves. Returns the recall and the
+    file (``recall_export.document``); an amount without a currency is in
+    ``default_currency`` (the gate's)."""
+    from rescind.operator import recall_export
+
+    if fmt not in FORMATS:
+        raise Invalid(f"unknown export format {fmt!r}; choose from {', '.join(FORMATS)}")
+
+    def check(r: Recall) -> None:
+        if r.state not in SENT:
+            raise Conflict(f"the recall of {r.name!r} is {r.state}: only an approved recall "
+                           "is exported")
+
+    made: dict = {}
+
+    def props(a: dict, r: Recall):
+        entry = json.dumps({"by": by, "at": at, "format": fmt})
+        changes = {"recall_state": "exported",
+                   "recall_exports": [*(a.get("recall_exports") or []), entry]}
+        # The file first: one that cannot be made (a camt.056 without an amount) marks nothing.
+        made["file"] = recall_export.document(recall_of(graph, {**a, **changes}), fmt, at,
+                                              graph.tenant, default_currency)
+        return changes, []
+
+    r, _ = _decide(graph, action, at, check, props)
+    return r, made["file"]
+
+
+# -- reinstating a payment whose recall is in the outbox ---------------------------------------
+def in_the_outbox(graph: TenantGraph, actions: list[str]) -> list[dict]:
+    """Of ``actions`` (payments a reinstatement brought back IN), those whose recall was
+    approved: their outbox entries, which should be pulled before the bank acts on them."""
+    facts = {a["id"]: a for a in graph.actions_in(list(actions)) if state_of(a) in SENT}
+    if not facts:
+        return []
+    found = []
+    for oid, act, by, at, sent in graph.rows(rq.OUTBOX_IN,
+                                             {"ids": [f"recall:{a}" for a in facts]}):
+        a = facts[act]
+        exports = [_decoded(e) for e in a.get("recall_exports") or []]
+        found.append({"outbox": oid, "action": act, "name": (a.get("names") or [act])[0],
+                      "amount": executed(a)["amount"], "currency": executed(a)["currency"],
+                      "approved_by": by, "approved_at": _iso(at), "sent": bool(sent),
+                      "exported": exports})
+    return sorted(found, key=lambda f: f["name"])
+
+
+def outbox_warning(item: dict) -> str:
+    """What to tell the person who reinstated: which outbox entry to pull, and whether the
+    request was already exported for the bank."""
+    text = (f"{item['name']} is IN again, but its recall was approved by "
+            f"{item['approved_by']} at {item['approved_at']}: pull {item['outbox']} from the "
+            "outbox before it reaches the bank")
+    if item["exported"]:
+        last = item["exported"][-1]
+        text += (f"; it was exported as {last['format']} by {last['by']} at {last['at']}: "
+                 "tell the bank to disregard that request")
+    return text

@@ -57,6 +57,18 @@ def blast_radius(d: dict, console: Console, title: str) -> None:
                 console.print(f"    kept IN by: {escape(kept_reason(why))}")
 
 
+def reinstated(d: dict, console: Console, title: str) -> None:
+    """A reinstatement: what came back IN, then what finance must pull from the outbox (a
+    payment back IN whose recall was approved)."""
+    blast_radius(d, console, title)
+    if d.get("recalls_to_pull"):
+        console.print("\n[bold yellow]Approved recalls to pull from the outbox[/bold yellow]")
+        for p in d["recalls_to_pull"]:
+            console.print(f"  {escape(p['outbox'])}  {money(p['amount'])}  ({escape(p['name'])})")
+        for w in d.get("warnings", []):
+            console.print(f"[yellow]warning:[/yellow] {escape(w)}")
+
+
 def _source(s: dict) -> str:
     name = s.get("name")
     return f"{name} ({s['source']})" if name and name != s["source"] else s["source"]
@@ -143,12 +155,22 @@ def recalls(rows: list[dict], console: Console) -> None:
         console.print("no recalls: no executed payment rests on anything retracted")
         return
     table = Table(title="Recall list (largest first)")
-    for col in ("action", "payee", "amount", "state"):
+    for col in ("action", "payee", "amount", "paid on", "bank ref", "state", "by"):
         table.add_column(col, justify="right" if col == "amount" else "left")
     for r in rows:
-        table.add_row(r.get("name") or r["action"], r["payee"] or "-", money(r["amount"]),
-                      r["state"])
+        table.add_row(r.get("name") or r["action"], escape(r.get("payee_name") or r["payee"]
+                                                           or "-"),
+                      money(r["amount"]), (r.get("paid_on") or "-")[:10],
+                      r.get("bank_reference") or "-", r["state"], escape(_decided(r)))
     console.print(table)
+
+
+def _decided(r: dict) -> str:
+    """Who decided a recall's state, and when."""
+    d = {"approved": r.get("approved"), "rejected": r.get("rejected")}.get(r["state"])
+    if r["state"] == "exported" and r.get("exports"):
+        d = r["exports"][-1]
+    return f"{d['by']}, {(d['at'] or '')[:16].replace('T', ' ')}" if d else "-"
 
 
 def gate_log(rows: list[dict], console: Console) -> None:

@@ -53,8 +53,10 @@ class Story:
         return {r[0]: r[1] for r in self.graph.rows("MATCH (m:Mem)-[st:STATUS]->() RETURN m.id, st.status")}
 
 
-def make_story(url: str, tenant: str, client: TestClient | None = None) -> Story:
-    replay_text(story_text(), url, tenant)
+def make_story(url: str, tenant: str, client: TestClient | None = None,
+               text: str | None = None) -> Story:
+    """``text`` (default: the vendor-portal story) in ``tenant``, an app, a token per role."""
+    replay_text(text or story_text(), url, tenant)
     client = client or TestClient(create_app(Settings(url=url, admin_token=ADMIN)))
     admin = {"Authorization": f"Bearer {ADMIN}"}
     story = Story(client, tenant, {"admin": admin}, url)

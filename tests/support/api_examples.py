@@ -26,6 +26,13 @@ def _commit(s: Story) -> None:
     assert r.status_code == 200, r.text
 
 
+def _approved(s: Story) -> None:
+    """Precondition of the export: pay-1041's recall is drafted (r-b) and approved."""
+    _commit(s)
+    r = s.client.post(f"{s.base}/recalls/pay-1041/approve", headers=s.as_("finance"))
+    assert r.status_code == 200, r.text
+
+
 # Who may do what, as the issue defines the roles: agent (send events, ask the gate), security
 # (preview / commit / reinstate, withdraw, correct), finance (recalls), viewer (read); the admin
 # creates tenants and tokens. People (viewer, security, finance) read; security also reads the
@@ -77,6 +84,13 @@ EXAMPLES: dict[tuple[str, str], Ex] = {
         "memory": "n-bank", "reason": "r", "text": "t", "rev": _rev(s)}},
     ("POST", "/recalls/{memory}/approve"): {"roles": FIN, "path": {"memory": "pay-1041"},
                                          "first": _commit},
+    ("POST", "/recalls/{memory}/reject"): {"roles": FIN, "path": {"memory": "pay-1041"},
+                                        "json": {"reason": "the vendor confirmed the account"},
+                                        "first": _commit},
+    ("POST", "/recalls/{memory}/notes"): {"roles": FIN, "path": {"memory": "pay-1041"},
+                                       "json": {"text": "called the bank"}, "first": _commit},
+    ("POST", "/recalls/{memory}/export"): {"roles": FIN, "path": {"memory": "pay-1041"},
+                                        "json": {"format": "camt.056"}, "first": _approved},
     ("POST", "/events"): {"roles": AGENT, "json": lambda s: {"events": [{
         "type": "observation_recorded", "event_id": "ev-1", "tenant": s.tenant, "at": AT,
         "source": "portal:acme", "text": "injected"}]}},

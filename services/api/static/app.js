@@ -367,41 +367,113 @@ async function reinstate(id) {
 }
 
 // -- recalls ------------------------------------------------------------------------------------
+// Finance reads the whole draft (its state first), then approves or rejects it with a reason,
+// adds notes, and exports an approved recall for the bank; every other role only reads.
+const decidedBy = (r) => {
+  const d = r.state === "exported" && r.exports.length ? r.exports[r.exports.length - 1]
+    : { approved: r.approved, rejected: r.rejected }[r.state];
+  return d ? `${d.by}, ${String(d.at || "").slice(0, 16).replace("T", " ")} UTC` : "";
+};
+
 async function loadRecalls() {
   const rows = await api(T("/recalls"));
   $("#recall-list tbody").replaceChildren(...rows.map((r) => {
     const tr = el("tr", { "data-name": r.name, "data-state": r.state, class: "clickable" },
-      el("td", {}, r.name), el("td", {}, r.payee || ""), el("td", { class: "n" }, money(r.amount)),
-      el("td", { class: "state" }, r.state));
+      el("td", {}, r.name), el("td", { class: "payee" }, r.payee_name || r.payee || ""),
+      el("td", { class: "n" }, money(r.amount)), el("td", {}, (r.paid_on || "").slice(0, 10)),
+      el("td", {}, r.bank_reference || ""), el("td", { class: "state" }, r.state),
+      el("td", { class: "by" }, decidedBy(r)));
     tr.addEventListener("click", () => showRecall(r));
     return tr;
   }));
-  if (!rows.length) $("#recall-list tbody").append(el("tr", {}, el("td", { colspan: 4 }, "No recalls.")));
+  if (!rows.length) $("#recall-list tbody").append(el("tr", {}, el("td", { colspan: 7 }, "No recalls.")));
   const open = state.recall && rows.find((r) => r.action === state.recall.action);
   if (open) showRecall(open); else $("#recall").hidden = true;
 }
 
+const RECALL_NOTE = {
+  drafted: "", rejected: "Rejected: this recall will not be sent.",
+  approved: "Approved: the recall is in the outbox.",
+  exported: "Approved and exported: the recall is in the outbox.",
+};
+
 function showRecall(r) {
+  if (!state.recall || state.recall.action !== r.action) {
+    $("#reject-reason").value = "";
+    $("#note-text").value = "";
+  }
   state.recall = r;
   $("#recall").hidden = false;
-  $("#recall-title").textContent = `${r.name}: ${money(r.amount)} to ${r.payee || "?"} (${r.state})`;
+  $("#recall").dataset.state = r.state;
+  $("#recall-title").textContent = `${r.name}: ${money(r.amount)} to ${r.payee_name || r.payee || "?"} (${r.state})`;
   $("#draft").textContent = r.draft;
   const finance = state.me.role === "finance";
-  const button = $("#approve-btn");
-  button.hidden = !finance || r.state !== "drafted";
-  button.disabled = false;
-  $("#approve-note").textContent = r.state === "approved" ? "Approved: the recall is in the outbox."
-    : finance ? "" : "Only finance can approve a recall.";
+  $("#recall-actions").hidden = !finance;
+  $("#approve-btn").hidden = r.state !== "drafted";
+  $("#reject-box").hidden = r.state !== "drafted";
+  $("#export-box").hidden = !["approved", "exported"].includes(r.state);
+  for (const b of ["#approve-btn", "#reject-btn", "#note-btn", "#export-btn"]) $(b).disabled = false;
+  $("#approve-note").textContent = RECALL_NOTE[r.state] ||
+    (finance ? "" : "Only finance can approve a recall.");
 }
 
-async function approve() {
+// One decision on the open recall: the button waits, the list reloads, the message says what
+// happened (or the error, from the API's detail).
+async function decideRecall(button, path, body, done) {
   if (!state.recall) return;
-  $("#approve-btn").disabled = true;
+  $(button).disabled = true;
   try {
-    const r = await api(T(`/recalls/${ref(state.recall.action)}/approve`), { method: "POST" });
-    say(`Approved the recall of ${r.name}: it is in the outbox for the bank.`);
+    const r = await api(T(`/recalls/${ref(state.recall.action)}/${path}`), { method: "POST", body });
+    say(done(r));
     await loadRecalls();
-  } catch (err) { $("#approve-btn").disabled = false; fail(err); }
+  } catch (err) { $(button).disabled = false; fail(err); }
+}
+
+function approve() {
+  return decideRecall("#approve-btn", "approve", null,
+    (r) => `Approved the recall of ${r.name}: it is in the outbox for the bank.`);
+}
+
+function reject() {
+  const reason = $("#reject-reason").value.trim();
+  if (!reason) { fail(new Error("Say why the recall is rejected.")); return; }
+  return decideRecall("#reject-btn", "reject", { reason },
+    (r) => `Rejected the recall of ${r.name}: it will not be sent.`);
+}
+
+async function annotate() {
+  const text = $("#note-text").value.trim();
+  if (!text) { fail(new Error("The note is empty.")); return; }
+  await decideRecall("#note-btn", "notes", { text },
+    (r) => `Noted on the recall of ${r.name} (${r.notes.length} note(s)).`);
+  if (!$("#error").textContent) $("#note-text").value = "";
+}
+
+// The export answers the file itself: it is saved through a link to a blob, named as the API
+// names it (Content-Disposition).
+async function exportRecall() {
+  if (!state.recall) return;
+  const format = $("#export-format").value;
+  $("#export-btn").disabled = true;
+  try {
+    const res = await fetch(T(`/recalls/${ref(state.recall.action)}/export`), {
+      method: "POST", body: JSON.stringify({ format }),
+      headers: { Authorization: `Bearer ${state.token}`, "Content-Type": "application/json" },
+    });
+    if (!res.ok) {
+      const data = await res.json().catch(() => ({}));
+      throw new ApiError(res.status, data.detail || `HTTP ${res.status}`);
+    }
+    const name = /filename="([^"]+)"/.exec(res.headers.get("Content-Disposition") || "");
+    const url = URL.createObjectURL(await res.blob());
+    const link = el("a", { href: url, download: name ? name[1] : `recall.${format}` });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    say(`Exported the recall of ${state.recall.name} as ${format}.`);
+    await loadRecalls();
+  } catch (err) { fail(err); } finally { $("#export-btn").disabled = false; }
 }
 
 // -- the payment gate's decisions ---------------------------------------------------------------
@@ -524,6 +596,9 @@ for (const b of document.querySelectorAll("nav button")) b.addEventListener("cli
 $("#compromise").addEventListener("submit", preview);
 $("#commit-btn").addEventListener("click", commit);
 $("#approve-btn").addEventListener("click", approve);
+$("#reject-btn").addEventListener("click", reject);
+$("#note-btn").addEventListener("click", annotate);
+$("#export-btn").addEventListener("click", exportRecall);
 $("#refused-only").addEventListener("change", renderGates);
 $("#close-detail").addEventListener("click", () => { $("#detail").hidden = true; delete $("#detail").dataset.id; });
 setInterval(poll, POLL_MS);

@@ -25,8 +25,18 @@ from rescind.runtime.server import free_port
 from rescind.scenario.replay import replay_text
 from tests.support.api import ADMIN, story_text
 from tests.support.paths import ROOT
+from tests.support.recalls import (
+    ATTACK,
+    COMPROMISE,
+    NAME,
+    NS,
+    check_camt056,
+    finance_story_text,
+    record_receipts,
+)
 
 ARTIFACTS = Path(os.environ.get("RESCIND_ARTIFACTS", ROOT / ".rescind/artifacts")) / "console"
+DOCS = ROOT / "docs/console"  # the screenshots the documentation shows
 TENANT = "harbor"
 SCRIPT = '<img src=x onerror="window.__pwned=1">Northwind <script>window.__pwned=2</script>'
 CYPHER = "Note: '}) MATCH (n) DETACH DELETE n // \" RETURN 1"
@@ -378,3 +388,106 @@ def test_a_memory_links_to_the_trace_of_the_run_that_wrote_it(seeded, browser):
     expect(page.locator("#detail-title")).to_contain_text("o-hostile")
     expect(page.locator("#detail-facts a.trace")).to_have_count(0)
     assert page.errors == []
+
+
+FINANCE_TENANT = "harbor-fin"
+
+
+@pytest.fixture(scope="module")
+def recalls_day(server):
+    """Finance's story (both payments executed, the bank's receipts, a long portal page) in a
+    tenant of its own, the portal compromised by security over HTTP."""
+    url, base = server
+    replay_text(finance_story_text(), url, FINANCE_TENANT)
+    record_receipts(url, FINANCE_TENANT)
+    admin = {"Authorization": f"Bearer {ADMIN}"}
+    assert httpx.post(f"{base}/api/v1/tenants", json={"name": FINANCE_TENANT},
+                      headers=admin).is_success
+    tokens = {}
+    for role, who in [("security", "sam@harborfinch.example"),
+                      ("finance", "fran@harborfinch.example")]:
+        tokens[role] = httpx.post(f"{base}/api/v1/tenants/{FINANCE_TENANT}/tokens", headers=admin,
+                                  json={"role": role, "who": who}).json()["token"]
+    api = f"{base}/api/v1/tenants/{FINANCE_TENANT}"
+    sec = {"Authorization": f"Bearer {tokens['security']}"}
+    p = httpx.post(f"{api}/retractions/preview", json=COMPROMISE, headers=sec).json()
+    assert httpx.post(f"{api}/retractions", json={**COMPROMISE, "rev": p["rev"], "id": "r-fin"},
+                      headers=sec).is_success
+    return url, base, tokens, TenantGraph(connect(url), FINANCE_TENANT)
+
+
+def test_the_approvers_day_review_reject_approve_export(recalls_day, browser, tmp_path):
+    """Finance reviews both recalls (the payee's name, the bank's date and reference, the
+    attacker's line whole in the evidence), rejects the $34,500 one with a reason, notes and
+    approves the $6,000 one, and exports it as camt.056 (the downloaded file is valid against
+    the published schema) and as CSV; the list says who decided; the rejected recall is not in
+    the outbox. Security sees the decisions but has no finance controls."""
+    url, base, tokens, graph = recalls_day
+    fin = sign_in(browser, base, tokens["finance"])
+    fin.click("nav button[data-tab=recalls]")
+    rows = fin.locator("#recall-list tbody tr")
+    expect(rows).to_have_count(2)
+    assert [r.get_attribute("data-name") for r in rows.all()] == ["pay-1042", "pay-1041"]
+    big = fin.locator("#recall-list tr[data-name=pay-1042]")
+    expect(big.locator("td.payee")).to_have_text(NAME)
+    expect(big.locator("td").nth(4)).to_have_text("PAY-0002")
+
+    big.click()
+    draft = fin.locator("#draft")
+    expect(draft).to_contain_text("RECALL REQUEST - DRAFT: not sent until finance approves")
+    expect(draft).to_contain_text(f"Payee: {NAME} (vendor id acme")
+    expect(draft).to_contain_text("Bank reference: PAY-0002")
+    assert ATTACK in " ".join(draft.inner_text().split())  # the whole page, not cut
+    expect(fin.locator("#export-box")).to_be_hidden()  # a draft is not exported
+    fin.click("#reject-btn")  # no reason: refused in the page, nothing sent
+    expect(fin.locator("#error")).to_have_text("Say why the recall is rejected.")
+    fin.fill("#reject-reason", "Acme confirmed INV-1042 reached its own account")
+    fin.click("#reject-btn")
+    expect(big).to_have_attribute("data-state", "rejected")
+    expect(draft).to_contain_text("RECALL REQUEST - REJECTED by fran@harborfinch.example")
+    expect(draft).to_contain_text("Rejected because: Acme confirmed INV-1042 reached its own")
+    expect(fin.locator("#approve-btn")).to_be_hidden()
+    expect(big.locator("td.by")).to_contain_text("fran@harborfinch.example")
+
+    small = fin.locator("#recall-list tr[data-name=pay-1041]")
+    small.click()
+    expect(draft).to_contain_text("Paid on: 2026-11-03T09:05:00Z")
+    fin.fill("#note-text", "Called Acme AP: they never changed banks. Bank case C-778.")
+    fin.click("#note-btn")
+    expect(draft).to_contain_text("Notes (1):")
+    expect(draft).to_contain_text("Called Acme AP: they never changed banks. Bank case C-778.")
+    expect(fin.locator("#note-text")).to_have_value("")
+    fin.click("#approve-btn")
+    expect(small).to_have_attribute("data-state", "approved")
+    expect(fin.locator("#approve-note")).to_have_text("Approved: the recall is in the outbox.")
+    expect(draft).to_contain_text("RECALL REQUEST - APPROVED by fran@harborfinch.example")
+
+    fin.select_option("#export-format", "camt.056")
+    with fin.expect_download() as got:
+        fin.click("#export-btn")
+    xml = got.value
+    assert xml.suggested_filename == "recall-pay-1041.xml"
+    saved = tmp_path / xml.suggested_filename
+    xml.save_as(saved)
+    tx = check_camt056(saved.read_text())
+    assert tx.find("c:OrgnlTxId", NS).text == "PAY-0001"
+    expect(small).to_have_attribute("data-state", "exported")
+    fin.select_option("#export-format", "csv")
+    with fin.expect_download() as got:
+        fin.click("#export-btn")
+    sheet = tmp_path / got.value.suggested_filename
+    got.value.save_as(sheet)
+    assert sheet.read_text().splitlines()[1].startswith("pay-1041,")
+    expect(draft).to_contain_text("EXPORTED as csv by fran@harborfinch.example")
+    expect(fin.locator("#message")).to_contain_text("Exported the recall of pay-1041 as csv")
+    DOCS.mkdir(parents=True, exist_ok=True)
+    fin.screenshot(path=str(DOCS / "recalls.png"), full_page=True)
+    shot(fin, "10-finance-recalls-day")
+    assert graph.rows("MATCH (o:Outbox) RETURN o.by") == [["fran@harborfinch.example"]]
+
+    sec = sign_in(browser, base, tokens["security"])
+    sec.click("nav button[data-tab=recalls]")
+    sec.click("#recall-list tr[data-name=pay-1042]")
+    expect(sec.locator("#draft")).to_contain_text("REJECTED by fran@harborfinch.example")
+    expect(sec.locator("#recall-actions")).to_be_hidden()
+    assert fin.errors == [] and sec.errors == []

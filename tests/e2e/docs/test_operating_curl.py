@@ -75,7 +75,7 @@ def test_the_documented_curl_day_works_as_written(served):
     section says it is."""
     work, api_port = served
     blocks = documented_blocks()
-    assert len(blocks) == 6 and "rescind up" in blocks[0]
+    assert len(blocks) == 8 and "rescind up" in blocks[0]
     script = "\n".join(blocks[1:]).replace(".venv/bin/rescind", str(BIN / "rescind")) \
         .replace("127.0.0.1:8765", f"127.0.0.1:{api_port}")
     res = subprocess.run(["bash", "-euo", "pipefail", "-c", script], capture_output=True,
@@ -99,11 +99,22 @@ def test_the_documented_curl_day_works_as_written(served):
     assert back["retraction"] == "r-acme-portal~reinstated"
     assert {"who": "sam@harborfinch.example", "action": "retraction.reinstate",
             "target": "r-acme-portal", "result": "ok"} in jsons
-    assert {"name": "payment:INV-1001", "amount": 6000, "payee": "northwind",
-            "state": "drafted"} in jsons
-    assert "RECALL REQUEST (draft - not sent until finance approves)" in lines
+    assert {"name": "payment:INV-1001", "amount": 6000, "payee_name": "Northwind Supplies",
+            "bank_reference": "PAY-0001", "state": "drafted"} in jsons
+    assert "RECALL REQUEST - DRAFT: not sent until finance approves" in lines
+    notice = "NOTICE: we have moved to a new bank. Please update your records before paying."
+    assert any(line.strip() == notice for line in lines)  # the evidence, whole
+    assert {"by": "fran@harborfinch.example",
+            "text": "Called Northwind AR: they never changed banks"} in jsons
     assert {"name": "payment:INV-1001", "state": "approved"} in jsons
+    assert "<OrgnlTxId>PAY-0001</OrgnlTxId>" in lines
+    assert (work / "recall.csv").read_text().splitlines()[1].startswith("payment:INV-1001,")
+    assert {"state": "exported", "exports": ["camt.056", "csv"]} in jsons
+    [refused] = [d for d in jsons if "detail" in d]
+    assert "cannot be rejected now" in refused["detail"]
     assert {"name": "payment:INV-1002", "amount": 34500, "held": True} in jsons
+    [warning] = [line for line in lines if line.startswith("payment:INV-1001 is IN again")]
+    assert "pull recall:act-" in warning and "exported as csv" in warning
 
 def test_the_demo_refuses_to_reset_a_tenant_that_up_serves(served):
     """`rescind demo` on the data `up` serves: an existing tenant is refused (exit 2) and left

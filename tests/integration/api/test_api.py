@@ -237,7 +237,7 @@ def test_every_mutation_is_audited_with_who_what_and_result(story):
     assert rows == [
         (f"viewer@{t}.example", "GET /api/v1/tenants/{tenant}/audit",
          f"/api/v1/tenants/{t}/audit", "refused", "403", 1),
-        (f"finance@{t}.example", "recall.approve", "pay-1042", "refused", "409", 1),
+        (f"finance@{t}.example", "recall.approve", "pay-1042", "refused", "404", 1),
         (f"security@{t}.example", "POST /api/v1/tenants/{tenant}/recalls/{memory}/approve",
          f"/api/v1/tenants/{t}/recalls/pay-1041/approve", "refused", "403", 1),
         (f"security@{t}.example", "retraction.commit", "portal:acme", "ok", "200", None),

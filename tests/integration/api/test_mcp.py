@@ -38,7 +38,8 @@ READ = {"whoami", "revision", "list_sources", "search_memories", "explain", "mem
         "retraction_list", "retraction", "gate_log", "recall_list", "recall", "audit_log"}
 DECIDE = {"preview_retraction", "commit_retraction", "reinstate", "preview_withdrawal",
           "commit_withdrawal", "preview_correction", "commit_correction"}
-TOOLS = READ | DECIDE | {"approve_recall", "ask_gate", "send_events"}
+FINANCE = {"approve_recall", "reject_recall", "annotate_recall", "export_recall"}
+TOOLS = READ | DECIDE | FINANCE | {"ask_gate", "send_events"}
 # API routes an assistant does not get: the console's drawing data, and the admin's jobs
 # (tenants and tokens; the MCP tools act on one tenant, so an admin token is refused).
 NOT_MCP = {"GET /api/v1/tenants/{tenant}/overview"}
@@ -261,6 +262,87 @@ def test_the_window_is_from_and_to_and_a_duplicate_needs_force(tenant):
     assert forced["committed"] is True and sum(forced["counts"].values()) == 0
 
 
+def test_finance_rejects_annotates_approves_and_exports_through_the_assistant(falkordb,
+                                                                                tenant_name):
+    """Both of the story's payments executed and OUT: finance rejects one with a reason (an
+    empty reason, an unknown payment and approving it afterwards are refused, saying why),
+    annotates and approves the other, exports it as camt.056 and CSV; each decision is in the
+    audit log. Security then reinstates: the answer warns that the approved recall is in the
+    outbox, naming the entry to pull."""
+    story = story_text().replace('"payee": "Acme Ltd", "executed": false',
+                                 '"payee": "Acme Ltd", "executed": true')
+    assert story.count('"executed": true') == 2
+    replay_text(story, falkordb, tenant_name)
+    store = TokenStore(connect(falkordb))
+    tokens = {role: store.create(tenant_name, role, f"{role}@mcp.example", "test",
+                                 register=True)[0] for role in ("security", "finance")}
+    try:
+        _finance_day(falkordb, tenant_name, tokens)
+    finally:
+        forget(falkordb, tenant_name)
+
+
+def _finance_day(url: str, name: str, tokens: dict) -> None:
+    async def security(client):
+        p = await call(client, "preview_retraction", source="portal:acme", reason="hacked",
+                       **WINDOW)
+        return await call(client, "commit_retraction", source="portal:acme", reason="hacked",
+                          rev=p["rev"], id="r-fin", **WINDOW)
+
+    assert session(url, tokens["security"], security)["committed"] is True
+
+    async def finance(client):
+        return {
+            "list": await call(client, "recall_list"),
+            "empty": await call(client, "reject_recall", memory="pay-1042", reason=" "),
+            "unknown": await call(client, "reject_recall", memory="pay-9999", reason="x"),
+            "rejected": await call(client, "reject_recall", memory="pay-1042",
+                                   reason="Acme confirmed INV-1042 was paid to its own account"),
+            "approve_rejected": await call(client, "approve_recall", memory="pay-1042"),
+            "noted": await call(client, "annotate_recall", memory="pay-1041",
+                                text="Acme's AP says they never changed banks"),
+            "approved": await call(client, "approve_recall", memory="pay-1041"),
+            "xml": await call(client, "export_recall", memory="pay-1041", format="camt.056"),
+            "csv": await call(client, "export_recall", memory="pay-1041", format="csv"),
+            "draft_export": await call(client, "export_recall", memory="pay-1042"),
+        }
+
+    d = session(url, tokens["finance"], finance)
+    assert [(r["name"], r["state"]) for r in d["list"]] == [("pay-1042", "drafted"),
+                                                            ("pay-1041", "drafted")]
+    assert d["empty"][0] == "error" and "reason" in d["empty"][1]
+    assert d["unknown"][0] == "error" and "no memory or action 'pay-9999'" in d["unknown"][1]
+    rejected = d["rejected"]
+    assert rejected["state"] == "rejected" and rejected["rejected"]["by"] == "finance@mcp.example"
+    assert rejected["draft"].startswith("RECALL REQUEST - REJECTED by finance@mcp.example")
+    assert "Acme confirmed INV-1042 was paid to its own account" in rejected["draft"]
+    assert "rejected by finance@mcp.example" in d["approve_rejected"][1]
+    assert d["noted"]["notes"][0]["text"] == "Acme's AP says they never changed banks"
+    assert d["approved"]["state"] == "approved" and d["approved"]["outbox"] == \
+        f"recall:{d['approved']['action']}"
+    assert d["xml"]["file"]["media_type"] == "application/xml"
+    assert d["csv"]["file"]["content"].splitlines()[1].startswith("pay-1041,")
+    assert [e["format"] for e in d["csv"]["exports"]] == ["camt.056", "csv"]
+    assert "only an approved recall is exported" in d["draft_export"][1]
+    graph = TenantGraph(connect(url), name)
+    assert graph.rows("MATCH (o:Outbox) RETURN o.id") == [[d["approved"]["outbox"]]]
+    entries = [(e["action"], e["result"], e["target"])
+               for e in AuditLog(connect(url)).entries(name, 50) if e["via"] == "mcp"]
+    for action in ("recall.reject", "recall.annotate", "recall.approve", "recall.export"):
+        assert (action, "ok") in {(a, r) for a, r, _ in entries}, action
+    assert ("recall.approve", "refused", "pay-1042") in entries
+
+    async def reinstate(client):
+        return await call(client, "reinstate", retraction="r-fin")
+
+    back = session(url, tokens["security"], reinstate)
+    [pull] = back["recalls_to_pull"]
+    assert (pull["name"], pull["outbox"]) == ("pay-1041", d["approved"]["outbox"])
+    [warning] = back["warnings"]
+    assert "pay-1041 is IN again" in warning and d["approved"]["outbox"] in warning
+    assert "exported as csv" in warning
+
+
 # -- parity with the API ------------------------------------------------------------------------
 def test_every_job_of_the_api_is_a_tool_with_the_same_permission(tenant):
     """Each API route a tenant's token may use (all but the admin's and the console's drawing
@@ -350,7 +432,9 @@ def test_every_tool_and_resource_does_its_job_for_the_roles_that_may(tenant, tra
             ("security", "retraction.commit")} <= refused
     decided = [(e["action"], e["who"]) for e in log.entries(name, 200)
                if e["result"] == "ok" and e["via"] == via]
-    assert ("recall.approve", "finance@mcp.example") in decided
+    assert {("recall.approve", "finance@mcp.example"), ("recall.annotate", "finance@mcp.example"),
+            ("recall.export", "finance@mcp.example")} <= set(decided)
+    assert ("viewer", "mcp.export_recall") in refused
     assert ("withdrawal.commit", "security@mcp.example") in decided
     assert out["done"]
 
@@ -468,6 +552,19 @@ async def tour(as_, clients, name) -> dict:
     assert (ok["name"], ok["state"]) == ("pay-1041", "approved")
     again = await as_("finance", "approve_recall", memory="pay-1041")
     assert again[0] == "error"
+    noted = await as_("finance", "annotate_recall", memory="pay-1041", text="Bank called back")
+    assert [(n["by"], n["text"]) for n in noted["notes"]] == [("finance@mcp.example",
+                                                               "Bank called back")]
+    late = await as_("finance", "reject_recall", memory="pay-1041", reason="changed my mind")
+    assert late[0] == "error" and "cannot be rejected now" in late[1]
+    out = await as_("finance", "export_recall", memory="pay-1041", format="camt.056")
+    assert out["state"] == "exported" and out["exports"][0]["by"] == "finance@mcp.example"
+    assert out["file"]["content"].startswith("<?xml") and "<OrgnlEndToEndId>pay-1041<" in \
+        out["file"]["content"]
+    for tool, args in (("export_recall", {"memory": "pay-1041"}),
+                       ("reject_recall", {"memory": "pay-1041", "reason": "x"}),
+                       ("annotate_recall", {"memory": "pay-1041", "text": "x"})):
+        assert "viewer role may not" in (await as_("viewer", tool, **args))[1]
     assert "finance role may not" in (await as_("finance", "commit_retraction",
                                                 source="portal:acme", reason="x", rev=1))[1]
 
@@ -593,7 +690,7 @@ def test_the_in_process_server_refuses_another_tenants_resource_and_audits_it(te
 
     foreign, missing = session(url, tokens["finance"], steps)
     assert "this token is for tenant" in foreign
-    assert "no recall for 'act-" in missing  # pay-1042 was not executed
+    assert "no recall for 'pay-1042'" in missing  # it was not executed
     [entry] = [e for e in AuditLog(connect(url)).entries(name, 10)
                if e["action"] == "mcp.resource.held_payments"]
     assert (entry["status"], entry["via"], entry["who"]) == ("403", "mcp", "finance@mcp.example")

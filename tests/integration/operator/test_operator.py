@@ -137,7 +137,7 @@ def test_audit_order_ranks_the_portal_first(story):
     (["compromise", "portal:acme", "--from", "2025-01-01T00:00Z", "--to", "2025-01-02T00:00Z",
       "--reason", "x"], "no observation of 'portal:acme' between"),
     (["compromise", "portal:acme", *WINDOW, "--reason", "  "], "say why"),
-    (["recalls", "approve", "pay-1041", "--by", "f"], "no drafted recall"),
+    (["recalls", "approve", "pay-1041", "--by", "f"], "no recall for 'pay-1041'"),
     (["recalls", "show", "pay-404"], "no memory or action 'pay-404'"),
     (["explain", "nothing-like-this"], "no memory or action"),
     (["fragility", "pay-404"], "no memory or action"),

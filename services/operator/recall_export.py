@@ -1,0 +1,169 @@
+"""An approved recall written out for the bank: a CSV row for finance's systems, or an ISO 20022
+camt.056 message (FIToFIPaymentCancellationRequest, version 001.12).
+
+Both are built from the ``Recall`` alone (no graph), with the standard library: the CSV with
+``csv`` (cells that a spreadsheet would run as a formula are quoted with a leading ``'``:
+payee names come from vendors' pages), the XML with ``xml.etree`` (user text is only ever an
+element's text, never formatted into markup).
+
+What the camt.056 says, and where each part comes from:
+
+- ``Assgnmt``: a fresh id, our organisation (the tenant) as assigner, our bank as assignee
+  (its BIC is not known to Rescind: ``Othr/Id`` NOTPROVIDED, for the bank's portal to fill),
+  the time of the export;
+- ``Case``: the recall's outbox id, created by the approver;
+- ``Undrlyg/TxInf``: our reference (``OrgnlEndToEndId``), the bank's (``OrgnlTxId``), the
+  amount and date the bank settled, the reason (``FRAD`` for a compromised source, else
+  ``CUST``) with the retraction's own words, and the creditor's name and account as paid.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import re
+import textwrap
+import xml.etree.ElementTree as ET
+from datetime import date
+from decimal import Decimal
+
+from rescind.contract import events as ev
+from rescind.contract.errors import Invalid
+from rescind.core.shapes import Recall
+
+NS = "urn:iso:std:iso:20022:tech:xsd:camt.056.001.12"
+MEDIA = {"csv": "text/csv; charset=utf-8", "camt.056": "application/xml"}
+SUFFIX = {"csv": "csv", "camt.056": "xml"}
+CSV_COLUMNS = ("payment", "payment_id", "state", "payee_name", "payee_id", "account", "amount",
+               "currency", "paid_on", "bank_reference", "our_reference", "reason",
+               "retraction", "approved_by", "approved_at", "exported_by", "exported_at",
+               "evidence_items", "notes")
+_IBAN = re.compile(r"^[A-Z]{2}[0-9]{2}[A-Z0-9]{1,30}$")
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def document(r: Recall, fmt: str, at: int, organisation: str,
+             default_currency: str = "USD") -> dict:
+    """The file for ``fmt`` (csv or camt.056): its text, media type and a file name."""
+    text = _csv(r, default_currency) if fmt == "csv" else \
+        camt056(r, at, organisation, default_currency)
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", r.name).strip("-") or "recall"
+    return {"format": fmt, "media_type": MEDIA[fmt], "filename": f"recall-{stem}.{SUFFIX[fmt]}",
+            "content": text}
+
+
+# -- CSV ----------------------------------------------------------------------------------------
+def _cell(value) -> str:
+    text = "" if value is None else str(value)
+    return "'" + text if text.startswith(_FORMULA) else text
+
+
+def _csv(r: Recall, default_currency: str) -> str:
+    last = r.exports[-1] if r.exports else {}
+    row = {
+        "payment": r.name, "payment_id": r.action, "state": r.state,
+        "payee_name": r.payee_name, "payee_id": r.payee, "account": r.account,
+        "amount": "" if r.amount is None else f"{Decimal(str(r.amount)):.2f}",
+        "currency": r.currency or default_currency, "paid_on": r.paid_on,
+        "bank_reference": r.bank_reference, "our_reference": r.reference, "reason": r.reason,
+        "retraction": r.retraction, "approved_by": (r.approved or {}).get("by"),
+        "approved_at": (r.approved or {}).get("at"), "exported_by": last.get("by"),
+        "exported_at": last.get("at"), "evidence_items": len(r.evidence),
+        "notes": "\n".join(f"{n['by']} at {n['at']}: {n['text']}" for n in r.notes),
+    }
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(CSV_COLUMNS)
+    writer.writerow([_cell(row[c]) for c in CSV_COLUMNS])
+    return out.getvalue()
+
+
+# -- camt.056 -----------------------------------------------------------------------------------
+def _el(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> ET.Element:
+    node = ET.SubElement(parent, tag, attrs)
+    if text is not None:
+        node.text = text
+    return node
+
+
+def _id35(text: str) -> str:
+    """An identifier of at most 35 characters (Max35Text): itself, or a digest of it."""
+    return text if 0 < len(text) <= 35 else "R" + hashlib.sha256(text.encode()).hexdigest()[:34]
+
+
+def _party(parent: ET.Element, tag: str, name: str) -> None:
+    _el(_el(_el(parent, tag), "Pty"), "Nm", name[:140])
+
+
+def _settled_on(paid_on: str | None) -> str | None:
+    try:
+        return date.fromisoformat((paid_on or "")[:10]).isoformat()
+    except ValueError:
+        return None
+
+
+def camt056(r: Recall, at: int, organisation: str, default_currency: str = "USD") -> str:
+    """The recall as a camt.056.001.12 FIToFIPaymentCancellationRequest (UTF-8 XML)."""
+    if r.amount is None:
+        raise Invalid(f"the bank's receipt for {r.name!r} gives no amount: a camt.056 names the "
+                      "amount settled; export it as csv")
+    created = ev.from_micros(at).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    amount = f"{Decimal(str(r.amount)):.2f}"
+    approver = (r.approved or {}).get("by") or "finance"
+    root = ET.Element("Document", xmlns=NS)  # every element in it is in camt.056's namespace
+    req = _el(root, "FIToFIPmtCxlReq")
+    assignment = _el(req, "Assgnmt")
+    _el(assignment, "Id", _id35(f"RSC-{organisation}-{r.action}-{at}"))
+    _party(assignment, "Assgnr", organisation)
+    bank = _el(_el(_el(assignment, "Assgne"), "Agt"), "FinInstnId")
+    _el(_el(bank, "Othr"), "Id", "NOTPROVIDED")
+    _el(assignment, "CreDtTm", created)
+    case = _el(req, "Case")
+    _el(case, "Id", _id35(r.outbox or f"recall:{r.action}"))
+    _party(case, "Cretr", approver)
+    control = _el(req, "CtrlData")
+    _el(control, "NbOfTxs", "1")
+    _el(control, "CtrlSum", amount)
+    tx = _el(_el(req, "Undrlyg"), "TxInf")
+    _el(tx, "CxlId", _id35(f"CXL-{r.action}-{at}"))
+    _el(tx, "OrgnlEndToEndId", _id35(r.reference or r.name))
+    extra = []
+    if r.bank_reference and len(r.bank_reference) <= 35:
+        _el(tx, "OrgnlTxId", r.bank_reference)
+    elif r.bank_reference:
+        extra.append(f"Bank reference: {r.bank_reference}")
+    _el(tx, "OrgnlIntrBkSttlmAmt", amount, Ccy=(r.currency or default_currency).upper())
+    if settled := _settled_on(r.paid_on):
+        _el(tx, "OrgnlIntrBkSttlmDt", settled)
+    why = _el(tx, "CxlRsnInf")
+    _el(why, "Orgtr").append(_name(approver))
+    _el(_el(why, "Rsn"), "Cd", r.reason_code or "CUST")
+    said = f"{r.reason or 'recalled'}" + (f" (retraction {r.retraction})" if r.retraction else "")
+    for chunk in [*textwrap.wrap(" ".join(said.split()), 105), *extra]:
+        _el(why, "AddtlInf", chunk[:105])
+    ref = _el(tx, "OrgnlTxRef")
+    if r.payee_name or r.payee:
+        _party(ref, "Cdtr", r.payee_name or r.payee)
+    if r.account:
+        _account(_el(ref, "CdtrAcct"), r.account)
+    ET.indent(root)
+    out = io.BytesIO()
+    ET.ElementTree(root).write(out, encoding="UTF-8", xml_declaration=True)
+    return out.getvalue().decode("utf-8")
+
+
+def _name(name: str) -> ET.Element:
+    node = ET.Element("Nm")
+    node.text = name[:140]
+    return node
+
+
+def _account(parent: ET.Element, account: str) -> None:
+    """An IBAN in its compact form when it looks like one; else the account as given."""
+    ident = _el(parent, "Id")
+    compact = re.sub(r"[^A-Za-z0-9]", "", account).upper()
+    if _IBAN.match(compact):
+        _el(ident, "IBAN", compact)
+    else:
+        _el(_el(ident, "Othr"), "Id", account.strip()[:34] or "NOTPROVIDED")
