@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime
 STAMP := $(VENV)/.installed
 
-.PHONY: install install-runtime demo shell test test-cluster test-unit test-integration test-e2e bench lint \
+.PHONY: install install-runtime demo shell test test-cluster screenshots test-unit test-integration test-e2e bench lint \
         clean
 
 $(BIN)/python:
@@ -51,6 +51,10 @@ CLUSTER_SUITES := tests/integration/scenario tests/integration/workers tests/int
 	tests/integration/middleware tests/integration/graph tests/integration/gate \
 	tests/integration/operator tests/integration/conformance tests/integration/engine \
 	tests/e2e/demo
+# Rewrite the console's screenshots under docs/console/ from a run of its browser tests.
+screenshots: $(STAMP)
+	RESCIND_UPDATE_SCREENSHOTS=1 $(BIN)/python -m pytest -q tests/e2e/api
+
 test-cluster: $(STAMP)
 	RESCIND_TEST_CLUSTER=3 $(BIN)/python -m pytest -q $(CLUSTER_SUITES)
 

@@ -36,7 +36,10 @@ from tests.support.recalls import (
 )
 
 ARTIFACTS = Path(os.environ.get("RESCIND_ARTIFACTS", ROOT / ".rescind/artifacts")) / "console"
-DOCS = ROOT / "docs/console"  # the screenshots the documentation shows
+# The screenshots the documentation shows: rewritten only when asked (`make screenshots`), so
+# that a test run leaves the checkout as it was.
+DOCS = ROOT / "docs/console"
+UPDATE_DOCS = os.environ.get("RESCIND_UPDATE_SCREENSHOTS") == "1"
 TENANT = "harbor"
 SCRIPT = '<img src=x onerror="window.__pwned=1">Northwind <script>window.__pwned=2</script>'
 CYPHER = "Note: '}) MATCH (n) DETACH DELETE n // \" RETURN 1"
@@ -121,9 +124,14 @@ def browser():
         b.close()
 
 
-def shot(page: Page, name: str) -> None:
+def shot(page: Page, name: str, docs: str | None = None) -> None:
+    """A screenshot among the run's artifacts; with ``docs``, also the documentation's one of
+    that name, when RESCIND_UPDATE_SCREENSHOTS=1."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    if docs and UPDATE_DOCS:
+        DOCS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(DOCS / docs), full_page=True)
 
 
 def sign_in(browser, base: str, token: str) -> Page:
@@ -480,9 +488,7 @@ def test_the_approvers_day_review_reject_approve_export(recalls_day, browser, tm
     assert sheet.read_text().splitlines()[1].startswith("pay-1041,")
     expect(draft).to_contain_text("EXPORTED as csv by fran@harborfinch.example")
     expect(fin.locator("#message")).to_contain_text("Exported the recall of pay-1041 as csv")
-    DOCS.mkdir(parents=True, exist_ok=True)
-    fin.screenshot(path=str(DOCS / "recalls.png"), full_page=True)
-    shot(fin, "10-finance-recalls-day")
+    shot(fin, "10-finance-recalls-day", docs="recalls.png")
     assert graph.rows("MATCH (o:Outbox) RETURN o.by") == [["fran@harborfinch.example"]]
 
     sec = sign_in(browser, base, tokens["security"])
