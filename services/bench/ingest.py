@@ -15,11 +15,9 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-import redis
-
 from rescind.bench.engine import RAW_UNWIND
+from rescind.contract import connection, layout
 from rescind.contract import events as ev
-from rescind.contract import layout
 from rescind.contract import streams as st
 from rescind.graph import queries as q
 from rescind.graph import tenants
@@ -61,7 +59,7 @@ def end_to_end(url: str, n: int, batch: int) -> dict:
     import multiprocessing
 
     tenant = f"bench-ingest-{int(time.time())}"
-    conn = redis.Redis.from_url(url)
+    conn = connection.connect(url)
     st.ensure_groups(conn)
     tenants.create(connect(url), tenant, by="bench")  # the writer applies its events only then
     stream = layout.tenant_stream(tenant)

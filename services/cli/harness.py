@@ -261,6 +261,39 @@ def bench_ingest(
         out.print((out_dir / "ingest.md").read_text(), markup=False)
 
 
+@bench_app.command("cluster")
+def bench_cluster(
+    events: int = typer.Option(10_000, help="Events published per ingest run"),
+    batch: int = typer.Option(500, help="Writer batch size"),
+    repeats: int = typer.Option(3, help="Runs per topology; medians reported"),
+    engine_json: Path = typer.Option(Path("docs/bench/engine.json"), "--engine-results",
+                                     help="The engine benchmark's results (RAM per memory)"),
+    out_dir: Path = typer.Option(Path("docs/bench"), "--out", help="Where results are written"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Ingest on one server, on 3 masters, and on 3 masters with replicas (with and without
+    waiting for a replica); what a tenant costs; the capacity table of docs/scaling.md. Starts
+    its own servers and clusters."""
+    from rescind.bench.cluster import run as run_cluster
+
+    if events < 2 or events % 2:
+        refuse(f"--events must be an even number of at least 2, not {events}")
+    _at_least("--batch", batch, 1)
+    if repeats < 1 or repeats % 2 == 0:
+        refuse(f"--repeats must be odd, so that the median is one of the runs, not {repeats}")
+    if not engine_json.is_file():
+        refuse(f"no engine results at {engine_json}: run `rescind bench engine` first, or "
+               "pass --engine-results")
+    _writable(out_dir)
+    command = "rescind bench cluster " + " ".join(sys.argv[3:])
+    result = run_cluster(events, batch, repeats, engine_json, out_dir, command.strip(),
+                         lambda line: err.print(line, markup=False))
+    if as_json:
+        print(json.dumps(result, indent=2))
+    else:
+        out.print((out_dir / "cluster.md").read_text(), markup=False)
+
+
 @bench_app.command("rules")
 def bench_rules(
     url: str | None = UrlOpt,

@@ -11,6 +11,7 @@ never sent as one transaction (``pipeline``).
 
 from __future__ import annotations
 
+import os
 import time
 
 import redis
@@ -90,14 +91,27 @@ def replicas(node: redis.Redis, max_age_s: float = 1.0) -> int:
     return seen[1]
 
 
-def replicated(conn: Client, key: str, timeout_ms: int = 2_000) -> bool:
+def replica_wait_ms() -> int:
+    """RESCIND_REPLICA_WAIT_MS (``Settings.replica_wait_ms``; read here too, as the agents'
+    side has no Settings): how long ``replicated`` waits; 0 turns the wait off."""
+    raw = os.environ.get("RESCIND_REPLICA_WAIT_MS", "2000")
+    if not raw.isdigit():
+        raise ValueError(f"RESCIND_REPLICA_WAIT_MS must be a number of milliseconds, not {raw!r}")
+    return int(raw)
+
+
+def replicated(conn: Client, key: str, timeout_ms: int | None = None) -> bool:
     """Whether a replica of the master that holds ``key`` has everything written to that
     master so far: True at once when it has no replica (one server, a cluster without
-    replicas); else after WAIT, False if no replica caught up within ``timeout_ms``.
+    replicas) or the wait is off (``replica_wait_ms``); else after WAIT, False if no replica
+    caught up within ``timeout_ms`` (default: ``replica_wait_ms``).
 
     WAIT counts the writes of the connection it runs on, and a batch was written on another
     one; so a marker in the key's slot is written first, on the connection that waits: the
     replication stream is in order, so a replica that has the marker has the batch too."""
+    timeout_ms = replica_wait_ms() if timeout_ms is None else timeout_ms
+    if not timeout_ms:
+        return True
     node = node_for(conn, key)
     if not replicas(node):
         return True

@@ -34,6 +34,10 @@ class Settings(BaseSettings):
                                          "refused")
     gate_require_currency: bool = Field(False, description="Refuse an amount that names no "
                                         "currency (else it is in gate_currency)")
+    replica_wait_ms: int = Field(2_000, ge=0, description="On a cluster with replicas: how long a "
+                                 "batch of writes waits for a replica to have it before it is "
+                                 "acknowledged (else it is tried again); 0: no wait, and a "
+                                 "failover may lose the latest writes")
     # `rescind up` restarts its embedded server when it dies (rescind.runtime.supervisor)
     restart_attempts: int = Field(5, ge=1, description="`rescind up` exits non-zero after this "
                                   "many failures of its embedded server within the window")
