@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import time
+from urllib.parse import urlsplit, urlunsplit
 
 import redis
 from redis.cluster import RedisCluster, key_slot
@@ -122,6 +123,24 @@ def replicated(conn: Client, key: str, timeout_ms: int | None = None) -> bool:
     return int(acked) >= 1
 
 
+def live_url(conn: Client, url: str) -> str:
+    """``url`` with the address of a master of ``conn``'s cluster that answers now (``url``
+    itself on one server, or when none answers): a new client finds the cluster from a node
+    that is up, not from the one that died."""
+    if not isinstance(conn, RedisCluster):
+        return url
+    parts = urlsplit(url)
+    for node in conn.get_primaries():
+        try:
+            node.redis_connection.ping()
+        except redis.RedisError:
+            continue
+        auth = parts.netloc.rpartition("@")[0]
+        where = f"{auth}@{node.host}:{node.port}" if auth else f"{node.host}:{node.port}"
+        return urlunsplit(parts._replace(netloc=where))
+    return url
+
+
 def url_of(conn: Client) -> str:
     """The address of one of the servers ``conn`` talks to (``redis://host:port[/db]``)."""
     if isinstance(conn, RedisCluster):
@@ -131,5 +150,5 @@ def url_of(conn: Client) -> str:
     return f"redis://{kw.get('host', '127.0.0.1')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
 
 
-__all__ = ["Client", "clustered", "connect", "graph_keys", "is_cluster", "node_for", "pipeline",
-           "primaries", "replicas", "replicated", "url_of"]
+__all__ = ["Client", "clustered", "connect", "graph_keys", "is_cluster", "live_url", "node_for",
+           "pipeline", "primaries", "replicas", "replicated", "url_of"]

@@ -98,10 +98,14 @@ def build(settings: WorkerSettings, roles: tuple[str, ...],
     handing entries to ``workers`` (new ones if None)."""
     if quiet not in log.filters:
         log.addFilter(quiet)  # a lost connection is said once, by the Link
-    # On a cluster each stream is read from the master that owns it (FastStream routes by key).
-    kind = RedisClusterBroker if connection.is_cluster(settings.url) else RedisBroker
-    broker = kind(settings.url, logger=log, middlewares=[RedisTelemetryMiddleware()])
+    # On a cluster each stream is read from the master that owns it (FastStream routes by key),
+    # found from a node that answers now: the one named by the URL may be the one that died.
     workers = workers or Workers(settings)
+    if connection.is_cluster(settings.url):
+        url = connection.live_url(workers.conn, settings.url)
+        broker = RedisClusterBroker(url, logger=log, middlewares=[RedisTelemetryMiddleware()])
+    else:
+        broker = RedisBroker(settings.url, logger=log, middlewares=[RedisTelemetryMiddleware()])
     st.ensure_groups(workers.conn, settings.partitions)
     if "gate" in roles:
         _gate(broker, workers)

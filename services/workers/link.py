@@ -17,6 +17,7 @@ import time
 
 import redis
 
+from rescind.contract import connection
 from rescind.workers.poison import lost_connection
 
 log = logging.getLogger("rescind.workers")
@@ -46,9 +47,15 @@ class Link:
         return pause
 
     def probe(self, conn: redis.Redis) -> bool:
-        """PING the server; True when it answers (a server loading its data does not)."""
+        """PING the server; True when it answers (a server loading its data does not). On a
+        cluster, True once it says ``cluster_state:ok``: while a master's replica is taking
+        over, the master's slots are served by no one, and reading then only fails again."""
         try:
             conn.ping()
+            if connection.clustered(conn):
+                state = conn.cluster_info().get("cluster_state")
+                if state != "ok":
+                    raise redis.ConnectionError(f"the cluster's state is {state!r}")
         except Exception as exc:
             if not lost_connection(exc) and not isinstance(exc, redis.ResponseError):
                 raise
