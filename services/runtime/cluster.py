@@ -95,15 +95,25 @@ class EmbeddedCluster:
                                      "ports": ports}) + "\n")
         return ports
 
-    def start(self, timeout: float = 30.0) -> EmbeddedCluster:
-        try:
-            for node in self.nodes:
-                node.start()
-            self._form(timeout)
-            return self
-        except BaseException:
-            self.stop()
-            raise
+    def start(self, timeout: float = 30.0, tries: int = 3) -> EmbeddedCluster:
+        """Start every node and form the cluster. A port taken between choosing it and binding
+        it (other servers start on this machine too) is chosen again, when it may be."""
+        for attempt in range(tries):
+            try:
+                for node in self.nodes:
+                    node.start()
+                self._form(timeout)
+                return self
+            except ServerError as exc:
+                self.stop()
+                if "Address already in use" not in str(exc) or self.data_dir or \
+                        attempt == tries - 1:
+                    raise
+                self.nodes = [ClusterNode(None, *pair) for pair in self._ports()]
+            except BaseException:
+                self.stop()
+                raise
+        raise AssertionError("unreachable")
 
     def _form(self, timeout: float) -> None:
         clients = [n.client() for n in self.nodes]

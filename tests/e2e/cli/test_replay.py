@@ -90,8 +90,8 @@ def test_one_missing_field_is_one_line_in_the_files_own_words(falkordb, tmp_path
     res = rescind("replay", str(f), "--url", falkordb)
     assert res.returncode == 2
     approve = next(i for i, raw in enumerate(early, 1) if '"op": "approve"' in raw)
-    assert res.stderr.splitlines() == [f"line {approve}: no drafted recall for action "
-                                       "'pay-1041'"]
+    assert res.stderr.splitlines() == [f"line {approve}: no recall for 'pay-1041': only "
+                                       "executed payments that went OUT have one"]
 
 
 def test_bad_tenant_name_is_a_clear_error(falkordb):

@@ -212,7 +212,8 @@ def test_replay_removes_the_graph_after_a_dynamic_error(falkordb, tenant_name):
     with pytest.raises(ScenarioError) as exc:
         replay_text(text, falkordb, tenant_name)
     # in the scenario's own name for the payment, not the graph's (act-8af3…)
-    assert exc.value.errors == [(4, "no drafted recall for action 'a'")]
+    assert exc.value.errors == [
+        (4, "no recall for 'a': only executed payments that went OUT have one")]
     assert TenantGraph(connect(falkordb), tenant_name).exists() is False
 
 

@@ -69,6 +69,7 @@ def test_a_dynamic_error_through_streams_names_its_line(stream_workers, tenant_n
     from rescind.scenario.format import ScenarioError
 
     text = APPROVE_WITHOUT_DRAFT
-    with pytest.raises(ScenarioError, match="line 4: no drafted recall for action 'a'$"):
+    with pytest.raises(ScenarioError, match="line 4: no recall for 'a': only executed "
+                       "payments that went OUT have one$"):
         replay_via_streams(text, stream_workers, tenant_name, start_workers=False)
     assert not TenantGraph(connect(stream_workers), tenant_name).exists()
