@@ -214,7 +214,9 @@ def as_of(graph: TenantGraph, at: str | None, rev: int | None, kind: str | None 
     at_us, rev = _point(at, rev)
     found, scanned = asof.page(graph, at_us, rev, kind, status, skip, limit)
     items = [{"id": r[0], "kind": r[1], "text": r[2], "name": (r[3] or [None])[0],
-              **({"amount": r[10], "executed": bool(r[11])} if r[1] == "action" else {}),
+              "agent": r[12],
+              **({"amount": r[10], "executed": bool(r[11]), "payee": r[13], "account": r[14],
+                  "currency": r[15]} if r[1] == "action" else {}),
               "why": _why(e)} for r, e in found]
     return {"as_of": {"at": iso(at_us), "rev": rev}, "items": items,
             "next_skip": skip + limit if scanned == limit else None}

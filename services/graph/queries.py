@@ -393,7 +393,7 @@ HISTORY_PAGE = """
 MATCH (m:Mem)-[st:STATUS]->()
 WHERE $kind IS NULL OR m.kind = $kind
 RETURN m.id, m.kind, m.text, m.names, m.born_rev, m.born, m.born_cause, m.born_hops, m.at,
-       st.history, m.amount, m.executed
+       st.history, m.amount, m.executed, m.agent, m.payee, m.account, m.currency
 ORDER BY m.at, m.id
 SKIP $skip LIMIT $limit
 """

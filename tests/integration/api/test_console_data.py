@@ -85,12 +85,20 @@ def test_a_payments_timeline_from_proposal_to_approved_recall(story):
     assert "timeline" not in note.json()
 
 
-def test_memories_carry_the_currency_of_an_action(story):
-    """The list and one memory give an action's currency (None when the call named none: the
-    console then shows the gate's, which /me gives)."""
+def test_memories_and_as_of_carry_what_the_console_labels_them_with(story):
+    """The list gives an action's currency (None when the call named none: the console then
+    shows the gate's, which /me gives); "as of" gives the agent, and for an action its payee,
+    account and currency, as the memory list does."""
     view = story.as_("viewer")
     items = story.client.get(f"{story.base}/memories", headers=view,
                              params={"kind": "action"}).json()["items"]
     assert {m["name"]: m["currency"] for m in items} == {"pay-1041": None, "pay-1042": None}
     me = story.client.get("/api/v1/me", headers=view).json()
     assert me["currency"] == "USD"
+    then = story.client.get(f"{story.base}/as-of", headers=view,
+                            params={"at": "2026-11-30T00:00:00Z"}).json()["items"]
+    by_name = {m["name"]: m for m in then}
+    paid = by_name["pay-1041"]
+    assert (paid["agent"], paid["payee"], paid["account"], paid["currency"], paid["amount"]) == (
+        "payments-agent", "Acme Ltd", None, None, 6000)
+    assert by_name["n-bank"]["agent"] == "ap-agent" and "payee" not in by_name["n-bank"]
