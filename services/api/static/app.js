@@ -12,7 +12,7 @@ const POLL_MS = 1000;
 const GATE_LIMIT = 200;
 const state = { token: null, me: null, tab: "overview", rev: null, preview: null, recall: null,
   gates: null, gatesKey: null, sources: new Map(), retractions: new Map(), saidBy: new Map(),
-  search: null, asof: null };
+  mems: new Map(), search: null, asof: null };
 
 // -- small helpers ------------------------------------------------------------------------------
 function el(tag, attrs = {}, ...children) {
@@ -99,6 +99,7 @@ function signOut(note = "") {
   Object.assign(state, { token: null, me: null, rev: null, preview: null, recall: null, gates: null,
     gatesKey: null, search: null, asof: null });
   state.sources.clear();
+  state.mems.clear();
   state.retractions.clear();
   delete document.body.dataset.role;
   $("#app").hidden = true;
@@ -184,7 +185,10 @@ async function loadOverview() {
   }
   for (const s of state.sources.values()) lists.source.append(sourceCard(s));
   for (const kind of ["observation", "belief", "plan", "action", "answer"]) {
-    for (const m of o.columns[kind] || []) lists[kind === "answer" ? "action" : kind].append(card(m));
+    for (const m of o.columns[kind] || []) {
+      state.mems.set(m.id, m);
+      lists[kind === "answer" ? "action" : kind].append(card(m));
+    }
   }
   state.links = o.links;
   if (state.rev === null) { state.rev = o.revision; $("#rev").textContent = o.revision; }
@@ -273,6 +277,7 @@ async function openDetail(id, reset = true, missing = null) {
     const [d, h] = await Promise.all([api(T(`/memories/${ref(id)}`)), api(T(`/memories/${ref(id)}/history`))]);
     const aside = resetDetail(id);
     const m = d.memory;
+    state.mems.set(m.id, m);
     const from = (state.saidBy.get(m.id) || []).map(sourceLabel).join(", ");
     $("#detail-title").replaceChildren(badge(m.status), " ", `${L.kind(m.kind)}: ${short(titleOf(m), 140)}`);
     const facts = [];
@@ -469,6 +474,7 @@ async function loadSearch(more = false) {
   const page = await api(T(`/memories?${params}`));
   const list = $("#search-results");
   if (!more) list.replaceChildren();
+  for (const m of page.items) state.mems.set(m.id, m);
   list.append(...page.items.map(card));
   state.search.next = page.next_skip;
   state.search.shown = (more ? state.search.shown : 0) + page.items.length;
@@ -642,6 +648,13 @@ async function loadRetractions() {
     `${L.source(s)} — trust domain ${s.domain}${s.retracted ? " (retracted)" : ""}`)));
   if (chosen && state.sources.has(chosen)) select.value = chosen;
   showReads();
+  // A withdrawal or correction names its memory by id: look up the ones not seen yet.
+  const unseen = [...new Set(rows.flatMap((r) => [r.memory, r.new_memory]))]
+    .filter((id) => id && !state.mems.has(id)).slice(0, 50);
+  await Promise.all(unseen.map((id) => api(T(`/memories/${ref(id)}`))
+    .then((d) => state.mems.set(id, d.memory)).catch(() => null)));
+  const memo = (id) => (state.mems.has(id)
+    ? `${L.kind(state.mems.get(id).kind)}: ${short(titleOf(state.mems.get(id)), 80)}` : "a memory");
   $("#retractions tbody").replaceChildren(...rows.slice().reverse().map((r) => {
     const button = r.state === "committed"
       ? el("button", { type: "button", class: "reinstate", onclick: () => reinstate(r.id),
@@ -649,7 +662,9 @@ async function loadRetractions() {
     const KIND = { retract: "compromise", withdraw: "withdrawal", correct: "correction" };
     return el("tr", { "data-id": r.id, "data-state": r.state },
       el("td", {}, r.id), el("td", {}, KIND[r.kind] || r.kind),
-      el("td", {}, r.source ? sourceLabel(r.source) : r.memory ? `a memory (${short(r.memory, 30)})` : ""),
+      el("td", { class: "of" }, r.source ? sourceLabel(r.source) : r.memory
+        ? memo(r.memory) + (r.new_memory ? ` → ${short(titleOf(state.mems.get(r.new_memory) || {}), 80) || "a new memory"}` : "")
+        : ""),
       el("td", {}, r.kind === "retract" ? windowText(r) : ""),
       el("td", { class: "reason" }, r.reason || ""),
       el("td", { class: "state" }, r.state), el("td", {}, r.by || ""), el("td", {}, button));

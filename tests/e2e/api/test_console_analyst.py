@@ -401,8 +401,13 @@ def test_the_analyst_withdraws_a_note_and_corrects_another(day, browser):
     tab(page, "Retractions")
     withdrawal = page.locator("#retractions tbody tr", has_text="the remit address moved in October")
     expect(withdrawal).to_contain_text("withdrawal")
+    expect(withdrawal.locator(".of")).to_have_text(
+        "Note: Globex Logistics remit address: 12 Quayside Park, Tacoma, WA 98421, USA")
     correction = page.locator("#retractions tbody tr", has_text="Acme's letter of 2 November")
     expect(correction).to_contain_text("correction")
+    expect(correction.locator(".of")).to_have_text(
+        f"Note: Acme Industrial Parts remit address: 77 Foundry Road, Dayton, OH 45402, USA → {new}")
+    no_ids(" ".join(page.locator("#retractions .of").all_inner_texts()))
     shot(page, SHOTS, "analyst-12-withdrawn-and-corrected")
     withdrawal.get_by_role("button", name="Reinstate").click()
     expect(withdrawal.locator(".state")).to_have_text("reinstated")
