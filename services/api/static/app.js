@@ -68,6 +68,14 @@ async function api(path, { method = "GET", body = null } = {}) {
 }
 
 const T = (path) => `/api/v1/tenants/${encodeURIComponent(state.me.tenant)}${path}`;
+
+// What a person asked for last wins over what a refresh, started earlier, brings back late:
+// a person's request takes a new ticket (``ask``); a refresh keeps the current one (``keep``)
+// and draws nothing if another was taken while it waited.
+const tickets = { detail: 0, search: 0, asof: 0 };
+const ask = (what) => ++tickets[what];
+const keep = (what) => tickets[what];
+const stale = (what, t) => tickets[what] !== t;
 const ref = (id) => encodeURIComponent(id);
 
 // -- sign in and out ----------------------------------------------------------------------------
@@ -273,8 +281,10 @@ function idList(pairs) {
 // ``missing`` is called instead of failing when there is no such memory (a gate decision about
 // a payment the graph does not hold).
 async function openDetail(id, reset = true, missing = null) {
+  const t = reset ? ask("detail") : keep("detail");
   try {
     const [d, h] = await Promise.all([api(T(`/memories/${ref(id)}`)), api(T(`/memories/${ref(id)}/history`))]);
+    if (stale("detail", t)) return;
     const aside = resetDetail(id);
     const m = d.memory;
     state.mems.set(m.id, m);
@@ -316,6 +326,7 @@ async function openDetail(id, reset = true, missing = null) {
       ["cause", m.cause], ["trace", m.trace], ["recorded call", call ? m.text : null]]);
     if (reset) { aside.scrollTop = 0; $("#ids-box").open = false; }
   } catch (err) {
+    if (stale("detail", t)) return;
     if (err.status === 404 && missing) missing(); else fail(err);
   }
 }
@@ -346,6 +357,7 @@ function stepItem(s) {
 function openSource(id) {
   const s = state.sources.get(id);
   if (!s) return;
+  ask("detail");
   const aside = resetDetail(id);
   aside.dataset.source = id;
   $("#detail-title").replaceChildren(
@@ -463,8 +475,9 @@ function treeNode(n, byId) {
 }
 
 // -- search -------------------------------------------------------------------------------------
-async function loadSearch(more = false) {
+async function loadSearch(more = false, person = false) {
   if (!state.search) return;
+  const t = person ? ask("search") : keep("search");
   const { q, kind, status } = state.search;
   const skip = more ? state.search.next : 0;
   const params = new URLSearchParams({ limit: "50", skip: String(skip) });
@@ -472,6 +485,7 @@ async function loadSearch(more = false) {
   if (kind) params.set("kind", kind);
   if (status) params.set("status", status);
   const page = await api(T(`/memories?${params}`));
+  if (stale("search", t)) return;
   const list = $("#search-results");
   if (!more) list.replaceChildren();
   for (const m of page.items) state.mems.set(m.id, m);
@@ -487,7 +501,7 @@ async function loadSearch(more = false) {
 async function search(event) {
   event.preventDefault();
   state.search = { q: $("#q").value.trim(), kind: $("#q-kind").value, status: $("#q-status").value };
-  try { await loadSearch(); } catch (err) { fail(err); }
+  try { await loadSearch(false, true); } catch (err) { fail(err); }
 }
 
 // -- as of: what was believed at a time or revision, and why ------------------------------------
@@ -505,7 +519,7 @@ function pointText(p) {
   return p.rev !== null && p.rev !== undefined ? `revision ${p.rev}` : L.time(p.at);
 }
 
-async function loadAsOf(more = false) {
+async function loadAsOf(more = false, person = false) {
   const moments = [...state.retractions.values()].filter((r) => r.at).flatMap((r) => {
     const before = new Date(Date.parse(r.at) - 1000).toISOString().replace(/\.\d+Z$/, "Z");
     const what = r.source ? `${sourceLabel(r.source)} retracted` : `${r.kind} ${r.id}`;
@@ -517,6 +531,7 @@ async function loadAsOf(more = false) {
   $("#moments").replaceChildren(...moments);
   $("#moments-line").hidden = !moments.length;
   if (!state.asof) return;
+  const t = person ? ask("asof") : keep("asof");
   const { at, rev, kind, status } = state.asof;
   const skip = more ? state.asof.next : 0;
   const params = new URLSearchParams({ limit: "100", skip: String(skip) });
@@ -524,6 +539,7 @@ async function loadAsOf(more = false) {
   if (kind) params.set("kind", kind);
   if (status) params.set("status", status);
   const page = await api(T(`/as-of?${params}`));
+  if (stale("asof", t)) return;
   const point = page.as_of;
   $("#asof-title").textContent = `Believed at ${pointText(point)}`;
   const body = $("#asof-list tbody");
@@ -558,14 +574,16 @@ async function runAsOf(event) {
   }
   state.asof = { at: at || null, rev: rev ? Number(rev) : null, kind: $("#asof-kind").value,
     status: $("#asof-status").value };
-  try { await loadAsOf(); say(`Showing what was believed at ${at ? L.time(at) : `revision ${rev}`}.`); }
+  try { await loadAsOf(false, true); say(`Showing what was believed at ${at ? L.time(at) : `revision ${rev}`}.`); }
   catch (err) { fail(err); }
 }
 
 async function openAsOfMemory(id, point, reset = true) {
+  const t = reset ? ask("detail") : keep("detail");
   try {
     const params = new URLSearchParams(point.at ? { at: point.at } : { rev: String(point.rev) });
     const d = await api(T(`/memories/${ref(id)}/as-of?${params}`));
+    if (stale("detail", t)) return;
     const aside = resetDetail(id);
     aside.dataset.asof = JSON.stringify(point);
     const status = d.existed ? d.why.status : null;
@@ -581,7 +599,7 @@ async function openAsOfMemory(id, point, reset = true) {
     $("#detail-memory").hidden = false;
     idList([["id", d.id], ["name", d.tree.name], ["as of", point.at || `revision ${point.rev}`]]);
     if (reset) aside.scrollTop = 0;
-  } catch (err) { fail(err); }
+  } catch (err) { if (!stale("detail", t)) fail(err); }
 }
 
 // -- deciding: a confirmation that restates what is about to happen -----------------------------
@@ -1110,9 +1128,9 @@ $("#confirm-ok").addEventListener("click", () => closeConfirm(true));
 $("#confirm-cancel").addEventListener("click", () => closeConfirm(false));
 $("#confirm").addEventListener("cancel", (event) => { event.preventDefault(); closeConfirm(false); });
 $("#search-form").addEventListener("submit", search);
-$("#search-more").addEventListener("click", () => loadSearch(true).catch(fail));
+$("#search-more").addEventListener("click", () => loadSearch(true, true).catch(fail));
 $("#asof-form").addEventListener("submit", runAsOf);
-$("#asof-more").addEventListener("click", () => loadAsOf(true).catch(fail));
+$("#asof-more").addEventListener("click", () => loadAsOf(true, true).catch(fail));
 $("#withdraw-form").addEventListener("submit", (e) => decideOnMemory("withdraw", e));
 $("#correct-form").addEventListener("submit", (e) => decideOnMemory("correct", e));
 $("#approve-btn").addEventListener("click", approve);
@@ -1121,6 +1139,7 @@ $("#note-btn").addEventListener("click", annotate);
 $("#export-btn").addEventListener("click", exportRecall);
 $("#refused-only").addEventListener("change", renderGates);
 $("#close-detail").addEventListener("click", () => {
+  ask("detail");
   const aside = $("#detail");
   aside.hidden = true;
   for (const k of ["id", "asof", "source"]) delete aside.dataset[k];
