@@ -3,10 +3,16 @@ Playwright, signing in, screenshots."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
+
+from tests.support.paths import ROOT
+
+ARTIFACTS = Path(os.environ.get("RESCIND_ARTIFACTS", ROOT / ".rescind/artifacts")) / "console"
+DOCS = ROOT / "docs/console"  # the screenshots the documentation shows
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -34,8 +40,13 @@ def sign_in(browser, base: str, token: str) -> Page:
     return page
 
 
-def shot(page: Page, folder: Path, name: str, full_page: bool = True) -> None:
-    """A PNG of the page (``full_page=False``: the window only, for a drawer or a dialog, which
-    stay in the window while the page scrolls)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(folder / f"{name}.png"), full_page=full_page)
+def shot(page: Page, name: str, full_page: bool = True) -> None:
+    """A PNG of the page among the run's artifacts (``$RESCIND_ARTIFACTS/console/``) and, when
+    RESCIND_UPDATE_SCREENSHOTS=1 (`make screenshots`), as the documentation's
+    ``docs/console/<name>.png``: an ordinary test run leaves the checkout as it was.
+    ``full_page=False``: the window only, for a drawer or a dialog, which stay in the window
+    while the page scrolls."""
+    for folder in [ARTIFACTS] + ([DOCS] if os.environ.get("RESCIND_UPDATE_SCREENSHOTS") == "1"
+                                 else []):
+        folder.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(folder / f"{name}.png"), full_page=full_page)

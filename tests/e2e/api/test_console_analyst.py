@@ -5,7 +5,7 @@ wrote in words, a search, a compromise of Acme's portal previewed, confirmed wit
 of source, window, counts and amounts, committed; what stayed IN and why; reinstated; "as of"
 before and after the Northwind retraction; the gate's decisions; a payment's timeline; a memory
 withdrawn and another corrected. Each screen is checked by its human-readable text; the
-screenshots go to docs/console/."""
+screenshots are the run's artifacts, and docs/console/analyst-*.png with `make screenshots`."""
 
 from __future__ import annotations
 
@@ -25,9 +25,7 @@ from rescind.contract import events as ev
 from rescind.graph.store import TenantGraph, connect
 from rescind.runtime.server import free_port, running_url
 from tests.support.console import CHROMIUM_ARGS, chromium, shot, sign_in
-from tests.support.paths import ROOT
 
-SHOTS = ROOT / "docs" / "console"
 BIN = Path(sys.executable).parent
 ADMIN = "b" * 64
 TENANT = "demo"
@@ -127,7 +125,7 @@ def test_the_analysts_day(day, browser):
     expect(page.get_by_role("button", name="Note: Northwind Supplies bank account: "
                             f"{NORTHWIND_ACCOUNT}")).to_contain_text("noted by AP agent")
     no_ids(page.locator("#overview").inner_text())
-    shot(page, SHOTS, "analyst-01-overview")
+    shot(page, "analyst-01-overview")
 
     # -- Search: IN and OUT memories whose text contains a fragment; hostile text as text ------
     tab(page, "Search")
@@ -154,7 +152,7 @@ def test_the_analysts_day(day, browser):
     search.get_by_label("Kind").select_option(label="notes")
     search.get_by_role("button", name="Search").click()
     expect(page.locator("#search-count")).to_have_text("6 memories found")
-    shot(page, SHOTS, "analyst-02-search")
+    shot(page, "analyst-02-search")
 
     # -- Compromise: an open window is refused unless "all time" is ticked ---------------------
     tab(page, "Retractions")
@@ -198,7 +196,7 @@ def test_the_analysts_day(day, browser):
     expect(page.locator("#to-recall")).to_have_text("Nothing to recall.")
     no_ids(page.locator("#preview").inner_text())
     assert graph.revision() == rev  # a preview writes nothing
-    shot(page, SHOTS, "analyst-03-preview")
+    shot(page, "analyst-03-preview")
 
     page.get_by_role("button", name=f"Commit at revision {rev}…").click()
     expect(dialog).to_be_visible()
@@ -215,7 +213,7 @@ def test_the_analysts_day(day, browser):
     assert facts["Reached but kept IN"] == (
         "5 memories, of which 1 payment(s) totalling 12,000.00 USD")
     assert facts["At revision"].startswith(f"{rev} ")
-    shot(page, SHOTS, "analyst-04-confirm", full_page=False)
+    shot(page, "analyst-04-confirm", full_page=False)
     dialog.get_by_role("button", name="Confirm and commit").click()
     expect(page.locator("#message")).to_contain_text("1 memories went OUT; 0 payment(s) held, "
                                                      "0 drafted for recall")
@@ -249,7 +247,7 @@ def test_the_analysts_day(day, browser):
         "kept IN by: said by Acme signed contract (trust domain signed-contracts)")
     no_ids(" ".join(page.locator("#detail-title, #detail-facts, #detail-why, #tree")
                     .all_inner_texts()))
-    shot(page, SHOTS, "analyst-05-kept-in", full_page=False)
+    shot(page, "analyst-05-kept-in", full_page=False)
     expect(page.locator("#ids-box")).not_to_have_attribute("open", "")
     expect(page.locator("#ids")).to_be_hidden()
     page.get_by_text("Ids and details").click()
@@ -264,7 +262,7 @@ def test_the_analysts_day(day, browser):
     expect(row.locator(".state")).to_have_text("reinstated")
     tab(page, "Overview")
     expect(acme.locator(".badge")).to_have_count(0)
-    shot(page, SHOTS, "analyst-06-reinstated")
+    shot(page, "analyst-06-reinstated")
 
     # -- As of: just before and right after the Northwind retraction ----------------------------
     tab(page, "As of")
@@ -283,7 +281,7 @@ def test_the_analysts_day(day, browser):
         f"{NORTHWIND_ACCOUNT}")
     expect(page.locator("#detail-why li").first).to_contain_text(
         "Kept IN by: Northwind vendor portal (trust domain portal:northwind)")
-    shot(page, SHOTS, "analyst-07-as-of-before", full_page=False)
+    shot(page, "analyst-07-as-of-before", full_page=False)
     page.get_by_role("button", name="Close").click()
     page.get_by_role("button", name="Right after Northwind vendor portal retracted "
                                     "(2026-11-19 09:00 UTC)").click()
@@ -295,7 +293,7 @@ def test_the_analysts_day(day, browser):
     page.locator("#asof").get_by_label("Status then").select_option("OUT")
     page.get_by_role("button", name="Show what was believed").click()
     expect(page.locator("#asof-list tbody tr")).to_have_count(7)  # the demo's 7 went OUT
-    shot(page, SHOTS, "analyst-08-as-of-after")
+    shot(page, "analyst-08-as-of-after")
 
     # -- The gate's decisions -----------------------------------------------------------------
     tab(page, "Gate")
@@ -305,7 +303,7 @@ def test_the_analysts_day(day, browser):
         "blocked: 34,500.00 is above 10,000 and rests on 1 trust domain(s) that could fake it; 2 "
         "needed")
     expect(page.locator("#gate-count")).to_have_text("4 decision(s), 1 refused")
-    shot(page, SHOTS, "analyst-09-gate")
+    shot(page, "analyst-09-gate")
 
     # -- A payment's timeline: proposed, gate, executed, recall drafted, approved --------------
     r = httpx.post(f"{base}/api/v1/tenants/{TENANT}/recalls/payment:INV-1001/approve", headers=fin)
@@ -339,7 +337,7 @@ def test_the_analysts_day(day, browser):
                                          "drafted for finance — Northwind vendor portal")
     expect(steps.nth(4)).to_contain_text("Recall approved recall approved by "
                                          "fran@harborfinch.example")
-    shot(page, SHOTS, "analyst-10-payment-timeline", full_page=False)
+    shot(page, "analyst-10-payment-timeline", full_page=False)
     assert page.errors == []
 
 
@@ -368,7 +366,7 @@ def test_the_analyst_withdraws_a_note_and_corrects_another(day, browser):
     assert facts["Reason"] == "the remit address moved in October"
     assert facts["What goes OUT"].startswith("1 memories: 0 observations, 1 notes (beliefs)")
     assert facts["At revision"].startswith(f"{rev} ")
-    shot(page, SHOTS, "analyst-11-withdraw-confirm", full_page=False)
+    shot(page, "analyst-11-withdraw-confirm", full_page=False)
     dialog.get_by_role("button", name="Confirm and withdraw").click()
     expect(page.locator("#message")).to_contain_text(
         "Withdrew \u201cGlobex Logistics remit address: 12 Quayside Park, Tacoma, WA 98421, USA\u201d")
@@ -410,7 +408,7 @@ def test_the_analyst_withdraws_a_note_and_corrects_another(day, browser):
     expect(correction.locator(".of")).to_have_text(
         f"Note: Acme Industrial Parts remit address: 77 Foundry Road, Dayton, OH 45402, USA → {new}")
     no_ids(" ".join(page.locator("#retractions .of").all_inner_texts()))
-    shot(page, SHOTS, "analyst-12-withdrawn-and-corrected")
+    shot(page, "analyst-12-withdrawn-and-corrected")
     withdrawal.get_by_role("button", name="Reinstate").click()
     expect(withdrawal.locator(".state")).to_have_text("reinstated")
     assert json.dumps(page.errors) == "[]"
