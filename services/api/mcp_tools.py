@@ -95,9 +95,11 @@ def register(tool: Callable, resource: Callable) -> None:
     @tool("whoami", "GET /api/v1/me")
     def whoami(c: Caller) -> dict:
         """Who this token is: its tenant, role and name (what the tools act with), and the
-        trace UI a memory's ``trace`` links to, when one is configured."""
+        trace UI a memory's ``trace`` links to, when one is configured, and the currency of an
+        amount that names none."""
         return {"tenant": c.me.tenant, "role": c.me.role, "who": c.me.who,
-                "token": c.me.token_id, "trace_url": c.api.settings.trace_url}
+                "token": c.me.token_id, "trace_url": c.api.settings.trace_url,
+                "currency": c.api.settings.gate_currency}
 
     # -- reading (viewer, security, finance) ----------------------------------------------
     @tool("read", f"GET {T}/revision")

@@ -56,13 +56,13 @@ def public(f: dict) -> dict:
            "at": iso(f.get("at")), "name": (f.get("names") or [None])[0],
            "agent": f.get("agent"), "trace": f.get("trace")}
     if f.get("kind") == "action":
-        out.update(amount=f.get("amount"), payee=f.get("payee"), account=f.get("account"),
-                   executed=bool(f.get("executed")))
+        out.update(amount=f.get("amount"), currency=f.get("currency"), payee=f.get("payee"),
+                   account=f.get("account"), executed=bool(f.get("executed")))
     return out
 
 
 _PAGE = ("id", "kind", "text", "status", "cause", "hops", "at", "names", "agent", "amount",
-         "payee", "account", "executed")
+         "payee", "account", "executed", "currency")
 
 
 def _page_params(kind, status, text, skip, limit) -> dict:
@@ -76,7 +76,22 @@ def revision(graph: TenantGraph) -> dict:
 
 
 def sources(graph: TenantGraph) -> list[dict]:
-    return [{"id": s, "kind": k, "name": n, "domain": d} for s, k, n, d in graph.rows(q.SOURCES)]
+    """Each source with its trust domain, when it was read (its first and last observation
+    times, and how many memories it said) and the retractions of it now in force."""
+    srcs, reads = graph.many((q.SOURCES, {}), (q.SOURCE_READS, {}))
+    read = {sid: (first, last, n) for sid, first, last, n in reads}
+    active: dict[str, list[dict]] = {}
+    for r in retractions(graph):
+        if r["kind"] == "retract" and r["state"] == "committed" and r.get("source"):
+            active.setdefault(r["source"], []).append(
+                {"id": r["id"], "from": r["from"], "to": r["to"], "reason": r["reason"]})
+    out = []
+    for sid, kind, name, domain in srcs:
+        first, last, n = read.get(sid, (None, None, 0))
+        out.append({"id": sid, "kind": kind, "name": name, "domain": domain,
+                    "first_read": iso(first), "last_read": iso(last), "observations": n,
+                    "retracted": bool(active.get(sid)), "retractions": active.get(sid, [])})
+    return out
 
 
 def memories(graph: TenantGraph, kind: str | None = None, status: str | None = None,
@@ -121,10 +136,65 @@ def history(graph: TenantGraph, ref: str) -> dict:
     """Every status the memory had; for an action, also every time the gate was asked about it
     (oldest first, like its statuses)."""
     mid = resolve(graph, ref)
-    out = {"id": mid, "history": [{**e, "at": iso(e.get("at"))} for e in graph.history(mid)]}
+    raw = graph.history(mid)
+    out = {"id": mid, "history": [{**e, "at": iso(e.get("at"))} for e in raw]}
     if mid.startswith("act-"):
-        out["gate"] = list(reversed(gate_mod.decisions_log(graph, mid)))
+        log = list(reversed(gate_mod.decisions_log(graph, mid)))
+        out["gate"] = log
+        out["timeline"] = timeline(graph, mid, raw, log)
     return out
+
+
+def timeline(graph: TenantGraph, mid: str, raw: list[dict], gate_log: list[dict]) -> list[dict]:
+    """A payment's life, oldest first: proposed, each gate decision, executed, held or recall
+    drafted (it went OUT before or after it was paid), released or back IN, recall approved.
+    Each step has ``at``, ``step``, ``text`` (what happened, in words) and, where there is one,
+    who (``by``), the gate's verdict (``allowed``), the bank's ``reference``, the
+    ``retraction`` that caused it with its ``source`` and ``reason``."""
+    [f] = graph.memories([mid])
+    paid_at = f.get("executed_at") if f.get("executed") else None
+    whys = {r["id"]: r for r in retractions(graph)}
+    steps: list[tuple[int, int, dict]] = []
+
+    def add(at: int | None, rank: int, step: str, text: str, **more) -> None:
+        steps.append((at or 0, rank, {"at": iso(at), "step": step, "text": text,
+                                      **{k: v for k, v in more.items() if v is not None}}))
+
+    born = raw[0] if raw else {"status": "IN", "at": f.get("at")}
+    add(born.get("at"), 0, "proposed", f"proposed by {f.get('agent') or 'an agent'}",
+        by=f.get("agent"))
+    for d in gate_log:
+        add(ev.to_micros(datetime.fromisoformat(d["at"])), 1, "gate",
+            d.get("reason") or ("allowed" if d.get("allowed") else "refused"),
+            allowed=bool(d.get("allowed")))
+    if paid_at is not None:
+        bank = f.get("paid_reference")
+        add(paid_at, 2, "executed", "executed" + (f", bank reference {bank}" if bank else ""),
+            reference=bank)
+    was = born.get("status") or "IN"
+    for e in raw[1:]:
+        now, rid = e["status"], e.get("by") or e.get("cause")
+        paid = paid_at is not None and (e.get("at") is None or e["at"] >= paid_at)
+        if now == "OUT" and was != "OUT":
+            step, text = (("recall drafted", "went OUT after it was paid: a recall is drafted "
+                           "for finance") if paid else
+                          ("held", "went OUT before it was paid: held"))
+        elif now == "IN" and was == "OUT":
+            step, text = "back IN", "back IN: " + (
+                "the recall is no longer needed" if paid else "released")
+        else:
+            was = now
+            continue
+        was = now
+        why = whys.get(rid or "", {})
+        add(e.get("at"), 3, step, text, retraction=rid, source=why.get("source"),
+            reason=why.get("reason"))
+    if f.get("recall_state") == "approved":
+        who = f.get("approved_by")
+        add(f.get("approved_at"), 4, "recall approved", f"recall approved by {who or '?'}",
+            by=who)
+    steps.sort(key=lambda s: (s[0], s[1]))
+    return [s[2] for s in steps]
 
 
 def _why(e: dict) -> dict:
@@ -144,7 +214,9 @@ def as_of(graph: TenantGraph, at: str | None, rev: int | None, kind: str | None 
     at_us, rev = _point(at, rev)
     found, scanned = asof.page(graph, at_us, rev, kind, status, skip, limit)
     items = [{"id": r[0], "kind": r[1], "text": r[2], "name": (r[3] or [None])[0],
-              **({"amount": r[10], "executed": bool(r[11])} if r[1] == "action" else {}),
+              "agent": r[12],
+              **({"amount": r[10], "executed": bool(r[11]), "payee": r[13], "account": r[14],
+                  "currency": r[15]} if r[1] == "action" else {}),
               "why": _why(e)} for r, e in found]
     return {"as_of": {"at": iso(at_us), "rev": rev}, "items": items,
             "next_skip": skip + limit if scanned == limit else None}

@@ -66,9 +66,10 @@ def _counts(d: dict) -> dict:
 # -- who, tenants, tokens, audit (admin) --------------------------------------------------------
 @router.get("/me", tags=["auth"], summary="Who this token is")
 def whoami(me: Anyone, api: ApiDep) -> dict:
-    """Also where the console finds the trace UI a memory links to (RESCIND_TRACE_URL)."""
+    """Also where the console finds the trace UI a memory links to (RESCIND_TRACE_URL) and the
+    currency of an amount that names none (RESCIND_GATE_CURRENCY)."""
     return {"tenant": me.tenant, "role": me.role, "who": me.who, "token": me.token_id,
-            "trace_url": api.settings.trace_url}
+            "trace_url": api.settings.trace_url, "currency": api.settings.gate_currency}
 
 
 @router.get("/tenants", tags=["admin"], summary="Every tenant")

@@ -274,6 +274,13 @@ SOURCES = "MATCH (s:Source) RETURN s.id, s.kind, s.name, s.domain ORDER BY s.id"
 
 SOURCE = "MATCH (s:Source {id: $id}) RETURN s.id, s.kind, s.name, s.domain"
 
+# When each source was read: its first and last observation times (SAID edges) and how many
+# memories it said. A scan of the sources' SAID edges, for the console's source list.
+SOURCE_READS = """
+MATCH (s:Source)-[r:SAID]->(m:Mem)
+RETURN s.id, min(r.at), max(r.at), count(DISTINCT m)
+"""
+
 DOMAINS_OF = """
 UNWIND $ids AS id
 MATCH (s:Source {id: id})
@@ -352,7 +359,7 @@ MATCH (m:Mem)-[st:STATUS]->()
 WHERE ($kind IS NULL OR m.kind = $kind) AND ($status IS NULL OR st.status = $status)
   AND ($text IS NULL OR toLower(m.text) CONTAINS $text)
 RETURN m.id, m.kind, m.text, st.status, st.cause, st.hops, m.at, m.names, m.agent, m.amount,
-       m.payee, m.account, m.executed
+       m.payee, m.account, m.executed, m.currency
 ORDER BY m.at, m.id
 SKIP $skip LIMIT $limit
 """
@@ -386,7 +393,7 @@ HISTORY_PAGE = """
 MATCH (m:Mem)-[st:STATUS]->()
 WHERE $kind IS NULL OR m.kind = $kind
 RETURN m.id, m.kind, m.text, m.names, m.born_rev, m.born, m.born_cause, m.born_hops, m.at,
-       st.history, m.amount, m.executed
+       st.history, m.amount, m.executed, m.agent, m.payee, m.account, m.currency
 ORDER BY m.at, m.id
 SKIP $skip LIMIT $limit
 """

@@ -1,13 +1,18 @@
 // The Rescind console: plain DOM, no framework, no build step.
 // Everything that came from the graph is put on the page with textContent or setAttribute,
 // never parsed as HTML: memory texts are written by agents reading untrusted sources.
+// People see labels (labels.js): a payment as "Pay Acme 12,000.00 USD to account …", a source
+// by its name; ids only in a memory's details.
+
+import * as L from "./labels.js";
 
 const $ = (sel) => document.querySelector(sel);
 const SVG = "http://www.w3.org/2000/svg";
 const POLL_MS = 1000;
 const GATE_LIMIT = 200;
 const state = { token: null, me: null, tab: "overview", rev: null, preview: null, recall: null,
-  gates: null, gatesKey: null };
+  gates: null, gatesKey: null, sources: new Map(), retractions: new Map(), saidBy: new Map(),
+  mems: new Map(), search: null, asof: null };
 
 // -- small helpers ------------------------------------------------------------------------------
 function el(tag, attrs = {}, ...children) {
@@ -31,17 +36,22 @@ function svg(tag, attrs = {}, text = null) {
   return node;
 }
 
-const num = (x) => Number(x).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const num = L.num;
 const money = (x) => (x === null || x === undefined ? "" : "$" + num(x));
-const short = (t, n = 90) => (t && t.length > n ? t.slice(0, n - 1) + "…" : t || "");
+const short = L.short;
 const badge = (status) => el("span", { class: `badge ${status === "OUT" ? "out" : "in"}` },
   status || "?");
+const base = () => (state.me && state.me.currency) || "USD";
+const amountOf = (m) => L.amount(m.amount, m.currency, base());
+const sourceLabel = (id) => L.source(state.sources.get(id) || { id });
+// A memory's one-line title: a payment's label, else the first line of its text.
+const titleOf = (m) => L.title(m, base());
 
 function say(text) { $("#message").textContent = text; $("#error").textContent = ""; }
 function fail(err) { $("#error").textContent = err.message || String(err); }
 
 class ApiError extends Error {
-  constructor(status, detail) { super(detail); this.status = status; }
+  constructor(status, detail, body = {}) { super(detail); this.status = status; this.body = body; }
 }
 
 async function api(path, { method = "GET", body = null } = {}) {
@@ -51,12 +61,21 @@ async function api(path, { method = "GET", body = null } = {}) {
   const data = await res.json().catch(() => ({}));
   if (!res.ok) {
     if (res.status === 401 && state.me) signOut("Your token is no longer valid; sign in again.");
-    throw new ApiError(res.status, data.detail || `HTTP ${res.status}`);
+    const detail = typeof data.detail === "string" ? data.detail : `HTTP ${res.status}`;
+    throw new ApiError(res.status, detail, data);
   }
   return data;
 }
 
 const T = (path) => `/api/v1/tenants/${encodeURIComponent(state.me.tenant)}${path}`;
+
+// What a person asked for last wins over what a refresh, started earlier, brings back late:
+// a person's request takes a new ticket (``ask``); a refresh keeps the current one (``keep``)
+// and draws nothing if another was taken while it waited.
+const tickets = { detail: 0, search: 0, asof: 0 };
+const ask = (what) => ++tickets[what];
+const keep = (what) => tickets[what];
+const stale = (what, t) => tickets[what] !== t;
 const ref = (id) => encodeURIComponent(id);
 
 // -- sign in and out ----------------------------------------------------------------------------
@@ -86,7 +105,10 @@ async function signIn(token) {
 function signOut(note = "") {
   sessionStorage.removeItem("rescind-token");
   Object.assign(state, { token: null, me: null, rev: null, preview: null, recall: null, gates: null,
-    gatesKey: null });
+    gatesKey: null, search: null, asof: null });
+  state.sources.clear();
+  state.mems.clear();
+  state.retractions.clear();
   delete document.body.dataset.role;
   $("#app").hidden = true;
   $("#session").hidden = true;
@@ -97,8 +119,9 @@ function signOut(note = "") {
 }
 
 // -- tabs and live refresh ----------------------------------------------------------------------
-const views = { overview: loadOverview, retract: loadRetractions, recalls: loadRecalls,
-  payments: loadPayments, gate: loadGates, audit: loadAudit };
+const views = { overview: loadOverview, search: loadSearch, asof: loadAsOf,
+  retract: loadRetractions, recalls: loadRecalls, payments: loadPayments, gate: loadGates,
+  audit: loadAudit };
 
 function show(tab) {
   state.tab = tab;
@@ -110,13 +133,26 @@ function show(tab) {
 async function refresh() {
   if (!state.me) return;
   try {
+    await loadContext();
     await views[state.tab]();
     await reopenDetail();
   } catch (err) { fail(err); }
 }
 
+// What labels need on every tab: the sources (names, trust domains, when read, retracted) and
+// the retractions (an OUT memory's cause, in words).
+async function loadContext() {
+  const [sources, rows] = await Promise.all([api(T("/sources")), api(T("/retractions"))]);
+  state.sources = new Map(sources.map((s) => [s.id, s]));
+  state.retractions = new Map(rows.map((r) => [r.id, r]));
+}
+
 async function reopenDetail() {
-  if (!$("#detail").hidden && $("#detail").dataset.id) await openDetail($("#detail").dataset.id, false);
+  const aside = $("#detail");
+  if (aside.hidden) return;
+  if (aside.dataset.asof) await openAsOfMemory(aside.dataset.id, JSON.parse(aside.dataset.asof), false);
+  else if (aside.dataset.source) openSource(aside.dataset.source);
+  else if (aside.dataset.id) await openDetail(aside.dataset.id, false);
 }
 
 async function poll() {
@@ -136,76 +172,203 @@ async function poll() {
 }
 
 // -- overview: sources → observations → beliefs → plans → actions --------------------------------
+const KIND_WORDS = { observation: "observations", belief: "notes", plan: "plans",
+  action: "payments and actions", answer: "answers" };
+
 async function loadOverview() {
   const o = await api(T("/overview"));
-  const parts = Object.entries(o.counts).map(([k, c]) => `${k}: ${c.IN} IN, ${c.OUT} OUT`);
+  const parts = Object.entries(o.counts).map(([k, c]) =>
+    `${KIND_WORDS[k] || k}: ${c.IN} IN, ${c.OUT} OUT`);
   $("#counts-line").textContent = parts.join(" · ") + (o.truncated ? " (first 200 of each kind)" : "");
   const lists = {};
   for (const col of document.querySelectorAll("#overview .column")) {
     lists[col.dataset.kind] = col.querySelector("ul");
     lists[col.dataset.kind].replaceChildren();
   }
-  for (const s of o.sources) {
-    lists.source.append(el("li", { class: "card source", "data-id": s.id },
-      el("strong", {}, s.name || s.id), el("div", { class: "meta" }, `${s.id} · domain ${s.domain}`)));
+  for (const s of o.sources) state.sources.set(s.id, { ...state.sources.get(s.id), ...s });
+  state.saidBy = new Map();
+  for (const link of o.links) {
+    if (!state.sources.has(link.from)) continue;
+    state.saidBy.set(link.to, [...(state.saidBy.get(link.to) || []), link.from]);
   }
+  for (const s of state.sources.values()) lists.source.append(sourceCard(s));
   for (const kind of ["observation", "belief", "plan", "action", "answer"]) {
-    for (const m of o.columns[kind] || []) lists[kind === "answer" ? "action" : kind].append(card(m));
+    for (const m of o.columns[kind] || []) {
+      state.mems.set(m.id, m);
+      lists[kind === "answer" ? "action" : kind].append(card(m));
+    }
   }
   state.links = o.links;
   if (state.rev === null) { state.rev = o.revision; $("#rev").textContent = o.revision; }
 }
 
+function reads(s) {
+  if (!s.first_read) return "never read";
+  const range = s.first_read === s.last_read ? `read ${L.time(s.first_read)}`
+    : `read ${L.time(s.first_read)} – ${L.time(s.last_read)}`;
+  return `${range} · ${s.observations} observation(s)`;
+}
+
+const windowText = (r) => (r.from || r.to ? `${r.from ? L.time(r.from) : "the beginning"} → ` +
+  `${r.to ? L.time(r.to) : "now and later"}` : "all time");
+
+function sourceCard(s) {
+  const li = el("li", { class: `card source${s.retracted ? " is-retracted" : ""}`, "data-id": s.id,
+    "data-retracted": String(Boolean(s.retracted)), tabindex: 0, role: "button",
+    "aria-label": `Source ${L.source(s)}` },
+  el("div", { class: "head" }, el("strong", { class: "name" }, L.source(s)),
+    s.retracted ? el("span", { class: "badge out retracted" }, "retracted") : null),
+  el("div", { class: "meta domain" }, `trust domain ${s.domain}`),
+  el("div", { class: "meta reads" }, reads(s)),
+  ...(s.retractions || []).map((r) => el("div", { class: "meta retracted-window" },
+    `retracted ${windowText(r)}`)));
+  li.addEventListener("click", () => openSource(s.id));
+  li.addEventListener("keydown", (e) => { if (e.key === "Enter") openSource(s.id); });
+  return li;
+}
+
+// Why a memory is OUT, in words: the retraction's reason (its id is in the details).
+function outBecause(m) {
+  const r = state.retractions.get(m.cause);
+  const what = r ? (r.reason || `${r.kind} of ${r.source ? sourceLabel(r.source) : "a memory"}`)
+    : m.cause || "a retraction";
+  const hops = m.hops === null || m.hops === undefined ? ""
+    : m.hops === 0 ? " (what the source said)" : `, ${m.hops} step(s) from the source`;
+  return `OUT because: ${short(what, 120)}${hops}`;
+}
+
 function card(m) {
   const tags = [];
-  if (m.kind === "action") {
-    tags.push(el("span", { class: "amount" }, money(m.amount)));
+  if (m.kind === "action" && m.amount !== null && m.amount !== undefined) {
     if (m.status === "OUT") tags.push(el("span", { class: "tag" }, m.executed ? "to recall" : "held"));
     else tags.push(el("span", { class: "tag quiet" }, m.executed ? "executed" : "pending"));
   }
+  const isAction = m.kind === "action";
+  const a = isAction ? L.action(m, base()) : null;
+  const from = (state.saidBy.get(m.id) || []).map(sourceLabel).join(", ");
   const li = el("li", { class: `card ${m.status === "OUT" ? "is-out" : ""}`, "data-id": m.id,
-    "data-name": m.name, "data-status": m.status, tabindex: 0, title: m.text },
-  el("div", { class: "head" }, badge(m.status), el("span", { class: "name" }, m.name || m.id), ...tags),
-  el("div", { class: "text" }, short(m.text, 140)),
-  m.status === "OUT" ? el("div", { class: "meta" }, `out by ${m.cause}, ${m.hops} hop(s) away`) : null);
+    "data-name": m.name, "data-status": m.status, tabindex: 0, role: "button",
+    "aria-label": `${L.kind(m.kind)}: ${short(titleOf(m), 120)}`, title: isAction ? null : m.text },
+  el("div", { class: "head" }, badge(m.status), el("span", { class: "kind" }, L.kind(m.kind)), ...tags),
+  isAction ? el("div", { class: "name" }, a.label) : null,
+  el("div", { class: "text" }, isAction ? a.facts.join(" · ") : short(m.text, 140)),
+  el("div", { class: "meta" }, [isAction ? null : L.origin(m, from), L.time(m.at)]
+    .filter(Boolean).join(" · ")),
+  m.status === "OUT" ? el("div", { class: "meta why-out" }, outBecause(m)) : null);
   li.addEventListener("click", () => openDetail(m.id));
   li.addEventListener("keydown", (e) => { if (e.key === "Enter") openDetail(m.id); });
   return li;
 }
 
-// -- the justification tree of one memory -------------------------------------------------------
+// -- the details drawer: one memory, its reasons, its timeline; one source ----------------------
+function resetDetail(id) {
+  const aside = $("#detail");
+  aside.dataset.id = id;
+  delete aside.dataset.asof;
+  delete aside.dataset.source;
+  aside.hidden = false;
+  for (const part of ["#detail-memory", "#detail-timeline", "#detail-gate", "#detail-decide"]) {
+    $(part).hidden = true;
+  }
+  return aside;
+}
+
+function idList(pairs) {
+  $("#ids").replaceChildren(...pairs.filter(([, v]) => v !== null && v !== undefined && v !== "")
+    .flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, String(v))]));
+}
+
 // ``missing`` is called instead of failing when there is no such memory (a gate decision about
 // a payment the graph does not hold).
 async function openDetail(id, reset = true, missing = null) {
+  const t = reset ? ask("detail") : keep("detail");
   try {
     const [d, h] = await Promise.all([api(T(`/memories/${ref(id)}`)), api(T(`/memories/${ref(id)}/history`))]);
-    const aside = $("#detail");
-    aside.dataset.id = id;
-    aside.hidden = false;
+    if (stale("detail", t)) return;
+    const aside = resetDetail(id);
     const m = d.memory;
-    $("#detail-title").replaceChildren(badge(m.status), " ", `${m.kind}: ${m.name || m.id}`);
-    const facts = [m.text];
+    state.mems.set(m.id, m);
+    const from = (state.saidBy.get(m.id) || []).map(sourceLabel).join(", ");
+    $("#detail-title").replaceChildren(badge(m.status), " ", `${L.kind(m.kind)}: ${short(titleOf(m), 140)}`);
+    const facts = [];
     if (m.kind === "action") {
-      facts.push(`${money(m.amount)} to ${m.payee || "?"}${m.account ? `, account ${m.account}` : ""}` +
-        `${m.executed ? " (executed)" : ""}`);
+      const a = L.action(m, base());
+      facts.push(a.label);
+      facts.push([a.vendor && `vendor ${a.vendor}`, a.invoice && `invoice ${a.invoice}`,
+        a.sum && `amount ${a.sum}`, a.account && `account ${a.account}`].filter(Boolean).join(" · "));
+      facts.push([a.tool && `tool ${a.tool}`, m.agent && `agent ${L.agent(m.agent)}`,
+        m.executed ? "executed" : "not executed"].filter(Boolean).join(" · "));
+    } else {
+      facts.push([L.origin(m, from), L.time(m.at)].filter(Boolean).join(" · "));
     }
-    if (m.status === "OUT") facts.push(`OUT because of ${m.cause}, ${m.hops} hop(s) away`);
+    if (m.status === "OUT") facts.push(outBecause(m));
     const trace = traceLink(m.trace);
     if (trace) facts.push(trace);
     $("#detail-facts").replaceChildren(...facts.flatMap((f, i) => (i ? [el("br"), f] : [f])));
-    $("#tree").replaceChildren(treeNode(d.tree));
-    $("#history").replaceChildren(...h.history.map((e) => el("li", {},
-      badge(e.status), ` ${e.op} at revision ${e.rev}`, e.cause ? ` · cause ${e.cause}` : "",
-      e.hops !== null && e.hops !== undefined ? ` · ${e.hops} hop(s)` : "", e.at ? ` · ${e.at}` : "")));
+    // An action's recorded tool call (``pay_invoice({…})``) is in its ids and details only.
+    const call = m.kind === "action" && L.toolCall(m.text);
+    $("#detail-text").textContent = call ? "" : m.text || "";
+    $("#detail-text").hidden = Boolean(call);
+    $("#detail-why").replaceChildren(...whyLines(d.tree));
+    $("#tree").replaceChildren(treeNode(d.tree, indexTree(d.tree)));
+    $("#history").replaceChildren(...h.history.map(historyItem));
     $("#detail-memory").hidden = false;
+    $("#timeline-title").textContent = "Timeline of the payment";
+    $("#detail-timeline").hidden = !h.timeline;
+    $("#timeline").replaceChildren(...(h.timeline || []).map(stepItem));
     // An action's history carries every time the gate was asked about it, oldest first.
     $("#detail-gate").hidden = !h.gate;
     $("#gate-history").replaceChildren(...(h.gate || []).map(gateItem));
     if (h.gate && !h.gate.length) $("#gate-history").append(el("li", { class: "note" }, "The gate was never asked about it."));
-    if (reset) aside.scrollTop = 0;
+    $("#detail-decide").hidden = state.me.role !== "security" || m.status !== "IN";
+    idList([["id", m.id], ["name", m.name], ["kind", m.kind], ["agent", m.agent],
+      ["payee", m.payee], ["account", m.account], ["currency", m.currency],
+      ["cause", m.cause], ["trace", m.trace], ["recorded call", call ? m.text : null]]);
+    if (reset) { aside.scrollTop = 0; $("#ids-box").open = false; }
   } catch (err) {
+    if (stale("detail", t)) return;
     if (err.status === 404 && missing) missing(); else fail(err);
   }
+}
+
+function historyItem(e) {
+  const OPS = { write: "written", retract: "retraction", reinstate: "reinstated",
+    withdraw: "withdrawn", correct: "corrected", superseded: "superseded", deleted: "deleted" };
+  const r = state.retractions.get(e.cause || e.by);
+  return el("li", {}, badge(e.status), ` ${OPS[e.op] || e.op}`, e.at ? ` · ${L.time(e.at)}` : "",
+    r && r.reason ? ` · ${short(r.reason, 100)}` : (e.cause ? ` · ${e.cause}` : ""),
+    e.hops !== null && e.hops !== undefined ? ` · ${e.hops} step(s) away` : "",
+    el("span", { class: "meta" }, ` (revision ${e.rev})`));
+}
+
+const STEP_WORDS = { proposed: "Proposed", gate: "Gate", executed: "Executed", held: "Held",
+  "recall drafted": "Recall drafted", "recall approved": "Recall approved", "back IN": "Back IN" };
+
+function stepItem(s) {
+  const verdict = s.step === "gate" ? el("span", { class: `badge ${s.allowed ? "in" : "out"}` },
+    s.allowed ? "allowed" : "refused") : null;
+  const text = s.step === "proposed" && s.by ? `proposed by ${L.agent(s.by)}` : s.text;
+  const because = s.reason ? ` — ${s.source ? `${sourceLabel(s.source)}: ` : ""}${s.reason}` : "";
+  return el("li", { class: "step", "data-step": s.step },
+    el("span", { class: "when" }, L.time(s.at)), " ", el("strong", {}, STEP_WORDS[s.step] || s.step),
+    verdict ? " " : "", verdict, " ", el("span", { class: "what" }, text), because);
+}
+
+function openSource(id) {
+  const s = state.sources.get(id);
+  if (!s) return;
+  ask("detail");
+  const aside = resetDetail(id);
+  aside.dataset.source = id;
+  $("#detail-title").replaceChildren(
+    s.retracted ? el("span", { class: "badge out" }, "retracted") : "", s.retracted ? " " : "",
+    `Source: ${L.source(s)}`);
+  const lines = [`trust domain ${s.domain}`, reads(s),
+    ...(s.retractions || []).map((r) => `retracted ${windowText(r)}: ${r.reason || ""}`)];
+  $("#detail-facts").replaceChildren(...lines.flatMap((f, i) => (i ? [el("br"), f] : [f])));
+  idList([["id", s.id], ["kind", s.kind], ["name", s.name], ["trust domain", s.domain],
+    ["first read", s.first_read], ["last read", s.last_read],
+    ...(s.retractions || []).map((r) => ["retraction", r.id])]);
 }
 
 // The run that wrote a memory, in the trace UI the server names (RESCIND_TRACE_URL), if any.
@@ -216,40 +379,336 @@ function traceLink(traceId) {
     rel: "noopener noreferrer" }, "the trace of the run that wrote it");
 }
 
-function treeNode(n) {
+// -- why it stands: the justification tree, marked ---------------------------------------------
+// Each memory's reasons are expanded once (a DAG); ``see_above`` nodes are looked up here.
+function indexTree(root) {
+  const byId = new Map();
+  const walk = (n) => {
+    if (!n.see_above && (n.justifications || n.said_by) && !byId.has(n.id)) byId.set(n.id, n);
+    for (const ps of n.justifications || []) for (const p of ps) walk(p);
+  };
+  walk(root);
+  return byId;
+}
+
+const full = (n, byId) => (n.see_above ? byId.get(n.id) || n : n);
+const holdsNow = (premises) => premises.length > 0 && premises.every((p) => p.status === "IN");
+// A grounding still counts: today, its ``valid`` flag; as of a point (no flag), the
+// observation's status then.
+const stands = (n, s) => (s.valid === undefined ? n.status === "IN" : s.valid);
+
+// The sources that hold a memory IN, through the reasons that hold it (ids, deduplicated).
+function holdingSources(n, byId, seen = new Set()) {
+  n = full(n, byId);
+  if (n.status !== "IN" || seen.has(n.id)) return [];
+  seen.add(n.id);
+  const out = (n.said_by || []).filter((s) => stands(n, s)).map((s) => s.source);
+  for (const premises of n.justifications || []) {
+    if (!holdsNow(premises)) continue;
+    for (const p of premises) out.push(...holdingSources(p, byId, seen));
+  }
+  return [...new Set(out)];
+}
+
+function sourcesText(ids) {
+  return ids.map((id) => {
+    const s = state.sources.get(id);
+    return s ? `${L.source(s)} (trust domain ${s.domain})` : id;
+  }).join(", ");
+}
+
+// The summary over the tree: "Kept IN by: Acme signed contract …, through: …" per reason that
+// holds the memory, and what fell.
+function whyLines(root) {
+  const byId = indexTree(root);
+  const n = full(root, byId);
+  const lines = [];
+  if (n.status === "IN") {
+    for (const s of (n.said_by || []).filter((x) => stands(n, x))) {
+      lines.push(el("li", { class: "holds" }, `Kept IN by: ${sourcesText([s.source])} still says it`));
+    }
+    for (const premises of (n.justifications || []).filter(holdsNow)) {
+      const srcs = [...new Set(premises.flatMap((p) => holdingSources(p, byId)))];
+      lines.push(el("li", { class: "holds" }, `Kept IN by: ${sourcesText(srcs) || "its premises"}` +
+        `, through: ${premises.map((p) => short(titleOf(full(p, byId)), 120)).join("; ")}`));
+    }
+  }
+  for (const s of (n.said_by || []).filter((x) => !stands(n, x))) {
+    lines.push(el("li", { class: "fell" }, `Fell: ${sourceLabel(s.source)} is retracted for what it said ${s.at || ""}`.trim()));
+  }
+  for (const premises of (n.justifications || []).filter((ps) => !holdsNow(ps))) {
+    const gone = premises.filter((p) => p.status !== "IN").map((p) => short(titleOf(full(p, byId)), 80));
+    lines.push(el("li", { class: "fell" }, `Fell: the reason resting on ${gone.join("; ")} (OUT)`));
+  }
+  if (n.status === "OUT" && !lines.some((l) => l.classList.contains("fell"))) {
+    lines.push(el("li", { class: "fell" }, n.cause ? outBecause(n) : "OUT"));
+  }
+  if (!lines.length) lines.push(el("li", { class: "note" }, "No recorded reason: an agent's own say-so."));
+  return lines;
+}
+
+function treeNode(n, byId) {
   const label = el("div", { class: "node", "data-id": n.id }, badge(n.status), " ",
-    el("span", { class: "kind" }, n.kind || "?"), " ", el("span", { class: "text" }, short(n.text, 160)));
+    el("span", { class: "kind" }, L.kind(n.kind)), " ", el("span", { class: "text" }, short(titleOf(n), 160)));
+  if (n.existed === false) label.append(el("span", { class: "meta" }, " (not written yet)"));
   const li = el("div", { class: "branch" }, label);
   for (const s of n.said_by || []) {
-    li.append(el("div", { class: `said ${s.valid ? "" : "invalid"}` },
-      `said by ${s.source} (domain ${s.domain}) at ${s.at}${s.valid ? "" : " — retracted"}`));
+    const ok = stands(n, s);
+    const what = `${sourceLabel(s.source)} (trust domain ${s.domain}) at ${s.at}`;
+    li.append(el("div", { class: `said ${ok ? "holds" : "invalid"}` }, s.valid === undefined
+      ? `said by ${what}` : ok ? `kept IN by: said by ${what}` : `fell: said by ${what} — retracted`));
   }
   if (n.see_above) li.append(el("div", { class: "meta" }, "(its reasons are shown above)"));
   (n.justifications || []).forEach((premises, i) => {
     const rule = (n.justification_rules || [])[i];
-    const j = el("div", { class: "justification" },
-      el("div", { class: "meta" }, `reason ${i + 1}${rule ? ` (${rule})` : ""}: rests on`));
-    for (const p of premises) j.append(treeNode(p));
+    const ok = holdsNow(premises);
+    const mark = ok
+      ? `kept IN by: ${sourcesText([...new Set(premises.flatMap((p) => holdingSources(p, byId)))]) || "these premises"}`
+      : "fell: a premise is OUT";
+    const j = el("div", { class: `justification ${ok ? "holds" : "fell"}`, "data-holds": String(ok) },
+      el("div", { class: "meta" }, `reason ${i + 1}${rule ? ` (${rule})` : ""}: `,
+        el("span", { class: ok ? "mark holds" : "mark fell" }, mark), " — rests on"));
+    for (const p of premises) j.append(treeNode(p, byId));
     li.append(j);
   });
   return li;
 }
 
-// -- retractions: preview, blast radius, commit, reinstate --------------------------------------
+// -- search -------------------------------------------------------------------------------------
+async function loadSearch(more = false, person = false) {
+  if (!state.search) return;
+  const t = person ? ask("search") : keep("search");
+  const { q, kind, status } = state.search;
+  const skip = more ? state.search.next : 0;
+  const params = new URLSearchParams({ limit: "50", skip: String(skip) });
+  if (q) params.set("q", q);
+  if (kind) params.set("kind", kind);
+  if (status) params.set("status", status);
+  const page = await api(T(`/memories?${params}`));
+  if (stale("search", t)) return;
+  const list = $("#search-results");
+  if (!more) list.replaceChildren();
+  for (const m of page.items) state.mems.set(m.id, m);
+  list.append(...page.items.map(card));
+  state.search.next = page.next_skip;
+  state.search.shown = (more ? state.search.shown : 0) + page.items.length;
+  $("#search-more").hidden = page.next_skip === null;
+  $("#search-count").textContent = state.search.shown
+    ? `${state.search.shown} memor${state.search.shown === 1 ? "y" : "ies"} found${page.next_skip === null ? "" : " so far"}`
+    : "Nothing found.";
+}
+
+async function search(event) {
+  event.preventDefault();
+  state.search = { q: $("#q").value.trim(), kind: $("#q-kind").value, status: $("#q-status").value };
+  try { await loadSearch(false, true); } catch (err) { fail(err); }
+}
+
+// -- as of: what was believed at a time or revision, and why ------------------------------------
+const OP_WORDS = { write: "written", retract: "taken OUT by a retraction", reinstate:
+  "back IN when a retraction was undone", withdraw: "withdrawn", correct: "corrected",
+  superseded: "replaced by a newer value", deleted: "deleted" };
+
+function whyThen(w) {
+  const r = state.retractions.get(w.cause || w.by);
+  const because = r ? `: ${short(r.reason || r.id, 100)}` : w.cause ? `: ${w.cause}` : "";
+  return `${OP_WORDS[w.op] || w.op}${because} · ${L.time(w.at)} (revision ${w.rev})`;
+}
+
+function pointText(p) {
+  return p.rev !== null && p.rev !== undefined ? `revision ${p.rev}` : L.time(p.at);
+}
+
+async function loadAsOf(more = false, person = false) {
+  const moments = [...state.retractions.values()].filter((r) => r.at).flatMap((r) => {
+    const before = new Date(Date.parse(r.at) - 1000).toISOString().replace(/\.\d+Z$/, "Z");
+    const what = r.source ? `${sourceLabel(r.source)} retracted` : `${r.kind} ${r.id}`;
+    return [el("button", { type: "button", class: "moment", "data-at": before,
+      onclick: () => asOfAt(before) }, `Just before ${what} (${L.time(r.at)})`),
+    el("button", { type: "button", class: "moment", "data-at": r.at,
+      onclick: () => asOfAt(r.at) }, `Right after ${what} (${L.time(r.at)})`)];
+  });
+  $("#moments").replaceChildren(...moments);
+  $("#moments-line").hidden = !moments.length;
+  if (!state.asof) return;
+  const t = person ? ask("asof") : keep("asof");
+  const { at, rev, kind, status } = state.asof;
+  const skip = more ? state.asof.next : 0;
+  const params = new URLSearchParams({ limit: "100", skip: String(skip) });
+  if (at) params.set("at", at); else params.set("rev", String(rev));
+  if (kind) params.set("kind", kind);
+  if (status) params.set("status", status);
+  const page = await api(T(`/as-of?${params}`));
+  if (stale("asof", t)) return;
+  const point = page.as_of;
+  $("#asof-title").textContent = `Believed at ${pointText(point)}`;
+  const body = $("#asof-list tbody");
+  if (!more) body.replaceChildren();
+  body.append(...page.items.map((m) => {
+    const tr = el("tr", { class: "clickable", "data-id": m.id, "data-name": m.name,
+      "data-status": m.why.status, tabindex: 0 },
+    el("td", { class: "what" }, short(titleOf(m), 120)), el("td", {}, L.kind(m.kind)),
+    el("td", { class: "then" }, badge(m.why.status)), el("td", { class: "why" }, whyThen(m.why)));
+    const open = () => openAsOfMemory(m.id, point);
+    tr.addEventListener("click", open);
+    tr.addEventListener("keydown", (e) => { if (e.key === "Enter") open(); });
+    return tr;
+  }));
+  state.asof.next = page.next_skip;
+  $("#asof-more").hidden = page.next_skip === null;
+  if (!body.children.length) body.append(el("tr", {}, el("td", { colspan: 4 }, "Nothing was written by then.")));
+}
+
+function asOfAt(at) {
+  $("#asof-at").value = at;
+  $("#asof-rev").value = "";
+  return runAsOf();
+}
+
+async function runAsOf(event) {
+  if (event) event.preventDefault();
+  const at = $("#asof-at").value.trim(), rev = $("#asof-rev").value.trim();
+  if (Boolean(at) === Boolean(rev)) {
+    fail(new Error("Give a time or a revision (one of the two)."));
+    return;
+  }
+  state.asof = { at: at || null, rev: rev ? Number(rev) : null, kind: $("#asof-kind").value,
+    status: $("#asof-status").value };
+  try { await loadAsOf(false, true); say(`Showing what was believed at ${at ? L.time(at) : `revision ${rev}`}.`); }
+  catch (err) { fail(err); }
+}
+
+async function openAsOfMemory(id, point, reset = true) {
+  const t = reset ? ask("detail") : keep("detail");
+  try {
+    const params = new URLSearchParams(point.at ? { at: point.at } : { rev: String(point.rev) });
+    const d = await api(T(`/memories/${ref(id)}/as-of?${params}`));
+    if (stale("detail", t)) return;
+    const aside = resetDetail(id);
+    aside.dataset.asof = JSON.stringify(point);
+    const status = d.existed ? d.why.status : null;
+    $("#detail-title").replaceChildren(status ? badge(status) : "", status ? " " : "",
+      `As of ${pointText(point)}: ${L.kind(d.tree.kind)}: ${short(titleOf(d.tree), 120)}`);
+    $("#detail-facts").replaceChildren(d.existed ? `Then: ${whyThen(d.why)}` : "It was not written yet then.");
+    const call = d.tree.kind === "action" && L.toolCall(d.tree.text);
+    $("#detail-text").textContent = call ? "" : d.tree.text || "";
+    $("#detail-text").hidden = Boolean(call);
+    $("#detail-why").replaceChildren(...(d.existed ? whyLines(d.tree) : []));
+    $("#tree").replaceChildren(treeNode(d.tree, indexTree(d.tree)));
+    $("#history").replaceChildren();
+    $("#detail-memory").hidden = false;
+    idList([["id", d.id], ["name", d.tree.name], ["as of", point.at || `revision ${point.rev}`]]);
+    if (reset) aside.scrollTop = 0;
+  } catch (err) { if (!stale("detail", t)) fail(err); }
+}
+
+// -- deciding: a confirmation that restates what is about to happen -----------------------------
+const KIND_LABELS = { observations: "Observations", beliefs: "Notes (beliefs)", plans: "Plans",
+  answers: "Answers", executed_actions: "Executed payments (to recall)",
+  pending_actions: "Pending payments (to hold)" };
+const total = (counts) => Object.values(counts).reduce((a, b) => a + b, 0);
+
+// Amounts summed per currency: "6,000.00 USD + 500.00 EUR" (or "none").
+function sumOf(items) {
+  const by = new Map();
+  for (const a of items) {
+    if (a.amount === null || a.amount === undefined) continue;
+    const c = a.currency || base();
+    by.set(c, (by.get(c) || 0) + Number(a.amount));
+  }
+  return [...by].map(([c, x]) => `${num(x)} ${c}`).join(" + ") || "none";
+}
+
+const paymentsIn = (d) => (d.kept || []).filter((k) => k.kind === "action" && k.amount !== null && k.amount !== undefined);
+
+// The lines a confirmation restates from a preview: counts, then payments and amounts.
+function restated(d) {
+  const counts = Object.entries(d.counts).map(([k, n]) => `${n} ${(KIND_LABELS[k] || k).toLowerCase()}`);
+  const kept = paymentsIn(d);
+  return [
+    ["What goes OUT", `${total(d.counts)} memories: ${counts.join(", ")}`],
+    ["Payments to hold", `${d.to_hold.length}, totalling ${sumOf(d.to_hold)}`],
+    ["Payments to recall", `${d.to_recall.length}, totalling ${sumOf(d.to_recall)}`],
+    ["Reached but kept IN", `${(d.kept || []).length} memories, of which ${kept.length} payment(s) ` +
+      `totalling ${sumOf(kept)}`],
+  ];
+}
+
+let answer = null;
+
+// Opens the modal confirmation; resolves with {force} on confirm, null on cancel.
+function confirmDecision(title, rows, { button = "Confirm and commit", duplicates = [] } = {}) {
+  $("#confirm-title").textContent = title;
+  $("#confirm-body").replaceChildren(...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
+  $("#confirm-dups").hidden = !duplicates.length;
+  $("#confirm-dups-text").textContent = duplicates.map((r) =>
+    `${sourceLabel(r.source || "")} is already retracted ${windowText(r)} by ${r.id}`).join("; ");
+  $("#confirm-force").checked = false;
+  $("#confirm-ok").textContent = button;
+  $("#confirm").showModal();
+  return new Promise((resolve) => { answer = resolve; });
+}
+
+function closeConfirm(ok) {
+  $("#confirm").close();
+  const resolve = answer;
+  answer = null;
+  if (resolve) resolve(ok ? { force: $("#confirm-force").checked } : null);
+}
+
+// -- retractions: preview, blast radius, confirm, commit, reinstate -------------------------------
 async function loadRetractions() {
-  const [sources, rows] = await Promise.all([api(T("/sources")), api(T("/retractions"))]);
+  const sources = [...state.sources.values()];
+  const rows = [...state.retractions.values()];
   const select = $("#src");
   const chosen = select.value;
-  select.replaceChildren(...sources.map((s) => el("option", { value: s.id }, `${s.id} (${s.domain})`)));
-  if (chosen) select.value = chosen;
+  select.replaceChildren(...sources.map((s) => el("option", { value: s.id },
+    `${L.source(s)} — trust domain ${s.domain}${s.retracted ? " (retracted)" : ""}`)));
+  if (chosen && state.sources.has(chosen)) select.value = chosen;
+  showReads();
+  // A withdrawal or correction names its memory by id: look up the ones not seen yet.
+  const unseen = [...new Set(rows.flatMap((r) => [r.memory, r.new_memory]))]
+    .filter((id) => id && !state.mems.has(id)).slice(0, 50);
+  await Promise.all(unseen.map((id) => api(T(`/memories/${ref(id)}`))
+    .then((d) => state.mems.set(id, d.memory)).catch(() => null)));
+  const memo = (id) => (state.mems.has(id)
+    ? `${L.kind(state.mems.get(id).kind)}: ${short(titleOf(state.mems.get(id)), 80)}` : "a memory");
   $("#retractions tbody").replaceChildren(...rows.slice().reverse().map((r) => {
     const button = r.state === "committed"
-      ? el("button", { type: "button", class: "reinstate", onclick: () => reinstate(r.id) }, "Reinstate") : "";
+      ? el("button", { type: "button", class: "reinstate", onclick: () => reinstate(r.id),
+        "aria-label": `Reinstate ${r.id}` }, "Reinstate") : "";
+    const KIND = { retract: "compromise", withdraw: "withdrawal", correct: "correction" };
     return el("tr", { "data-id": r.id, "data-state": r.state },
-      el("td", {}, r.id), el("td", {}, r.kind), el("td", {}, r.source || r.memory || ""),
-      el("td", {}, r.kind === "retract" ? `${r.from || "open"} → ${r.to || "open"}` : ""),
+      el("td", {}, r.id), el("td", {}, KIND[r.kind] || r.kind),
+      el("td", { class: "of" }, r.source ? sourceLabel(r.source) : r.memory
+        ? memo(r.memory) + (r.new_memory ? ` → ${short(titleOf(state.mems.get(r.new_memory) || {}), 80) || "a new memory"}` : "")
+        : ""),
+      el("td", {}, r.kind === "retract" ? windowText(r) : ""),
+      el("td", { class: "reason" }, r.reason || ""),
       el("td", { class: "state" }, r.state), el("td", {}, r.by || ""), el("td", {}, button));
   }));
+}
+
+// Under the chosen source: when it was read, to choose the window from.
+function showReads() {
+  const s = state.sources.get($("#src").value);
+  $("#src-reads").textContent = s ? `${L.source(s)}: ${reads(s)}` +
+    (s.retracted ? `; already retracted ${(s.retractions || []).map(windowText).join(", ")}` : "") : "";
+  $("#use-reads").hidden = !(s && s.first_read);
+}
+
+function useReads() {
+  const s = state.sources.get($("#src").value);
+  if (!s || !s.first_read) return;
+  $("#all-time").checked = false;
+  allTime();
+  $("#from").value = s.first_read;
+  $("#to").value = s.last_read;
+}
+
+function allTime() {
+  const all = $("#all-time").checked;
+  for (const f of ["#from", "#to"]) { $(f).disabled = all; if (all) $(f).value = ""; }
 }
 
 function compromiseBody() {
@@ -259,34 +718,54 @@ function compromiseBody() {
   return body;
 }
 
+// An open window (a bound missing) retracts everything the source said on that side: only
+// when "all time" is ticked.
+function openWindowRefused(body) {
+  if ($("#all-time").checked || (body.from && body.to)) return false;
+  fail(new Error("Give the window's From and To (the times the source could not be trusted), or " +
+    "tick \u201cAll time\u201d to retract everything it ever said."));
+  return true;
+}
+
 async function preview(event) {
   event.preventDefault();
+  const body = compromiseBody();
+  if (openWindowRefused(body)) return;
   try {
-    const body = compromiseBody();
     const p = await api(T("/retractions/preview"), { method: "POST", body });
-    state.preview = { body, rev: p.rev };
+    state.preview = { body, rev: p.rev, result: p };
     renderPreview(p, `Preview at revision ${p.rev}: nothing has changed yet`);
     $("#commit-btn").hidden = false;
     $("#commit-btn").disabled = false;
-    $("#commit-btn").textContent = `Commit at revision ${p.rev}`;
-    say(`Previewed ${body.source}: ${total(p.counts)} memories would go OUT.`);
+    $("#commit-btn").textContent = `Commit at revision ${p.rev}…`;
+    say(`Previewed ${sourceLabel(body.source)}: ${total(p.counts)} memories would go OUT.`);
   } catch (err) { fail(err); }
 }
 
-const total = (counts) => Object.values(counts).reduce((a, b) => a + b, 0);
-const KIND_LABELS = { observations: "Observations", beliefs: "Beliefs", plans: "Plans",
-  answers: "Answers", executed_actions: "Executed payments (to recall)",
-  pending_actions: "Pending payments (to hold)" };
+function keptBy(k) {
+  return (k.kept_by || []).map((why) => {
+    if (why.source) return `kept IN by: ${why.name && why.name !== why.source ? why.name : sourceLabel(why.source)} still says it`;
+    const srcs = (why.sources || []).map((s) => sourceLabel(s.source)).join(", ");
+    const through = (why.premises || []).map((p) => short(titleOf(p), 60)).join("; ");
+    return `kept IN by: ${srcs || "its premises"}${through ? `, through: ${through}` : ""}`;
+  });
+}
 
 function renderPreview(p, title) {
   $("#preview").hidden = false;
   $("#preview-title").textContent = title;
   $("#counts tbody").replaceChildren(...Object.entries(p.counts).map(([k, n]) =>
     el("tr", { "data-kind": k }, el("td", {}, KIND_LABELS[k] || k), el("td", { class: "n" }, n))));
-  const item = (a) => el("li", {}, `${a.name || a.id}: ${money(a.amount)} to ${a.payee || "?"}`);
+  const item = (a) => el("li", {}, L.action(a, base()).label);
   $("#to-hold").replaceChildren(...p.to_hold.map(item));
   $("#to-recall").replaceChildren(...p.to_recall.map(item));
-  $("#kept").replaceChildren(...p.kept.map((k) => el("li", {}, `${k.kind}: ${short(k.text, 80)}`)));
+  $("#kept").replaceChildren(...(p.kept || []).map((k) => el("li", { "data-id": k.id },
+    el("div", {}, `${L.kind(k.kind)}: ${short(titleOf(k), 90)}`),
+    ...keptBy(k).map((line) => el("div", { class: "meta kept-by" }, line)))));
+  for (const [list, what] of [["#to-hold", "Nothing to hold."], ["#to-recall", "Nothing to recall."],
+    ["#kept", "Nothing reached stays IN."]]) {
+    if (!$(list).children.length) $(list).append(el("li", { class: "note" }, what));
+  }
   drawBlast(p.graph || { nodes: [], edges: [] });
 }
 
@@ -328,30 +807,47 @@ function drawBlast(g) {
   }
   for (const n of g.nodes) {
     const { x, y } = pos.get(n.id);
+    const name = n.kind === "source" ? sourceLabel(n.id) : titleOf(n);
     const group = svg("g", { class: `node ${n.fate}`, "data-id": n.id, "data-fate": n.fate });
-    group.append(svg("title", {}, `${n.kind}: ${n.text || n.id}`));
+    group.append(svg("title", {}, `${L.kind(n.kind)}: ${n.kind === "source" ? name : n.text || name}`));
     group.append(svg("rect", { x, y, width: 160, height: 32, rx: 6 }));
-    group.append(svg("text", { x: x + 8, y: y + 13, class: "kind" }, `${n.kind}${n.fate === "kept" ? " (kept IN)" : ""}`));
-    group.append(svg("text", { x: x + 8, y: y + 26 }, short(n.name || n.text || n.id, 24)));
+    group.append(svg("text", { x: x + 8, y: y + 13, class: "kind" }, `${L.kind(n.kind)}${n.fate === "kept" ? " (kept IN)" : ""}`));
+    group.append(svg("text", { x: x + 8, y: y + 26 }, short(name, 26)));
     box.append(group);
   }
 }
 
 async function commit() {
   if (!state.preview) return;
+  const { body, rev, result } = state.preview;
+  if (openWindowRefused(body)) return;
+  const s = state.sources.get(body.source) || { id: body.source, domain: "?" };
+  const rows = [
+    ["Source", `${L.source(s)} (${s.id}), trust domain ${s.domain}`],
+    ["Window", body.from && body.to ? `from ${L.time(body.from)} to ${L.time(body.to)}`
+      : body.from || body.to ? windowText(body)
+        : "all time: every observation it ever gave, whenever it was read"],
+    ["Reason", body.reason],
+    ...restated(result),
+    ["At revision", `${rev} (refused if the graph has changed since the preview)`],
+  ];
+  const ok = await confirmDecision(`Retract ${L.source(s)}?`, rows,
+    { duplicates: result.duplicates || [] });
+  if (!ok) { say("Not committed: nothing has changed."); return; }
   const button = $("#commit-btn");
   button.disabled = true;
   try {
-    const d = await api(T("/retractions"), { method: "POST", body: { ...state.preview.body, rev: state.preview.rev } });
+    const d = await api(T("/retractions"), { method: "POST", body: { ...body, rev, ...(ok.force ? { force: true } : {}) } });
     state.preview = null;
     button.hidden = true;
     renderPreview(d, `Committed ${d.retraction}: ${total(d.counts)} went OUT`);
     say(`Committed ${d.retraction}: ${total(d.counts)} memories went OUT; ` +
       `${d.to_hold.length} payment(s) held, ${d.to_recall.length} drafted for recall.`);
+    await loadContext();
     await loadRetractions();
   } catch (err) {
     button.disabled = false;
-    if (err.status === 409) {
+    if (err.status === 409 && !err.body.existing) {  // stale; a duplicate names `existing`
       button.hidden = true;
       fail(new Error(`${err.message} — the graph changed since the preview: preview again.`));
     } else fail(err);
@@ -362,7 +858,35 @@ async function reinstate(id) {
   try {
     const d = await api(T(`/retractions/${ref(id)}/reinstate`), { method: "POST" });
     say(`Reinstated ${id}: ${total(d.counts)} memories came back IN.`);
+    await loadContext();
     await loadRetractions();
+  } catch (err) { fail(err); }
+}
+
+// -- withdraw or correct one memory (security), from its details ---------------------------------
+async function decideOnMemory(kind, event) {
+  event.preventDefault();
+  const id = $("#detail").dataset.id;
+  if (!id) return;
+  const withdraw = kind === "withdraw";
+  const body = withdraw ? { memory: id, reason: $("#withdraw-reason").value.trim() }
+    : { memory: id, reason: $("#correct-reason").value.trim(), text: $("#correct-text").value.trim() };
+  const path = withdraw ? "/withdrawals" : "/corrections";
+  try {
+    const [p, d] = await Promise.all([api(T(`${path}/preview`), { method: "POST", body }),
+      api(T(`/memories/${ref(id)}`))]);
+    const what = short(titleOf(d.memory), 120);
+    const rows = [["Memory", `${L.kind(d.memory.kind)}: ${what}`],
+      ...(withdraw ? [] : [["New text", body.text]]), ["Reason", body.reason], ...restated(p),
+      ["At revision", `${p.rev} (refused if the graph has changed since the preview)`]];
+    const ok = await confirmDecision(withdraw ? "Withdraw this memory?" : "Correct this memory?", rows,
+      { button: withdraw ? "Confirm and withdraw" : "Confirm and correct" });
+    if (!ok) { say("Not committed: nothing has changed."); return; }
+    const c = await api(T(path), { method: "POST", body: { ...body, rev: p.rev } });
+    say(`${withdraw ? "Withdrew" : "Corrected"} \u201c${short(what, 100)}\u201d (${c.retraction}): ` +
+      `${total(c.counts)} memories went OUT.`);
+    for (const f of ["#withdraw-reason", "#correct-reason", "#correct-text"]) $(f).value = "";
+    await refresh();
   } catch (err) { fail(err); }
 }
 
@@ -550,9 +1074,9 @@ function gateItem(d) {
 // it was proposed or paid), its gate decisions alone.
 function openPayment(d) {
   return openDetail(d.action, true, () => {
-    const aside = $("#detail");
+    const aside = resetDetail("");
     delete aside.dataset.id;
-    aside.hidden = false;
+    idList([["id", d.action], ["name", d.name]]);
     $("#detail-title").replaceChildren(`payment: ${d.name || d.action}`);
     $("#detail-facts").replaceChildren("Not in the graph: the gate was asked about this call before " +
       "it was proposed or paid, so it has no justification tree or status history.");
@@ -564,12 +1088,14 @@ function openPayment(d) {
   });
 }
 
+
 // -- pending payments and the audit log ---------------------------------------------------------
 async function loadPayments() {
   const rows = await api(T("/payments"));
   $("#payment-list tbody").replaceChildren(...rows.map((p) => el("tr", { "data-name": p.name, class: "clickable",
     onclick: () => openDetail(p.id) },
-  el("td", {}, p.name), el("td", {}, p.payee || ""), el("td", { class: "n" }, money(p.amount)),
+  el("td", {}, L.action(p, base()).label), el("td", {}, L.vendor(p.payee || "")),
+  el("td", { class: "n" }, amountOf(p)),
   el("td", {}, badge(p.status), p.held ? " held" : ""), el("td", { class: "n" }, p.fragility),
   el("td", {}, p.would_fake_it.join(" + ") || "—"))));
 }
@@ -594,13 +1120,30 @@ $("#signin").addEventListener("submit", async (event) => {
 $("#signout").addEventListener("click", () => signOut());
 for (const b of document.querySelectorAll("nav button")) b.addEventListener("click", () => show(b.dataset.tab));
 $("#compromise").addEventListener("submit", preview);
+$("#src").addEventListener("change", showReads);
+$("#use-reads").addEventListener("click", useReads);
+$("#all-time").addEventListener("change", allTime);
 $("#commit-btn").addEventListener("click", commit);
+$("#confirm-ok").addEventListener("click", () => closeConfirm(true));
+$("#confirm-cancel").addEventListener("click", () => closeConfirm(false));
+$("#confirm").addEventListener("cancel", (event) => { event.preventDefault(); closeConfirm(false); });
+$("#search-form").addEventListener("submit", search);
+$("#search-more").addEventListener("click", () => loadSearch(true, true).catch(fail));
+$("#asof-form").addEventListener("submit", runAsOf);
+$("#asof-more").addEventListener("click", () => loadAsOf(true, true).catch(fail));
+$("#withdraw-form").addEventListener("submit", (e) => decideOnMemory("withdraw", e));
+$("#correct-form").addEventListener("submit", (e) => decideOnMemory("correct", e));
 $("#approve-btn").addEventListener("click", approve);
 $("#reject-btn").addEventListener("click", reject);
 $("#note-btn").addEventListener("click", annotate);
 $("#export-btn").addEventListener("click", exportRecall);
 $("#refused-only").addEventListener("change", renderGates);
-$("#close-detail").addEventListener("click", () => { $("#detail").hidden = true; delete $("#detail").dataset.id; });
+$("#close-detail").addEventListener("click", () => {
+  ask("detail");
+  const aside = $("#detail");
+  aside.hidden = true;
+  for (const k of ["id", "asof", "source"]) delete aside.dataset[k];
+});
 setInterval(poll, POLL_MS);
 
 const saved = sessionStorage.getItem("rescind-token");

@@ -200,12 +200,20 @@ def test_security_and_finance_do_the_whole_flow_in_the_console(seeded, browser):
     assert sec.locator("#blast g.node[data-fate=OUT]").count() == 7
     assert sec.locator("#blast g.node[data-fate=kept]").count() == 3
     assert sec.locator("#blast line.edge").count() >= 8
-    expect(sec.locator("#to-recall")).to_contain_text("pay-1041")
-    expect(sec.locator("#commit-btn")).to_have_text(f"Commit at revision {rev}")
+    expect(sec.locator("#to-recall")).to_have_text("Pay Acme Ltd 6,000.00 USD")
+    expect(sec.locator("#to-hold")).to_have_text("Pay Acme Ltd 34,500.00 USD")
+    expect(sec.locator("#commit-btn")).to_have_text(f"Commit at revision {rev}…")
     assert graph.revision() == rev  # a preview writes nothing
     shot(sec, "02-security-preview")
 
     sec.click("#commit-btn")
+    expect(sec.locator("#confirm")).to_be_visible()  # the commit waits for a confirmation
+    restated = dict(zip(sec.locator("#confirm dt").all_inner_texts(),
+                        sec.locator("#confirm dd").all_inner_texts(), strict=True))
+    assert restated["Payments to hold"] == "1, totalling 34,500.00 USD"
+    assert restated["Payments to recall"] == "1, totalling 6,000.00 USD"
+    assert graph.revision() == rev
+    sec.click("#confirm-ok")
     expect(sec.locator("#message")).to_contain_text("7 memories went OUT")
     expect(sec.locator("#retractions tr[data-state=committed]")).to_have_count(1)
     assert sec.locator("#blast g.node[data-fate=OUT]").count() == 7
@@ -330,7 +338,7 @@ def test_the_gate_tab_lists_decisions_and_opens_each_payment(seeded, browser):
 
     # The refused payment's card carries its three gate decisions, oldest first.
     page.locator("#gate-list tr[data-name=pay-1042]").last.click()
-    expect(page.locator("#detail-title")).to_contain_text("action: pay-1042")
+    expect(page.locator("#detail-title")).to_contain_text("Payment: Pay Acme Ltd 34,500.00 USD")
     expect(page.locator("#detail-memory")).to_be_visible()
     decisions = page.locator("#gate-history li")
     expect(decisions).to_have_count(3)
@@ -341,7 +349,7 @@ def test_the_gate_tab_lists_decisions_and_opens_each_payment(seeded, browser):
     assert page.locator("#detail img").count() == 0
     shot(page, "09-gate-refused-payment")
     page.locator("#gate-list tr[data-name=pay-1041]").click()
-    expect(page.locator("#detail-title")).to_contain_text("action: pay-1041")
+    expect(page.locator("#detail-title")).to_contain_text("Payment: Pay Acme Ltd 6,000.00 USD")
     expect(decisions).to_have_count(1)
     expect(decisions.nth(0).locator(".badge")).to_have_text("allowed")
     assert page.errors == []
@@ -393,7 +401,7 @@ def test_a_memory_links_to_the_trace_of_the_run_that_wrote_it(seeded, browser):
     expect(link).to_have_attribute("rel", "noopener noreferrer")
     page.click("#close-detail")
     card(page, "o-hostile").click()
-    expect(page.locator("#detail-title")).to_contain_text("o-hostile")
+    expect(page.locator("#detail-title")).to_contain_text(f"Observation: {SCRIPT}")
     expect(page.locator("#detail-facts a.trace")).to_have_count(0)
     assert page.errors == []
 

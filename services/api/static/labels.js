@@ -1,0 +1,119 @@
+// Human labels for what the graph holds: sources, agents, payments, times, amounts.
+// Pure functions of the API's records (no DOM): the console shows these, and ids only in a
+// memory's details. Every string here ends up in the page through textContent.
+
+export const num = (x) => Number(x).toLocaleString("en-US", { minimumFractionDigits: 2,
+  maximumFractionDigits: 2 });
+
+// An amount with its currency; an amount that names none is in the gate's (``base``).
+export function amount(x, currency, base = "USD") {
+  if (x === null || x === undefined) return "";
+  return `${num(x)} ${currency || base}`;
+}
+
+// "2026-11-17T10:00:00Z" → "2026-11-17 10:00 UTC" (seconds kept when not zero).
+export function time(t) {
+  if (!t) return "";
+  const m = String(t).match(/^(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d)(?::(\d\d))?/);
+  if (!m) return String(t);
+  return `${m[1]} ${m[2]}${m[3] && m[3] !== "00" ? ":" + m[3] : ""} UTC`;
+}
+
+const SHORT = new Set(["ap", "ar", "ai", "id", "hr", "it", "qa", "ops"]);
+
+// ap_agent → "AP agent", payments_agent → "payments agent", ap-checker → "AP checker".
+export function agent(a) {
+  if (!a) return "";
+  const words = String(a).split(/[_\-\s]+/).filter(Boolean);
+  return words.map((w) => (SHORT.has(w.toLowerCase()) ? w.toUpperCase() : w)).join(" ");
+}
+
+const words = (k) => String(k || "").replace(/[_\-]+/g, " ").trim();
+const cap = (s) => (s ? s[0].toUpperCase() + s.slice(1) : s);
+
+// A vendor or payee as people write it: a lower-case slug ("acme") capitalised, else as given.
+export function vendor(v) {
+  if (!v) return "";
+  return /^[a-z0-9][a-z0-9_\-]*$/.test(v) ? cap(v.replace(/[_\-]+/g, " ")) : v;
+}
+
+// A source by its name; when it has none but its id ("portal:acme", kind vendor_portal),
+// "Acme vendor portal".
+export function source(s) {
+  if (!s) return "";
+  if (s.name && s.name !== s.id) return s.name;
+  const id = String(s.id || "");
+  const subject = id.includes(":") ? id.slice(id.lastIndexOf(":") + 1) : "";
+  const kind = words(s.kind) || "source";
+  return subject ? `${vendor(subject)} ${kind}` : cap(words(id)) || kind;
+}
+
+// A tool call as the middleware records an action: ``pay_invoice({"amount": …})``.
+export function toolCall(text) {
+  const m = String(text || "").match(/^([A-Za-z_][\w.]*)\((\{[\s\S]*\})\)$/);
+  if (!m) return null;
+  try {
+    const args = JSON.parse(m[2]);
+    return args && typeof args === "object" ? { tool: m[1], args } : null;
+  } catch { return null; }
+}
+
+const VERBS = { pay_invoice: "Pay", schedule_payment: "Schedule paying",
+  release_payment: "Release the payment to", wire: "Wire", pay: "Pay" };
+
+// What an action does, in words: "Pay Acme 12,000.00 USD to account ZZ45 ACMP …", with the
+// invoice, the tool and the due date apart (``facts``). ``label`` alone is the title.
+export function action(m, base = "USD") {
+  const call = toolCall(m.text);
+  const args = (call && call.args) || {};
+  const who = vendor(args.vendor || m.payee || args.payee || "");
+  const sum = amount(m.amount ?? args.amount, m.currency || args.currency, base);
+  const account = m.account || args.account || "";
+  const invoice = args.invoice || (String(m.name || "").match(/INV-[\w-]+/) || [])[0] || "";
+  let label;
+  if (call) {
+    const verb = VERBS[call.tool] || cap(words(call.tool));
+    label = [verb, who, sum].filter(Boolean).join(" ");
+  } else if (sum) {
+    label = ["Pay", who, sum].filter(Boolean).join(" ");
+  } else {
+    label = m.text || "";
+  }
+  if (sum && account) label += ` to account ${account}`;
+  const when = args.on || args.date || args.due || "";
+  if (when) label += `, on ${when}`;
+  // A call recorded as words ("Wire 6,000.00 to IBAN … ref INV-1041") says more than the
+  // label: it leads the facts. A recorded tool call does not (its arguments are the label).
+  const facts = !call && sum && m.text ? [m.text] : [];
+  if (invoice) facts.push(`invoice ${invoice}`);
+  if (call) facts.push(`tool ${call.tool}`);
+  if (m.agent) facts.push(`by ${agent(m.agent)}`);
+  return { label, facts, tool: call ? call.tool : null, invoice, vendor: who, sum, account,
+    call: Boolean(call) };
+}
+
+// The one-line title of any memory (an action's label, or the first line of its text).
+export function title(m, base = "USD") {
+  if (!m) return "";
+  if (m.kind === "action") return action(m, base).label;
+  const first = String(m.text || "").split("\n").find((l) => l.trim()) || "";
+  return first.trim();
+}
+
+const KINDS = { observation: "Observation", belief: "Note", plan: "Plan", action: "Payment",
+  answer: "Answer", source: "Source" };
+
+export const kind = (k) => KINDS[k] || cap(words(k)) || "Memory";
+
+// What a memory was written by, in words: "read from Acme vendor portal" or "noted by AP agent".
+export function origin(m, sourceLabel = "") {
+  const by = agent(m.agent);
+  if (m.kind === "observation") return sourceLabel ? `read from ${sourceLabel}` : "read from a source";
+  if (m.kind === "belief") return by ? `noted by ${by}` : "a note";
+  if (m.kind === "plan") return by ? `planned by ${by}` : "a plan";
+  if (m.kind === "answer") return by ? `answered by ${by}` : "an answer";
+  if (m.kind === "action") return by ? `proposed by ${by}` : "an action";
+  return by;
+}
+
+export const short = (t, n = 90) => (t && t.length > n ? t.slice(0, n - 1) + "…" : t || "");
