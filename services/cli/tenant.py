@@ -17,6 +17,7 @@ from rescind.cli.common import (
     decider,
     emit,
     operator_server,
+    refuse,
 )
 
 tenant_app = typer.Typer(help="Tenants: each has a graph of its own; the events of a tenant "
@@ -61,3 +62,40 @@ def list_(url: str | None = UrlOpt, data_dir: Path = DataDirOpt,
         typer.echo(f"{r['name']}  created {r['created_at'] or '?'} by {r['created_by'] or '?'}")
     if not rows:
         typer.echo("no tenants")
+
+
+@tenant_app.command("move")
+def move(
+    name: str = typer.Argument(..., help="The tenant to move"),
+    to: str = typer.Option(..., "--to", help="The master to move it to, host:port"),
+    max_pause: float | None = typer.Option(
+        None, "--max-pause", min=0.0,
+        help="Refuse when the graph's MIGRATE is expected to block the masters longer than "
+             "this many seconds (default: half the cluster-node-timeout)"),
+    by: str | None = typer.Option(None, "--by", help="Who moves it (default: the OS user)",
+                                  callback=Line),
+    url: str | None = typer.Option(..., "--url", envvar="RESCIND_URL",
+                                   help="A node of the Redis Cluster (redis://host:port)"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Move a tenant (its hash slot, every key in it) to another master of a Redis Cluster,
+    while it serves: CLUSTER SETSLOT IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE. Its graph is
+    moved in one MIGRATE that blocks both masters meanwhile (docs/scaling.md, "Moving a
+    tenant")."""
+    from rescind.contract import connection
+    from rescind.graph import tenants
+    from rescind.graph.store import connect
+    from rescind.runtime import move as mv
+
+    who = decider(by)
+    conn = connect(url)
+    if not connection.clustered(conn):
+        refuse(f"{url} is a single server: a tenant moves between masters of a Redis Cluster")
+    tenants.require(conn, name)
+    report = audited(conn, name, who, "tenant.move", to,
+                     lambda: mv.move_tenant(conn, name, to, max_pause_s=max_pause),
+                     lambda r: r.as_dict())
+    emit(report.as_dict(), as_json, lambda d, c: c.print(
+        f"moved tenant {name} (slot {d['slot']}, {d['keys']} key(s)) from {d['source']} to "
+        f"{d['target']} in {d['seconds']:.2f} s; its graph's MIGRATE blocked both for "
+        f"{d['graph_migrate_s']:.2f} s"))

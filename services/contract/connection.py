@@ -57,6 +57,29 @@ def node_for(conn: Client, key: str) -> redis.Redis:
     return conn
 
 
+def redirection(exc: BaseException | None) -> redis.exceptions.ResponseError | None:
+    """The cluster's redirection behind ``exc``, or None: MOVED (the slot has a new master),
+    ASK (it is moving) or TRYAGAIN (its keys are split between two masters while it moves),
+    raised as it is or as the cause of another error (a CypherError)."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, redis.exceptions.AskError | redis.exceptions.TryAgainError):
+            return exc
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
+def redirected(conn: Client, exc: BaseException) -> bool:
+    """Whether ``exc`` says that a key's slot is moving or has moved to another master
+    (``rescind.runtime.move``). After MOVED, ``conn`` learns the slot's new master, so that
+    ``node_for`` gives the new one from now on: a plain client made by ``node_for`` before
+    (a ``TenantGraph``'s) is for the old master, and whoever holds one makes it again."""
+    found = redirection(exc)
+    if isinstance(found, redis.exceptions.MovedError) and isinstance(conn, RedisCluster):
+        conn.nodes_manager.move_slot(found)
+    return found is not None
+
+
 def primaries(conn: Client) -> list[redis.Redis]:
     """A client of each master (``conn`` alone on one server): for keyless commands."""
     if isinstance(conn, RedisCluster):
@@ -151,4 +174,5 @@ def url_of(conn: Client) -> str:
 
 
 __all__ = ["Client", "clustered", "connect", "graph_keys", "is_cluster", "live_url", "node_for",
-           "pipeline", "primaries", "replicas", "replicated", "url_of"]
+           "pipeline", "primaries", "redirected", "redirection", "replicas", "replicated",
+           "url_of"]

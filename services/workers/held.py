@@ -15,8 +15,8 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from rescind.contract import connection, layout
 from rescind.contract import events as ev
-from rescind.contract import layout
 from rescind.contract import streams as st
 from rescind.runtime import telemetry
 from rescind.workers.ingest import Pending, apply_writes, to_write
@@ -67,6 +67,7 @@ class HeldWrites:
                 exc: BaseException, now: float) -> None:
         """A batch of the tenant's writes failed: hold its entries, and try them again at the
         next round. Logged once, when the tenant's trouble starts, not at each try."""
+        self._redirected(tenant, exc)
         for k, e in items:
             self.held.setdefault((stream, k), Held(stream, k, e, now, [f"error: {exc}"]))
             self._note(stream, k, exc)
@@ -133,6 +134,7 @@ class HeldWrites:
         if key not in self.trouble:
             self._failed(stream, tenant, items, exc, now)
             return
+        self._redirected(tenant, exc)
         t = self.trouble[key]
         for k, _ in items:
             self._note(stream, k, exc)
@@ -179,6 +181,12 @@ class HeldWrites:
             self._again(stream, tenant, out.untried, by_key, out.stopped_by, now)
         else:
             del self.trouble[(stream, tenant)]
+
+    def _redirected(self, tenant: str, exc: BaseException) -> None:
+        """The tenant's slot is moving or moved to another master (``rescind.runtime.move``):
+        its graph is made again, on the master that owns the slot now."""
+        if connection.redirected(self.conn, exc):
+            self.graphs.pop(tenant, None)
 
     def _dead(self, stream: str, key: str, event: ev.Event, why: str) -> None:
         st.dead_letter(self.conn, stream, key, event.model_dump(mode="json", by_alias=True),

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import redis
 
 from rescind.contract import events as ev
+from rescind.contract.connection import redirection
 from rescind.contract.errors import RescindError, StalePreview
 from rescind.graph.cypher import CypherError
 from rescind.workers.ingest import Pending
@@ -39,8 +40,8 @@ def lost_connection(exc: BaseException) -> bool:
 
 def transient(exc: BaseException) -> bool:
     """A failure that says nothing about the entries: tried again later, never split."""
-    if lost_connection(exc) or isinstance(exc, StalePreview):
-        return True
+    if lost_connection(exc) or isinstance(exc, StalePreview) or redirection(exc) is not None:
+        return True  # a redirection's text is the slot and the address alone, no "MOVED"
     text = str(exc)
     if isinstance(exc, CypherError | redis.ResponseError):
         text = text.removeprefix("errMsg: ")

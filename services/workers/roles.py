@@ -227,6 +227,8 @@ class Workers(HeldWrites):
                 if result:
                     self._emit_status(event, result)
         except Exception as exc:
+            if event is not None:
+                self._redirected(event.tenant, exc)
             if event is not None and not refused(exc) and self.dropped(event.tenant):
                 exc = tenants.UnknownTenant(event.tenant)  # dropped while remembered as known
             if not refused(exc):  # left pending: the reaper retries, then dead-letters
@@ -279,6 +281,7 @@ class Workers(HeldWrites):
                 raise tenants.UnknownTenant(asked.tenant)
             d = self._judge(self.graph(asked.tenant), asked)
         except Exception as exc:
+            self._redirected(asked.tenant, exc)
             if not isinstance(exc, tenants.UnknownTenant) and not self.dropped(asked.tenant):
                 raise  # not answered: the agent's wait runs out, and it refuses (fails closed)
             why = tenants.UnknownTenant(asked.tenant).message
