@@ -28,6 +28,7 @@ from rescind.graph.store import TenantGraph
 from rescind.operator import decisions
 from rescind.operator import history as asof
 from rescind.operator import recalls as rc
+from rescind.operator import timeline as life
 
 
 # -- small helpers ----------------------------------------------------------------------------
@@ -146,55 +147,10 @@ def history(graph: TenantGraph, ref: str) -> dict:
 
 
 def timeline(graph: TenantGraph, mid: str, raw: list[dict], gate_log: list[dict]) -> list[dict]:
-    """A payment's life, oldest first: proposed, each gate decision, executed, held or recall
-    drafted (it went OUT before or after it was paid), released or back IN, recall approved.
-    Each step has ``at``, ``step``, ``text`` (what happened, in words) and, where there is one,
-    who (``by``), the gate's verdict (``allowed``), the bank's ``reference``, the
-    ``retraction`` that caused it with its ``source`` and ``reason``."""
+    """A payment's life, oldest first (``rescind.operator.timeline``), its times in ISO."""
     [f] = graph.memories([mid])
-    paid_at = f.get("executed_at") if f.get("executed") else None
     whys = {r["id"]: r for r in retractions(graph)}
-    steps: list[tuple[int, int, dict]] = []
-
-    def add(at: int | None, rank: int, step: str, text: str, **more) -> None:
-        steps.append((at or 0, rank, {"at": iso(at), "step": step, "text": text,
-                                      **{k: v for k, v in more.items() if v is not None}}))
-
-    born = raw[0] if raw else {"status": "IN", "at": f.get("at")}
-    add(born.get("at"), 0, "proposed", f"proposed by {f.get('agent') or 'an agent'}",
-        by=f.get("agent"))
-    for d in gate_log:
-        add(ev.to_micros(datetime.fromisoformat(d["at"])), 1, "gate",
-            d.get("reason") or ("allowed" if d.get("allowed") else "refused"),
-            allowed=bool(d.get("allowed")))
-    if paid_at is not None:
-        bank = f.get("paid_reference")
-        add(paid_at, 2, "executed", "executed" + (f", bank reference {bank}" if bank else ""),
-            reference=bank)
-    was = born.get("status") or "IN"
-    for e in raw[1:]:
-        now, rid = e["status"], e.get("by") or e.get("cause")
-        paid = paid_at is not None and (e.get("at") is None or e["at"] >= paid_at)
-        if now == "OUT" and was != "OUT":
-            step, text = (("recall drafted", "went OUT after it was paid: a recall is drafted "
-                           "for finance") if paid else
-                          ("held", "went OUT before it was paid: held"))
-        elif now == "IN" and was == "OUT":
-            step, text = "back IN", "back IN: " + (
-                "the recall is no longer needed" if paid else "released")
-        else:
-            was = now
-            continue
-        was = now
-        why = whys.get(rid or "", {})
-        add(e.get("at"), 3, step, text, retraction=rid, source=why.get("source"),
-            reason=why.get("reason"))
-    if f.get("recall_state") == "approved":
-        who = f.get("approved_by")
-        add(f.get("approved_at"), 4, "recall approved", f"recall approved by {who or '?'}",
-            by=who)
-    steps.sort(key=lambda s: (s[0], s[1]))
-    return [s[2] for s in steps]
+    return [{**step, "at": iso(step["at"])} for step in life.steps(f, raw, gate_log, whys)]
 
 
 def _why(e: dict) -> dict:

@@ -17,6 +17,7 @@ from rescind.core.evidence import evidence_cone, normalise_account
 from rescind.core.fragility import cone_domains, trust_domains, weakest
 from rescind.core.money import NoRate, checked_rates, convert, currency_code, show
 from rescind.core.shapes import GateDecision
+from rescind.graph import gate_queries as gq
 from rescind.graph import queries as q
 from rescind.graph.cone import Cone, ConeRead
 from rescind.graph.store import TenantGraph
@@ -230,7 +231,7 @@ def _aggregate(account: str | None, payee: str | None, at: int | None,
     if not account and not payee:
         return None
     end = at if at is not None else to_micros(datetime.now(UTC))
-    return q.GATE_ALLOWED_TO, {
+    return gq.GATE_ALLOWED_TO, {
         "since": end - int(p.window_days * 86_400e6),
         "account_key": normalise_account(account) if account else None,
         "payee_key": payee_key(payee)}
@@ -254,7 +255,7 @@ def record(graph: TenantGraph, call: GateCall, d: GateDecision, name: str | None
     """Keep the decision in the tenant's graph: the log, the payment's history and the next
     call's aggregate read it."""
     graph.ensure_schema()
-    graph.rows(q.GATE_RECORD, {
+    graph.rows(gq.GATE_RECORD, {
         "id": uuid.uuid4().hex, "action": call.action, "name": name or call.action,
         "at": call.at if call.at is not None else to_micros(datetime.now(UTC)),
         "amount": d.amount, "currency": d.currency, "base_amount": d.base_amount,
@@ -314,6 +315,6 @@ _LOG_FIELDS = ("at", "action", "name", "amount", "currency", "base_amount", "acc
 
 def decisions_log(graph: TenantGraph, action: str | None = None, limit: int = 100) -> list[dict]:
     """The gate's decisions, newest first (of one action, by id, when given)."""
-    rows = graph.rows(q.GATE_LOG, {"action": action, "limit": limit})
+    rows = graph.rows(gq.GATE_LOG, {"action": action, "limit": limit})
     return [{**dict(zip(_LOG_FIELDS, r, strict=True)), "at": from_micros(r[0]).isoformat()}
             for r in rows]

@@ -209,9 +209,7 @@ def _header(r: Recall) -> list[str]:
                     f"{_when(last['at'])}",
                     *([f"Exports: {'; '.join(_export(e) for e in r.exports)}"]
                       if len(r.exports) > 1 else [])]
-        # Named by our reference, not the outbox entry's internal id: the text is the same
-        # for the same story in any tenant (the id is in ``Recall.outbox``).
-        return [f"{head}: in the outbox for the bank (the recall of {r.name})"]
+        return [f"{head}: in the outbox for the bank (the recall of {r.name})"]  # any tenant
     lines = ["RECALL REQUEST - DRAFT: not sent until finance approves"]
     if r.rejected:  # rejected under an earlier retraction
         lines.append(f"(rejected by {r.rejected['by']} at {_when(r.rejected['at'])} under "

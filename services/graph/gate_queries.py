@@ -1,0 +1,32 @@
+"""The payment gate's Cypher: its decisions, kept in the tenant's graph as Gate nodes, and what
+it allowed before (the aggregate). Beside ``rescind.graph.queries``, as the recalls' are."""
+
+# A gate decision, kept: what was asked, what the gate said and why. No edges: it is not part of
+# what anything believes, so it is written without the revision guard.
+GATE_RECORD = """
+CREATE (:Gate {id: $id, action: $action, name: $name, at: $at, amount: $amount,
+               currency: $currency, base_amount: $base_amount, account: $account,
+               account_key: $account_key, payee: $payee, payee_key: $payee_key,
+               allowed: $allowed, reason: $reason, fragility: $fragility, domains: $domains,
+               would_fall: $would_fall, aggregate: $aggregate, trace: $trace})
+"""
+
+# What the gate already allowed to the same account or payee since ``since``, in the threshold's
+# currency: the decisions, found by each key's index (an OR of the two scanned every decision
+# in the window); the caller counts each action once, at its largest amount (asked again, a
+# proposal counts once).
+GATE_ALLOWED_TO = """
+MATCH (d:Gate) WHERE d.account_key = $account_key AND d.allowed AND d.at >= $since
+RETURN d.action AS action, coalesce(d.base_amount, d.amount) AS amount
+UNION
+MATCH (d:Gate) WHERE d.payee_key = $payee_key AND d.allowed AND d.at >= $since
+RETURN d.action AS action, coalesce(d.base_amount, d.amount) AS amount
+"""
+
+# The gate's decisions, newest first; of one action when ``action`` is given.
+GATE_LOG = """
+MATCH (d:Gate) WHERE $action IS NULL OR d.action = $action
+RETURN d.at, d.action, d.name, d.amount, d.currency, d.base_amount, d.account, d.payee,
+       d.allowed, d.reason, d.fragility, d.domains, d.would_fall, d.aggregate, d.trace
+ORDER BY d.at DESC LIMIT $limit
+"""
