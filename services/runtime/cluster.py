@@ -14,14 +14,13 @@ again on the same ports.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import redis
 
+from rescind.runtime.bootstrap import Node, bootstrap
 from rescind.runtime.server import EmbeddedFalkorDB, ServerError, free_port
 
-SLOTS = 16_384
 NODE_TIMEOUT_MS = 2_000  # how long a master may be silent before its replica takes over
 
 
@@ -41,14 +40,6 @@ class ClusterNode(EmbeddedFalkorDB):
 
     def client(self) -> redis.Redis:
         return redis.Redis(port=self.port, socket_timeout=5.0, socket_connect_timeout=2.0)
-
-
-def _known(client: redis.Redis) -> str:
-    """The ids of the nodes ``client`` knows of (CLUSTER NODES, however redis-py parsed it)."""
-    reply = client.execute_command("CLUSTER", "NODES")
-    if isinstance(reply, dict):
-        return " ".join(str(v.get("node_id")) for v in reply.values())
-    return reply.decode() if isinstance(reply, bytes) else str(reply)
 
 
 class EmbeddedCluster:
@@ -116,43 +107,11 @@ class EmbeddedCluster:
         raise AssertionError("unreachable")
 
     def _form(self, timeout: float) -> None:
-        clients = [n.client() for n in self.nodes]
-        first = clients[0]
-        fresh = int(first.execute_command("CLUSTER", "INFO").decode().split(
-            "cluster_slots_assigned:")[1].split()[0]) == 0
-        if fresh:
-            for i, c in enumerate(clients[:self.masters]):
-                lo, hi = i * SLOTS // self.masters, (i + 1) * SLOTS // self.masters - 1
-                c.execute_command("CLUSTER", "ADDSLOTSRANGE", lo, hi)
-            for c in clients[1:]:
-                c.execute_command("CLUSTER", "MEET", "127.0.0.1", self.nodes[0].port,
-                                  self.nodes[0].bus_port)
-            ids = [c.execute_command("CLUSTER", "MYID").decode() for c in clients[:self.masters]]
-            for i, c in enumerate(clients[self.masters:]):
-                master = ids[i % self.masters]
-                self._until(lambda c=c, m=master: m in _known(c), timeout,
-                            "replica to meet its master")
-                c.execute_command("CLUSTER", "REPLICATE", master)
-        self._until(lambda: all(b"cluster_state:ok" in c.execute_command("CLUSTER", "INFO")
-                                for c in clients), timeout, "cluster_state:ok on every node")
-        self._until(lambda: all(c.info("replication").get("master_link_status") == "up"
-                                for c in clients[self.masters:]), timeout,
-                    "every replica to follow its master")
-        for c in clients:
-            c.close()
-
-    @staticmethod
-    def _until(check, timeout: float, what: str) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                if check():
-                    return
-            except redis.RedisError:
-                pass
-            if time.monotonic() > deadline:
-                raise ServerError(f"the local cluster did not form: no {what} in {timeout}s")
-            time.sleep(0.05)
+        """Assign slots, meet, replicate, wait (``rescind.runtime.bootstrap``, as a deployment's
+        bootstrap does); a cluster restarted from its data directory is formed already, and
+        only waited for."""
+        bootstrap([Node("127.0.0.1", n.port, n.bus_port) for n in self.nodes], self.replicas,
+                  timeout=timeout)
 
     def stop(self) -> None:
         for node in self.nodes:

@@ -5,6 +5,7 @@ real setting, every manifest in the kustomization."""
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from urllib.parse import urlparse
@@ -31,10 +32,12 @@ def compose() -> dict:
     return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 
 
-def rescind_services() -> dict[str, dict]:
-    """The compose services that run Rescind's image (built from deploy/Dockerfile)."""
+def rescind_services(profile: str | None = None) -> dict[str, dict]:
+    """The compose services that run Rescind's image (built from deploy/Dockerfile): those of
+    the single server (no profile), or those of ``profile``."""
     return {name: svc for name, svc in compose()["services"].items()
-            if svc.get("build", {}).get("dockerfile") == "deploy/Dockerfile"}
+            if svc.get("build", {}).get("dockerfile") == "deploy/Dockerfile"
+            and svc.get("profiles", [None]) == [profile]}
 
 
 def commands() -> list[list[str]]:
@@ -217,7 +220,7 @@ def test_falkordb_is_internal_and_needs_the_password_rescind_sends():
         assert url == "redis://:${FALKORDB_PASSWORD:?set FALKORDB_PASSWORD}@falkordb:6379", name
         assert "backend" in svc["networks"], name
     published = {n for n, svc in c["services"].items() if svc.get("ports")}
-    assert published == {"api", "otel-collector"}
+    assert published == {"api", "otel-collector", "cluster-api"}  # the last: profile cluster
     assert all(p.startswith("127.0.0.1:") for p in c["services"]["otel-collector"]["ports"])
 
     [sts] = [d for d in manifests() if d["kind"] == "StatefulSet"]
@@ -363,3 +366,247 @@ def test_the_collector_exposes_prometheus_metrics_where_the_monitoring_reads():
     [svc] = [d for d in manifests() if d["kind"] == "Service"
              and d["metadata"]["name"] == "otel-collector"]
     assert 8889 in {p["port"] for p in svc["spec"]["ports"]}
+
+
+# -- a Redis Cluster: the overlay deploy/k8s-cluster and compose's profile `cluster` -----------
+CLUSTER = ROOT / "deploy" / "k8s-cluster"
+
+
+def cluster_manifests() -> list[dict]:
+    return [doc for path in sorted(CLUSTER.glob("*.yaml")) if path.name != "kustomization.yaml"
+            for doc in yaml.safe_load_all(path.read_text()) if doc]
+
+
+def one(docs: list[dict], kind: str, name: str | None = None) -> dict:
+    [doc] = [d for d in docs if d["kind"] == kind and name in (None, d["metadata"]["name"])]
+    return doc
+
+
+def runs_a_real_command(args: list[str]) -> None:
+    """``args`` name a `rescind` command (through its groups; `api` takes options itself) and
+    only options it takes."""
+    cmd = typer.main.get_command(app)
+    while hasattr(cmd, "commands") and args and not args[0].startswith("-"):
+        cmd, args = cmd.commands[args[0]], args[1:]
+    options = {o for p in cmd.params if p.param_type_name == "option" for o in p.opts}
+    assert {a for a in args if a.startswith("--")} <= options, (args, options)
+
+
+def env_of(container: dict) -> dict[str, dict]:
+    return {e["name"]: e for e in container.get("env", [])}
+
+
+def bootstrap_nodes(args: list[str]) -> tuple[list, int]:
+    """The nodes and the replicas per master a `rescind cluster bootstrap` is given."""
+    from rescind.runtime.bootstrap import parse_nodes
+
+    return parse_nodes(args[args.index("--nodes") + 1]), int(args[args.index("--replicas") + 1])
+
+
+def test_the_bootstraps_slots_cover_every_slot_once_in_equal_ranges():
+    """Three masters (six nodes, one replica each) share 0..16383: each slot owned once, and
+    no master holds more than one slot more than another."""
+    from rescind.runtime.bootstrap import SLOTS, masters_of, slot_ranges
+
+    for args in ([c["args"] for c in one(cluster_manifests(), "Job")["spec"]["template"]["spec"]
+                  ["containers"]], [compose()["services"]["cluster-bootstrap"]["command"]]):
+        [args] = args
+        nodes, replicas = bootstrap_nodes(args)
+        masters = masters_of(len(nodes), replicas)
+        assert (masters, replicas) == (3, 1)
+        owners = [0] * SLOTS
+        for lo, hi in slot_ranges(masters):
+            for slot in range(lo, hi + 1):
+                owners[slot] += 1
+        assert owners == [1] * SLOTS
+        sizes = [hi - lo + 1 for lo, hi in slot_ranges(masters)]
+        assert max(sizes) - min(sizes) <= 1
+
+
+@pytest.mark.parametrize("doc", cluster_manifests(),
+                         ids=lambda d: f"{d['kind']}/{d['metadata']['name']}")
+def test_every_cluster_manifest_is_valid_kubernetes(doc):
+    kubernetes_validate.validate(doc, "1.32.0", strict=True)
+
+
+def test_the_cluster_overlay_is_the_base_with_a_cluster_for_its_server():
+    """deploy/k8s-cluster lists the base and every manifest of its own; rendered (kubectl
+    kustomize, when there is a kubectl), every resource is valid, the base's single server is
+    gone, the Service `falkordb` that RESCIND_URL names selects the cluster's nodes, and as many
+    writers run as there are partitions."""
+    kust = yaml.safe_load((CLUSTER / "kustomization.yaml").read_text())
+    assert kust["resources"][0] == "../k8s"
+    assert sorted(kust["resources"][1:]) == sorted(p.name for p in CLUSTER.glob("*.yaml")
+                                                   if p.name != "kustomization.yaml")
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("no kubectl here to render the overlay")
+    res = subprocess.run([kubectl, "kustomize", str(CLUSTER)], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    docs = [d for d in yaml.safe_load_all(res.stdout) if d]
+    for doc in docs:
+        kubernetes_validate.validate(doc, "1.32.0", strict=True)
+        assert doc["kind"] == "Namespace" or doc["metadata"]["namespace"] == "rescind"
+    [sts] = [d for d in docs if d["kind"] == "StatefulSet"]
+    assert sts["metadata"]["name"] == "falkordb-cluster"
+    pods = sts["spec"]["template"]["metadata"]["labels"]
+    config = one(docs, "ConfigMap", "rescind-settings")["data"]
+    host, port = config["FALKORDB_ADDRESS"].split(":")
+    service = one(docs, "Service", host)
+    assert service["spec"]["selector"].items() <= pods.items()
+    assert int(port) in {p["port"] for p in service["spec"]["ports"]}
+    assert one(docs, "NetworkPolicy", "falkordb")["spec"]["podSelector"]["matchLabels"].items() \
+        <= pods.items()
+    writers = one(docs, "Deployment", "rescind-writer")
+    assert writers["spec"]["replicas"] == int(config["RESCIND_PARTITIONS"]) == 4
+    for doc in docs:  # every Rescind container sends the password to that address
+        if doc["kind"] in ("Deployment", "Job"):
+            for c in doc["spec"]["template"]["spec"]["containers"]:
+                if c["image"].startswith("rescind"):
+                    runs_a_real_command(c["args"])
+                    assert env_of(c)["FALKORDB_PASSWORD"]["valueFrom"]["secretKeyRef"] == {
+                        "name": "falkordb-auth", "key": "password"}
+
+
+def test_the_cluster_nodes_are_six_with_their_state_on_their_volumes():
+    """Six pods started together, cluster mode on, nodes.conf and the AOF on the volume, the
+    password for clients and for replicas, each announcing its stable DNS name; the bus port is
+    the one the bootstrap and the Services assume (port + 10000)."""
+    from rescind.runtime.server import AOF
+
+    docs = cluster_manifests()
+    sts = one(docs, "StatefulSet")
+    spec = sts["spec"]
+    assert spec["replicas"] == 6 and spec["podManagementPolicy"] == "Parallel"
+    [db] = spec["template"]["spec"]["containers"]
+    assert db["image"] == "falkordb/falkordb:v4.16.3"
+    env = env_of(db)
+    names = list(env)
+    assert names.index("FALKORDB_PASSWORD") < names.index("REDIS_ARGS")
+    assert names.index("POD_NAME") < names.index("REDIS_ARGS")
+    assert env["FALKORDB_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "falkordb-auth",
+                                                                     "key": "password"}
+    assert env["POD_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+    args = env["REDIS_ARGS"]["value"].split()
+    opts = dict(zip(args[::2], args[1::2], strict=True))
+    assert opts["--requirepass"] == opts["--masterauth"] == "$(FALKORDB_PASSWORD)"
+    assert opts["--cluster-enabled"] == "yes" and opts["--appendonly"] == "yes"
+    [mount] = db["volumeMounts"]
+    assert opts["--dir"] == mount["mountPath"]
+    assert opts["--cluster-config-file"].startswith(mount["mountPath"] + "/")
+    assert mount["name"] == spec["volumeClaimTemplates"][0]["metadata"]["name"]
+    assert env["REDIS_ARGS"]["value"].endswith(" " + " ".join(AOF))
+    assert opts["--cluster-announce-hostname"] == f"$(POD_NAME).{spec['serviceName']}"
+    assert opts["--cluster-preferred-endpoint-type"] == "hostname"
+    ports = {p["name"]: p["containerPort"] for p in db["ports"]}
+    assert ports == {"redis": 6379, "bus": 6379 + 10_000}
+    assert "cluster_state:ok" in " ".join(db["readinessProbe"]["exec"]["command"])
+
+    pods = spec["template"]["metadata"]["labels"]
+    assert spec["selector"]["matchLabels"].items() <= pods.items()
+    assert pods["app.kubernetes.io/part-of"] == "rescind"
+    headless = one(docs, "Service", spec["serviceName"])
+    assert headless["spec"]["clusterIP"] == "None"
+    assert headless["spec"]["publishNotReadyAddresses"] is True  # reached before it is ready
+    assert headless["spec"]["selector"].items() <= pods.items()
+    assert {p["port"] for p in headless["spec"]["ports"]} == set(ports.values())
+    [term] = spec["template"]["spec"]["affinity"]["podAntiAffinity"][
+        "preferredDuringSchedulingIgnoredDuringExecution"]
+    assert term["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
+    assert term["podAffinityTerm"]["labelSelector"]["matchLabels"].items() <= pods.items()
+    pdb = one(docs, "PodDisruptionBudget")
+    assert pdb["spec"]["maxUnavailable"] == 1
+    assert pdb["spec"]["selector"]["matchLabels"].items() <= pods.items()
+    bus = one(docs, "NetworkPolicy")
+    assert bus["spec"]["podSelector"]["matchLabels"].items() <= pods.items()
+    [rule] = bus["spec"]["ingress"]
+    assert rule["ports"] == [{"port": ports["bus"], "protocol": "TCP"}]
+    assert rule["from"][0]["podSelector"]["matchLabels"].items() <= pods.items()
+
+
+def test_the_bootstrap_job_names_every_pod_masters_first_and_reads_the_password():
+    """The Job runs `rescind cluster bootstrap` over the StatefulSet's six pods by their DNS
+    names, in ordinal order (0..2 masters, 3..5 their replicas), with the password from the
+    Secret in its environment and never on its command line."""
+    docs = cluster_manifests()
+    sts, job = one(docs, "StatefulSet"), one(docs, "Job")
+    [c] = job["spec"]["template"]["spec"]["containers"]
+    assert c["image"] == "rescind" and c["args"][:2] == ["cluster", "bootstrap"]
+    runs_a_real_command(c["args"])
+    nodes, _ = bootstrap_nodes(c["args"])
+    name, service = sts["metadata"]["name"], sts["spec"]["serviceName"]
+    assert [(n.host, n.port, n.bus_port) for n in nodes] == [
+        (f"{name}-{i}.{service}", 6379, 16379) for i in range(sts["spec"]["replicas"])]
+    assert env_of(c)["FALKORDB_PASSWORD"]["valueFrom"]["secretKeyRef"] == {
+        "name": "falkordb-auth", "key": "password"}
+    assert not any("PASSWORD" in a for a in c["args"])
+    assert job["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/part-of"] == "rescind"
+    assert job["spec"]["template"]["spec"]["restartPolicy"] == "OnFailure"
+
+
+def test_compose_profile_cluster_runs_six_internal_nodes_with_a_password():
+    """Profile `cluster`: six nodes of the pinned image, none published, on the internal
+    network alone, each with its own volume, cluster mode, requirepass and masterauth, its
+    service name announced, and the embedded server's AOF."""
+    from rescind.runtime.server import AOF
+
+    c = compose()
+    nodes = {n: s for n, s in c["services"].items()
+             if s.get("profiles") == ["cluster"] and s["image"].startswith("falkordb/")}
+    assert sorted(nodes) == [f"falkordb-node-{i}" for i in range(6)]
+    volumes = set()
+    for name, node in nodes.items():
+        assert node["image"] == c["services"]["falkordb"]["image"] == "falkordb/falkordb:v4.16.3"
+        assert "ports" not in node and node["networks"] == ["backend"]
+        assert node["hostname"] == name
+        args = node["environment"]["REDIS_ARGS"]
+        password = "${FALKORDB_PASSWORD:?set FALKORDB_PASSWORD}"
+        assert args.startswith(f"--requirepass {password} --masterauth {password} ")
+        assert "--cluster-enabled yes" in args and args.endswith(" " + " ".join(AOF))
+        assert f"--cluster-announce-hostname {name} " in args
+        assert "--cluster-config-file /data/nodes.conf" in args
+        [volume] = node["volumes"]
+        source, target = volume.split(":")
+        assert target == "/data" and source in c["volumes"]
+        volumes.add(source)
+    assert len(volumes) == 6
+
+
+def test_compose_profile_cluster_bootstraps_then_runs_rescind_on_the_cluster():
+    """The bootstrap names the six nodes (masters first), waits for them, reads the password
+    from its environment; the API and every worker role wait for it to finish, reach a node
+    with the password, and run as many writers as partitions; only the API is published."""
+    c = compose()
+    boot = c["services"]["cluster-bootstrap"]
+    runs_a_real_command(boot["command"])
+    nodes, _ = bootstrap_nodes(boot["command"])
+    assert [str(n) for n in nodes] == [f"falkordb-node-{i}:6379" for i in range(6)]
+    assert set(boot["depends_on"]) == {n.host for n in nodes}
+    assert boot["environment"] == {"FALKORDB_PASSWORD": "${FALKORDB_PASSWORD:?set FALKORDB_PASSWORD}"}
+    assert boot["networks"] == ["backend"] and boot["restart"] == "no"
+
+    services = rescind_services("cluster")
+    roles = set()
+    fields = {f"RESCIND_{name.upper()}" for name in Settings.model_fields}
+    for name, svc in services.items():
+        runs_a_real_command(svc["command"])
+        if svc["command"][0] == "worker":
+            roles |= set(svc["command"][1:])
+        if name == "cluster-bootstrap":
+            continue
+        assert svc["depends_on"]["cluster-bootstrap"]["condition"] == \
+            "service_completed_successfully"
+        env = svc["environment"]
+        assert {k for k in env if k.startswith("RESCIND_")} <= fields
+        url = urlparse(env["RESCIND_URL"].replace("${FALKORDB_PASSWORD:?set FALKORDB_PASSWORD}",
+                                                  "PASSWORD"))
+        assert url.password == "PASSWORD" and f"{url.hostname}:{url.port}" in map(str, nodes)
+        assert "backend" in svc["networks"]
+    assert roles == set(ROLES) and "cluster-api" in services
+    writer = services["cluster-writer"]
+    assert writer["deploy"]["replicas"] == int(writer["environment"]["RESCIND_PARTITIONS"])
+    published = {n for n, s in c["services"].items()
+                 if s.get("profiles") == ["cluster"] and s.get("ports")}
+    assert published == {"cluster-api"}
+    assert c["services"]["cluster-api"]["ports"] != c["services"]["api"]["ports"]
