@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
@@ -11,7 +12,7 @@ from pathlib import Path
 import redis
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, RedirectResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from rescind.api import routes
@@ -19,6 +20,7 @@ from rescind.api.auth import PERMISSIONS, TokenStore
 from rescind.api.state import Api, Guard, kind, tenant_or_none
 from rescind.contract import connection, layout
 from rescind.contract.errors import Duplicate, RescindError, Unauthenticated, http_status
+from rescind.graph.cypher import CypherError
 from rescind.graph.store import connect
 from rescind.runtime.server import ServerStatus, probe
 from rescind.runtime.settings import Settings
@@ -140,7 +142,26 @@ def _errors(app: FastAPI) -> None:
 
     @app.exception_handler(redis.ConnectionError)
     def unreachable(request: Request, exc: redis.ConnectionError) -> JSONResponse:
+        api = request.app.state.api
+        if connection.clustered(api.conn):  # a master failed over: find the new one next time
+            api.forget(request.path_params.get("tenant"))
+            with contextlib.suppress(redis.RedisError):
+                api.conn.nodes_manager.initialize()
         return JSONResponse({"detail": "FalkorDB is unreachable; try again"}, 503)
+
+    @app.exception_handler(CypherError)
+    @app.exception_handler(redis.ResponseError)
+    def refused(request: Request, exc: Exception) -> Response:
+        """A redirection (the tenant's slot moved to another master, or is moving) is a
+        moment's unavailability: 503, and the tenant's graph is found again next time. Anything
+        else FalkorDB refuses is our error: 500, logged."""
+        api = request.app.state.api
+        if connection.redirected(api.conn, exc):
+            api.forget(request.path_params.get("tenant"))
+            return JSONResponse({"detail": "the tenant is moving between FalkorDB masters; "
+                                           "try again"}, 503, headers={"Retry-After": "1"})
+        log.error("FalkorDB refused a request's query", exc_info=exc)
+        return PlainTextResponse("Internal Server Error", 500)
 
     @app.exception_handler(UnicodeEncodeError)
     def unencodable(request: Request, exc: UnicodeEncodeError) -> JSONResponse:

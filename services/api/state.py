@@ -46,6 +46,12 @@ class Api:
                 g = self._graphs[tenant] = TenantGraph(self.conn, check_tenant(tenant))
             return g
 
+    def forget(self, tenant: str | None) -> None:
+        """Make the tenant's TenantGraph again at its next request: on a cluster, its slot moved
+        to another master, or its master failed over (a TenantGraph talks to one master)."""
+        with self._lock:
+            self._graphs.pop(tenant or "", None)
+
     def audited(self, me: Principal, tenant: str, action: str, target: str | None,
                 run: Callable[[], Any], summary: Callable[[Any], Any] | None = None,
                 via: str = "api", outcome: Callable[[Any], str] | None = None) -> Any:

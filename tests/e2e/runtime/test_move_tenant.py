@@ -165,3 +165,32 @@ def test_a_move_names_a_master_other_than_the_tenants(cluster):
         move.move_tenant(conn, "nowhere", f"127.0.0.1:{here}")
     with pytest.raises(Invalid, match="not a master"):
         move.move_tenant(conn, "nowhere", "127.0.0.1:1")
+
+
+def test_the_api_follows_a_tenant_to_its_new_master(cluster):
+    """The API keeps a tenant's graph client between requests. After the tenant's slot moved,
+    the first request may answer 503 (try again), never 500, and the next ones answer from the
+    new master with the same memories; a decision made there lands there."""
+    from tests.support.api import forget, make_story
+
+    conn = connect(cluster.url)
+    story = make_story(cluster.url, "api-moves")
+    try:
+        path = f"{story.base}/memories"
+        before = story.client.get(path, headers=story.as_("viewer"))
+        assert before.status_code == 200
+        here = port_of(connection.node_for(conn, layout.graph_key(story.tenant)))
+        target = next(n.port for n in cluster.nodes if n.port != here)
+        move.move_tenant(conn, story.tenant, f"127.0.0.1:{target}")
+        answers = [story.client.get(path, headers=story.as_("viewer")) for _ in range(3)]
+        codes = [a.status_code for a in answers]
+        assert codes in ([200, 200, 200], [503, 200, 200]), [a.text for a in answers]
+        assert answers[-1].json() == before.json()
+        preview = story.client.post(f"{story.base}/retractions/preview",
+                                    json={"source": "portal:acme", "reason": "hacked"},
+                                    headers=story.as_("security"))
+        assert preview.status_code == 200, preview.text
+        assert port_of(connection.node_for(connect(cluster.url),
+                                           layout.graph_key(story.tenant))) == target
+    finally:
+        forget(cluster.url, story.tenant)
