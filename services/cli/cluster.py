@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import typer
 
+from rescind.cli.common import JsonOpt, emit
+
 cluster_app = typer.Typer(help="A Redis Cluster of FalkorDB nodes: forming it.",
                           no_args_is_help=True)
 
@@ -20,6 +22,7 @@ def bootstrap(
     password: str | None = typer.Option(None, "--password", envvar="FALKORDB_PASSWORD",
                                         show_default=False, help="The nodes' requirepass "
                                         "(better in FALKORDB_PASSWORD than on a command line)"),
+    as_json: bool = JsonOpt,
 ) -> None:
     """Assign the slots to the masters in equal ranges, meet, make each replica follow its
     master, and wait for cluster_state:ok. Only what is missing is done: on a formed cluster
@@ -31,5 +34,7 @@ def bootstrap(
     masters = masters_of(len(given), replicas)
     changed = form(given, replicas, password, timeout, say=lambda s: typer.echo(s, err=True))
     shape = f"{masters} master(s) with {replicas} replica(s) each"
-    typer.echo(f"cluster formed: {shape}, {len(changed)} change(s)" if changed else
-               f"nothing to do: the cluster of {shape} is formed")
+    emit({"masters": masters, "replicas": replicas, "changes": changed}, as_json,
+         lambda d, c: c.print(f"cluster formed: {shape}, {len(changed)} change(s)" if changed
+                              else f"nothing to do: the cluster of {shape} is formed",
+                              markup=False))

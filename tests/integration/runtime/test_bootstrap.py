@@ -5,6 +5,7 @@ and changes nothing on a formed one, even after a failover."""
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 
 import pytest
@@ -116,6 +117,12 @@ def test_six_bare_nodes_become_three_masters_with_a_replica_each_and_stay_so():
         assert result.exit_code == 0, result.output
         assert "nothing to do: the cluster of 3 master(s) with 1 replica(s) each is formed" \
             in result.output
+        as_json = CliRunner().invoke(app, [
+            "cluster", "bootstrap", "--replicas", "1", "--timeout", "60", "--json", "--nodes",
+            ",".join(f"localhost:{n.port}@{n.bus_port}" for n in nodes)],
+            env={"FALKORDB_PASSWORD": PASSWORD})
+        assert as_json.exit_code == 0, as_json.output
+        assert json.loads(as_json.stdout) == {"masters": 3, "replicas": 1, "changes": []}
         assert topology(nodes) == promoted and promoted[0][1] == {"slave"}
 
 
