@@ -40,13 +40,13 @@ def sign_in(browser, base: str, token: str) -> Page:
     return page
 
 
-def shot(page: Page, name: str, full_page: bool = True) -> None:
-    """A PNG of the page among the run's artifacts (``$RESCIND_ARTIFACTS/console/``) and, when
-    RESCIND_UPDATE_SCREENSHOTS=1 (`make screenshots`), as the documentation's
+def shot(page: Page, name: str, full_page: bool = True, docs: bool = True) -> None:
+    """A PNG of the page among the run's artifacts (``$RESCIND_ARTIFACTS/console/``) and, with
+    ``docs`` and RESCIND_UPDATE_SCREENSHOTS=1 (`make screenshots`), as the documentation's
     ``docs/console/<name>.png``: an ordinary test run leaves the checkout as it was.
     ``full_page=False``: the window only, for a drawer or a dialog, which stay in the window
     while the page scrolls."""
-    for folder in [ARTIFACTS] + ([DOCS] if os.environ.get("RESCIND_UPDATE_SCREENSHOTS") == "1"
-                                 else []):
+    update = docs and os.environ.get("RESCIND_UPDATE_SCREENSHOTS") == "1"
+    for folder in [ARTIFACTS] + ([DOCS] if update else []):
         folder.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(folder / f"{name}.png"), full_page=full_page)

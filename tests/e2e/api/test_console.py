@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 
 import httpx
 import pytest
@@ -24,6 +22,7 @@ from rescind.graph.store import TenantGraph, connect
 from rescind.runtime.server import free_port
 from rescind.scenario.replay import replay_text
 from tests.support.api import ADMIN, story_text
+from tests.support.console import CHROMIUM_ARGS, chromium, shot, sign_in
 from tests.support.paths import ROOT
 from tests.support.recalls import (
     ATTACK,
@@ -35,24 +34,11 @@ from tests.support.recalls import (
     record_receipts,
 )
 
-ARTIFACTS = Path(os.environ.get("RESCIND_ARTIFACTS", ROOT / ".rescind/artifacts")) / "console"
-# The screenshots the documentation shows: rewritten only when asked (`make screenshots`), so
-# that a test run leaves the checkout as it was.
-DOCS = ROOT / "docs/console"
-UPDATE_DOCS = os.environ.get("RESCIND_UPDATE_SCREENSHOTS") == "1"
 TENANT = "harbor"
 SCRIPT = '<img src=x onerror="window.__pwned=1">Northwind <script>window.__pwned=2</script>'
 CYPHER = "Note: '}) MATCH (n) DETACH DELETE n // \" RETURN 1"
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"  # the trace the hostile note was written in
 TRACE_UI = "http://traces.example/trace/{trace_id}"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-def chromium() -> str:
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert path, "the console test needs Debian's chromium: apt-get install -y chromium"
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -124,30 +110,6 @@ def browser():
         b.close()
 
 
-def shot(page: Page, name: str, docs: str | None = None) -> None:
-    """A screenshot among the run's artifacts; with ``docs``, also the documentation's one of
-    that name, when RESCIND_UPDATE_SCREENSHOTS=1."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-    if docs and UPDATE_DOCS:
-        DOCS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(DOCS / docs), full_page=True)
-
-
-def sign_in(browser, base: str, token: str) -> Page:
-    page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
-    page.set_default_timeout(15_000)
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("console", lambda m: m.type == "error" and errors.append(m.text))  # CSP, 4xx, 5xx
-    page.goto(f"{base}/console/")
-    page.fill("#token", token)
-    page.click("#signin-btn")
-    expect(page.locator("#app")).to_be_visible()
-    page.errors = errors
-    return page
-
-
 def card(page: Page, name: str):
     return page.locator(f"#overview .card[data-name='{name}']")
 
@@ -178,7 +140,7 @@ def test_security_and_finance_do_the_whole_flow_in_the_console(seeded, browser):
     card(sec, "n-hostile").click()
     expect(sec.locator("#tree")).to_contain_text(SCRIPT)  # the tree shows it as text too
     assert sec.locator("#detail img").count() == 0
-    shot(sec, "01-security-overview")
+    shot(sec, "01-security-overview", docs=False)
     sec.click("#close-detail")
     sec.click("nav button[data-tab=payments]")
     big = sec.locator("#payment-list tr[data-name=pay-1042] td")
@@ -204,7 +166,7 @@ def test_security_and_finance_do_the_whole_flow_in_the_console(seeded, browser):
     expect(sec.locator("#to-hold")).to_have_text("Pay Acme Ltd 34,500.00 USD")
     expect(sec.locator("#commit-btn")).to_have_text(f"Commit at revision {rev}…")
     assert graph.revision() == rev  # a preview writes nothing
-    shot(sec, "02-security-preview")
+    shot(sec, "02-security-preview", docs=False)
 
     sec.click("#commit-btn")
     expect(sec.locator("#confirm")).to_be_visible()  # the commit waits for a confirmation
@@ -217,7 +179,7 @@ def test_security_and_finance_do_the_whole_flow_in_the_console(seeded, browser):
     expect(sec.locator("#message")).to_contain_text("7 memories went OUT")
     expect(sec.locator("#retractions tr[data-state=committed]")).to_have_count(1)
     assert sec.locator("#blast g.node[data-fate=OUT]").count() == 7
-    shot(sec, "03-security-committed")
+    shot(sec, "03-security-committed", docs=False)
     sec.click("nav button[data-tab=overview]")
     expect(card(sec, "pay-1041")).to_have_attribute("data-status", "OUT")
     expect(card(sec, "pay-1041").locator(".tag")).to_have_text("to recall")
@@ -229,7 +191,7 @@ def test_security_and_finance_do_the_whole_flow_in_the_console(seeded, browser):
     sec.click("#recall-list tr[data-name=pay-1041]")
     expect(sec.locator("#approve-btn")).to_be_hidden()
     expect(sec.locator("#approve-note")).to_have_text("Only finance can approve a recall.")
-    shot(sec, "04-security-recalls")
+    shot(sec, "04-security-recalls", docs=False)
 
     fin = sign_in(browser, base, tokens["finance"])
     expect(fin.locator("nav button[data-tab=retract]")).to_be_hidden()
@@ -242,7 +204,7 @@ def test_security_and_finance_do_the_whole_flow_in_the_console(seeded, browser):
         "data-state", "approved")
     expect(fin.locator("#approve-note")).to_have_text("Approved: the recall is in the outbox.")
     assert graph.rows("MATCH (o:Outbox) RETURN o.by") == [["fran@harborfinch.example"]]
-    shot(fin, "05-finance-approved")
+    shot(fin, "05-finance-approved", docs=False)
     fin.click("nav button[data-tab=overview]")
     expect(card(fin, "pay-1041")).to_have_attribute("data-status", "OUT")
 
@@ -250,11 +212,11 @@ def test_security_and_finance_do_the_whole_flow_in_the_console(seeded, browser):
     sec.locator("#retractions tr[data-state=committed] button.reinstate").click()
     expect(sec.locator("#message")).to_contain_text("7 memories came back IN")
     expect(sec.locator("#retractions tr[data-state=reinstated]")).to_have_count(1)
-    shot(sec, "06-security-reinstated")
+    shot(sec, "06-security-reinstated", docs=False)
     # The finance page was not touched: it learns of the change by itself.
     expect(card(fin, "pay-1041")).to_have_attribute("data-status", "IN")
     expect(fin.locator("#rev")).to_have_text(str(graph.revision()))
-    shot(fin, "07-finance-live-update")
+    shot(fin, "07-finance-live-update", docs=False)
 
     after = {r[0]: r[1] for r in graph.rows("MATCH (m:Mem)-[st:STATUS]->() RETURN m.id, st.status")}
     assert after == before
@@ -328,7 +290,7 @@ def test_the_gate_tab_lists_decisions_and_opens_each_payment(seeded, browser):
     assert reason == big["reason"]
     assert page.locator("img").count() == 0
     assert page.evaluate("window.__pwned") is None
-    shot(page, "08-gate-decisions")
+    shot(page, "08-gate-decisions", docs=False)
 
     page.check("#refused-only")
     expect(rows).to_have_count(3)
@@ -347,7 +309,7 @@ def test_the_gate_tab_lists_decisions_and_opens_each_payment(seeded, browser):
     expect(decisions.nth(2).locator(".reason")).to_have_text(forged["reason"])
     expect(decisions.nth(2)).to_contain_text(f"to {PAYEE}")
     assert page.locator("#detail img").count() == 0
-    shot(page, "09-gate-refused-payment")
+    shot(page, "09-gate-refused-payment", docs=False)
     page.locator("#gate-list tr[data-name=pay-1041]").click()
     expect(page.locator("#detail-title")).to_contain_text("Payment: Pay Acme Ltd 6,000.00 USD")
     expect(decisions).to_have_count(1)
@@ -496,7 +458,7 @@ def test_the_approvers_day_review_reject_approve_export(recalls_day, browser, tm
     assert sheet.read_text().splitlines()[1].startswith("pay-1041,")
     expect(draft).to_contain_text("EXPORTED as csv by fran@harborfinch.example")
     expect(fin.locator("#message")).to_contain_text("Exported the recall of pay-1041 as csv")
-    shot(fin, "10-finance-recalls-day", docs="recalls.png")
+    shot(fin, "recalls")
     assert graph.rows("MATCH (o:Outbox) RETURN o.by") == [["fran@harborfinch.example"]]
 
     sec = sign_in(browser, base, tokens["security"])
