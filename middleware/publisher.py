@@ -74,6 +74,7 @@ class Publisher:
         self.spool_dir = Path(spool_dir) if spool_dir is not None else spool.default_dir()
         self.spool_max_bytes, self.segment_bytes = spool_max_bytes, segment_bytes
         self.exit_flush_s = exit_flush_s
+        connection.replica_wait_ms()  # a bad RESCIND_REPLICA_WAIT_MS stops here, not the sender
         self._spools: dict[str, TenantSpool | None] = {}
         self._cv = threading.Condition()
         self._stop = False

@@ -120,7 +120,8 @@ def replica_wait_ms() -> int:
     side has no Settings): how long ``replicated`` waits; 0 turns the wait off."""
     raw = os.environ.get("RESCIND_REPLICA_WAIT_MS", "2000")
     if not raw.isdigit():
-        raise ValueError(f"RESCIND_REPLICA_WAIT_MS must be a number of milliseconds, not {raw!r}")
+        raise ValueError(f"RESCIND_REPLICA_WAIT_MS must be a whole number of milliseconds "
+                         f"(0 or more), not {raw!r}")
     return int(raw)
 
 

@@ -5,8 +5,9 @@ To make the loss a failover can cause happen on loopback, the master's replica i
 (SIGSTOP) and the master keeps only 64 KB of output for it, so that the master drops the link
 and the writes made meanwhile exist on the master alone; then the master is killed and the
 replica resumed, and promoted. Without waiting for a replica (WAIT) before acknowledging, 84
-of 734 writes that the workers had acknowledged were gone after the failover (a run of this
-scenario with ``connection.replicated`` made to answer True at once); with it, none.
+of 734 writes that the workers had acknowledged were gone after the failover (a one-off script
+with these steps for the graph's master and ``connection.replicated`` made to answer True at
+once; not kept as a test, since how much is lost depends on timing); with it, none.
 """
 
 from __future__ import annotations
