@@ -66,7 +66,10 @@ def test_workers_come_back_when_the_server_does_and_say_it_once(tmp_path, caplog
     finally:
         pub.close()
         server.stop()
-    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    # Rescind's own lines: on a cluster, redis-py may say meanwhile that an async client of
+    # an earlier test was never closed, when the garbage collector finds it.
+    said = [r.getMessage() for r in caplog.records
+            if r.levelno >= logging.WARNING and r.name.startswith("rescind")]
     assert len([m for m in said if m.startswith("lost FalkorDB")]) == 1, said
     assert len([m for m in said if m.startswith("FalkorDB answers again")]) == 1, said
     assert [r for r in caplog.records if r.exc_info] == []  # no traceback at all
@@ -96,6 +99,9 @@ def test_workers_started_while_the_server_is_away_wait_for_it(tmp_path, caplog):
         if pub is not None:
             pub.close()
         server.stop()
-    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    # Rescind's own lines: on a cluster, redis-py may say meanwhile that an async client of
+    # an earlier test was never closed, when the garbage collector finds it.
+    said = [r.getMessage() for r in caplog.records
+            if r.levelno >= logging.WARNING and r.name.startswith("rescind")]
     assert len([m for m in said if m.startswith("lost FalkorDB")]) == 1, said
     assert [r for r in caplog.records if r.exc_info] == []
