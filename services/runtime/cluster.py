@@ -28,9 +28,14 @@ class ClusterNode(EmbeddedFalkorDB):
     """One node: an embedded server with cluster mode on, and a port of its own for the
     cluster's bus (by default the port plus 10,000, which a free port may not have)."""
 
-    def __init__(self, data_dir: Path | None, port: int, bus_port: int) -> None:
+    def __init__(self, data_dir: Path | None, port: int | None = None,
+                 bus_port: int | None = None) -> None:
         super().__init__(data_dir, port)
-        self.bus_port = bus_port
+        self.chosen = port is None and bus_port is None
+        self.bus_port = bus_port or free_port()
+
+    def choose_ports(self) -> None:
+        self.port, self.bus_port = free_port(), free_port()
 
     def command(self) -> list[str]:
         return [*super().command(), "--cluster-enabled", "yes",

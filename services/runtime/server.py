@@ -230,6 +230,7 @@ class EmbeddedFalkorDB:
 
     def __init__(self, data_dir: str | os.PathLike | None = None, port: int | None = None) -> None:
         self.data_dir = Path(data_dir) if data_dir else None
+        self.chosen = port is None  # ours to choose again if another process takes it first
         self.port = port or free_port()
         self.process: subprocess.Popen | None = None
         self._tmp: tempfile.TemporaryDirectory | None = None
@@ -292,13 +293,27 @@ class EmbeddedFalkorDB:
         with progress on stderr (or to ``on_progress``)."""
         if self.data_dir:
             self._claim()
-        try:
-            self._spawn()
-            self._ready(timeout, on_progress)
-            return self
-        except BaseException:
-            self.stop()
-            raise
+        for attempt in range(3):
+            try:
+                self._spawn()
+                self._ready(timeout, on_progress)
+                return self
+            except ServerError as exc:
+                # A free port may be taken before the server binds it (by another server, or
+                # as the local end of an outgoing connection): choose again, if it was ours.
+                taken = "Address already in use" in str(exc) and self.chosen and attempt < 2
+                self._reap()
+                if not taken:
+                    self.stop()
+                    raise
+                self.choose_ports()
+            except BaseException:
+                self.stop()
+                raise
+        raise AssertionError("unreachable")
+
+    def choose_ports(self) -> None:
+        self.port = free_port()
 
     def restart(self, timeout: float = 20.0,
                 on_progress: Callable[[ServerStatus], None] | None = None) -> EmbeddedFalkorDB:

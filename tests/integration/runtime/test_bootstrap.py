@@ -26,7 +26,7 @@ def bare_nodes(n: int):
     """``n`` cluster-enabled nodes, not introduced to each other, each set up as the
     Kubernetes StatefulSet sets its pods: requirepass and masterauth, and a host name announced
     to clients (here `localhost`, which the bootstrap resolves to the IP it meets by)."""
-    nodes = [ClusterNode(None, free_port(), free_port()) for _ in range(n)]
+    nodes = [ClusterNode(None) for _ in range(n)]  # ports chosen again if taken meanwhile
     try:
         for node in nodes:
             node.start()
