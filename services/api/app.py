@@ -22,7 +22,7 @@ from rescind.contract import connection, layout
 from rescind.contract.errors import Duplicate, RescindError, Unauthenticated, http_status
 from rescind.graph.cypher import CypherError
 from rescind.graph.store import connect
-from rescind.runtime.server import ServerStatus, probe
+from rescind.runtime.readiness import ServerStatus, probe
 from rescind.runtime.settings import Settings
 
 log = logging.getLogger("rescind.api")

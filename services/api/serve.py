@@ -14,7 +14,7 @@ import uvicorn
 
 from rescind.api.app import create_app
 from rescind.contract.errors import Unavailable
-from rescind.runtime.server import ServerStatus
+from rescind.runtime.readiness import ServerStatus
 from rescind.runtime.settings import Settings
 
 

@@ -107,7 +107,7 @@ def reaching(url: str | None) -> Iterator[None]:
 def ready(url: str) -> str:
     """``url`` once its server answers graph commands: a server loading its data is waited for
     (progress on stderr); one that refuses connections is Unavailable at once."""
-    from rescind.runtime.server import Progress, wait_ready
+    from rescind.runtime.readiness import Progress, wait_ready
 
     wait_ready(url, on_progress=Progress(url))
     return url
@@ -153,7 +153,8 @@ def shared_or_own_server(url: str | None, data_dir: Path) -> Iterator[tuple[str,
     """As ``operator_server``, with whether the server is this command's own (started here on
     ``data_dir``, so nothing else serves its tenants) rather than ``url`` or another process's
     (``rescind up`` on the same data directory)."""
-    from rescind.runtime.server import DataDirInUse, EmbeddedFalkorDB, ServerGone, reach
+    from rescind.runtime.readiness import DataDirInUse, ServerGone, reach
+    from rescind.runtime.server import EmbeddedFalkorDB
 
     with contextlib.ExitStack() as stack:
         own = False

@@ -122,7 +122,8 @@ def up(
     from rescind.api.serve import api_thread
     from rescind.contract.errors import Unavailable
     from rescind.runtime.cluster import EmbeddedCluster
-    from rescind.runtime.server import EmbeddedFalkorDB, ServerError
+    from rescind.runtime.readiness import ServerError
+    from rescind.runtime.server import EmbeddedFalkorDB
     from rescind.runtime.settings import Settings
     from rescind.runtime.supervisor import RestartPolicy, Supervisor, Supervisors
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import redis
 
 from rescind.contract.errors import Invalid
-from rescind.runtime.server import ServerError
+from rescind.runtime.readiness import ServerError
 
 SLOTS = 16_384
 

@@ -19,7 +19,8 @@ from pathlib import Path
 import redis
 
 from rescind.runtime.bootstrap import Node, bootstrap
-from rescind.runtime.server import EmbeddedFalkorDB, ServerError, free_port
+from rescind.runtime.readiness import ServerError
+from rescind.runtime.server import EmbeddedFalkorDB, free_port
 
 NODE_TIMEOUT_MS = 2_000  # how long a master may be silent before its replica takes over
 

@@ -18,7 +18,8 @@ from collections.abc import Callable
 import redis
 from pydantic import BaseModel, Field
 
-from rescind.runtime.server import EmbeddedFalkorDB, Progress, ServerError, ServerStatus, probe
+from rescind.runtime.readiness import Progress, ServerError, ServerStatus, probe
+from rescind.runtime.server import EmbeddedFalkorDB
 
 log = logging.getLogger("rescind.server")
 

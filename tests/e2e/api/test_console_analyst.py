@@ -23,7 +23,8 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from rescind.contract import events as ev
 from rescind.graph.store import TenantGraph, connect
-from rescind.runtime.server import free_port, running_url
+from rescind.runtime.readiness import running_url
+from rescind.runtime.server import free_port
 from tests.support.console import CHROMIUM_ARGS, chromium, shot, sign_in
 
 BIN = Path(sys.executable).parent

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from rescind.graph.store import TenantGraph, connect
-from rescind.runtime.server import free_port, running_url
+from rescind.runtime.readiness import running_url
+from rescind.runtime.server import free_port
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.skipif(not (shutil.which("curl") and shutil.which("jq")),

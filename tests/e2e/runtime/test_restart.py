@@ -11,7 +11,8 @@ import time
 import redis
 
 from rescind.graph.store import TenantGraph, connect
-from rescind.runtime.server import EmbeddedFalkorDB, ServerStatus, free_port
+from rescind.runtime.readiness import ServerStatus
+from rescind.runtime.server import EmbeddedFalkorDB, free_port
 from tests.support.aof import NoRewrite, slow_to_load
 from tests.support.paths import ROOT
 

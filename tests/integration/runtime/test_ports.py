@@ -8,7 +8,8 @@ import pytest
 import redis
 
 from rescind.runtime.cluster import ClusterNode
-from rescind.runtime.server import EmbeddedFalkorDB, ServerError
+from rescind.runtime.readiness import ServerError
+from rescind.runtime.server import EmbeddedFalkorDB
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import time
 
-from rescind.runtime.server import Progress, ServerError, ServerStatus
+from rescind.runtime.readiness import Progress, ServerError, ServerStatus
 from rescind.runtime.supervisor import RestartPolicy, Supervisor
 
 
