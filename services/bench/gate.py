@@ -33,6 +33,10 @@ from rescind.graph.store import TenantGraph, connect
 
 AT = 1_795_000_000_000_000  # November 2026, in epoch µs: when the payments are asked about
 BLOCK = 25  # asks per block; blocks alternate between the load paused and running
+# The two asks, and a bare PING on the same server in the same schedule: under the writes,
+# FalkorDB holds the server's lock while it commits a write (a relation's merge included), so
+# the PING's tail is the floor any gate that reads or records on this server sits on.
+KINDS = ("new", "release", "ping")
 OBSERVED = round(100 * MIX["observation"])  # observations of each generated vendor (o0, o1, …)
 
 
@@ -91,6 +95,12 @@ def ask(graph: TenantGraph, call: gate.GateCall, policy: gate.GatePolicy) -> tup
     d = gate.judge(graph, call, policy)
     gate.record(graph, call, d, call.action, None)
     return time.perf_counter() - t, d.allowed and d.fragility == 2
+
+
+def _ping(graph: TenantGraph) -> tuple[float, bool]:
+    t = time.perf_counter()
+    graph.conn.ping()
+    return time.perf_counter() - t, True
 
 
 def _write(k: int, tag: str, vendors: int, rng: random.Random) -> Write:
@@ -193,7 +203,7 @@ def _stats(waited: list[float], spent: list[float]) -> dict:
 
 
 def measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: float,
-            asks_per_s: float = 20.0, warmup_s: float = 0.5) -> dict:
+            asks_per_s: float = 30.0, warmup_s: float = 0.5) -> dict:
     """``samples`` asks of each kind with the load running and as many with it paused, in
     alternating blocks; the write rate is what landed while asks were timed under load.
     ``vendors``: the generator's sources ``vendor0`` … in the graph (the writes rest on them).
@@ -205,7 +215,7 @@ def measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: floa
     pays = payments(graph, max(1, min(samples, 500)))
     policy = gate.GatePolicy()
     waited: dict[tuple[str, bool], list[float]] = {
-        (kind, live): [] for kind in ("new", "release") for live in (False, True)}
+        (kind, live): [] for kind in KINDS for live in (False, True)}
     spent: dict[tuple[str, bool], list[float]] = {key: [] for key in waited}
     ok, live_s, live_writes, i = True, 0.0, 0, 0
     with LiveWrites(url, graph.tenant, vendors, rate, f"live{time.time_ns()}") as load:
@@ -219,11 +229,14 @@ def measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: floa
             for _ in range(BLOCK):
                 p = pays[i % len(pays)]
                 i += 1
-                for kind, call in (("new", p.new), ("release", p.release)):
+                for kind, call in (("new", p.new), ("release", p.release), ("ping", None)):
                     due = t0 + n / asks_per_s
                     n += 1
                     time.sleep(max(0.0, due - time.perf_counter()))
-                    took, allowed = ask(graph, call, policy)
+                    if call is None:  # the floor: what any command to this server waits
+                        took, allowed = _ping(graph)
+                    else:
+                        took, allowed = ask(graph, call, policy)
                     spent[kind, live].append(took)
                     waited[kind, live].append(time.perf_counter() - due)
                     ok = ok and allowed
@@ -246,17 +259,20 @@ def table(results: dict[str, dict]) -> list[str]:
              "kept in the graph before the answer). *New*: a $12,000 payment not yet in the "
              "graph, on its plan; *release*: the release of a stored proposal. Each rests on a "
              "plan, a confirmation and a note that two observations of two trust domains state, "
-             "account included (fragility 2: allowed). *Live*: while another process sends "
+             "account included (fragility 2: allowed). *Ping*: a bare `PING` to the same "
+             "server in the same schedule, the floor of any gate kept on this server. "
+             "*Live*: while another process sends "
              "justified writes through the engine's write path; *quiet*: the same, in blocks "
              f"of {BLOCK} asks of each kind alternating with the live ones. Asks are due at a "
-             f"steady {paced:g} a second and timed from when each was due, so that one arriving during a "
-             "stall of the server counts its wait; *the ask alone* is timed from its start.\n",
+             f"steady {paced:g} a second (a third of them PINGs) and timed from when each was "
+             "due, so that one arriving during a stall of the server counts its wait; *the ask "
+             "alone* is timed from its start.\n",
              "| graph (memories) | ask | live: median / p90 / p99 ms | live, the ask alone: "
              "median / p99 ms | quiet: median / p90 / p99 ms | runs each | writes/s during the "
              "live asks |",
              "|---:|---|---:|---:|---:|---:|---:|"]
     for size, r in results.items():
-        for kind in ("new", "release"):
+        for kind in (k for k in KINDS if f"{k}_live" in r):  # runs before the PING had none
             live, quiet = r[f"{kind}_live"], r[f"{kind}_quiet"]
             lines.append(f"| {int(size):,} | {kind} | {live['median_ms']} / {live['p90_ms']} / "
                          f"**{live['p99_ms']}** | {live['service_median_ms']} / "

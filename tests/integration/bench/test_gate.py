@@ -24,10 +24,11 @@ def test_every_timed_ask_is_judged_and_recorded_while_the_live_writes_land(graph
     result = gate_bench.measure(falkordb, graph, len(clusters), samples=5, rate=300)
 
     assert result["all_allowed_on_two_domains"] and result["payments"] == 5
-    for key in ("new_live", "new_quiet", "release_live", "release_quiet"):
+    for key in ("new_live", "new_quiet", "release_live", "release_quiet", "ping_live", "ping_quiet"):
         timed = result[key]
         assert timed["runs"] == 5 and 0 < timed["median_ms"] <= timed["p99_ms"] <= timed["max_ms"]
     asked = 2 * gate_bench.BLOCK * 2  # a quiet and a live block, a new and a release each time
+    # (the PINGs beside them record nothing)
     log = decisions_log(graph, limit=10 * asked)
     assert len(log) == asked and all(d["allowed"] and d["fragility"] == 2 for d in log)
     # Seven writes a payment (its support and its stored proposal), then the live load's own.
