@@ -164,7 +164,7 @@ async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.
             up = await asyncio.to_thread(link.probe, workers.conn)
             if not up and reading[0] is not None:
                 stopping, reading[0] = reading[0], None
-                await stopping.stop()
+                await _close(stopping)
             elif up and reading[0] is None:
                 fresh = None
                 try:
@@ -172,8 +172,7 @@ async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.
                     await fresh.start()
                 except Exception as exc:  # noqa: BLE001 - gone again: the next probe says so
                     if fresh is not None:
-                        with contextlib.suppress(Exception):
-                            await fresh.stop()
+                        await _close(fresh)
                     if not lost_connection(exc):
                         log.exception("reading the streams again failed; trying again")
                     link.lost(exc)
@@ -191,7 +190,7 @@ async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.
     finally:
         closing.set()
         if reading[0] is not None:  # stops the subscribers; a handler in flight completes first
-            await reading[0].stop()
+            await _close(reading[0])
         # Not cancelled: a cancel would free the lock while its thread still flushes or
         # retries, racing the close below. Each ends after the step it is in.
         await asyncio.gather(*background, return_exceptions=True)
@@ -213,10 +212,33 @@ async def _first_broker(settings: WorkerSettings, roles: tuple[str, ...],
     # (5 s) outlasted its wait for the subscriber to start (3 s).
     except (redis.ConnectionError, redis.TimeoutError, TimeoutError) as exc:
         if broker is not None:
-            with contextlib.suppress(Exception):
-                await broker.stop()
+            await _close(broker)
         workers.link.lost(exc)
         return None
+
+
+async def _close(broker: RedisBroker) -> None:
+    """Stop ``broker`` and close its client for good. FastStream raises before it closes the
+    client when a subscriber fails to stop (the server gone), and a subscriber's read in flight
+    outlives ``stop()`` and opens the (cluster) client again: such clients were found open,
+    later, by the garbage collector."""
+    state = broker.config.broker_config.connection
+    client = state.client if state else None  # the object the subscribers read through
+    tasks = [t for sub in broker.subscribers for t in getattr(sub, "tasks", ())]
+    try:
+        await broker.stop()
+    except Exception as exc:  # noqa: BLE001 - the server is away; the Link says so once
+        log.debug("stopping the broker: %r", exc)
+    finally:
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=5.0)
+        with contextlib.suppress(Exception):
+            await broker.config.disconnect()
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.aclose()
 
 
 class WorkerThread:
