@@ -1,9 +1,10 @@
 """A payment's life in steps a person reads: proposed, each gate decision, executed, held or
-recall drafted, back IN, recall approved. Built from facts already read (the payment, its status
+recall drafted, back IN, recall approved or rejected, each export for the bank. Built from facts already read (the payment, its status
 history, its gate log, the retractions), so it is plain data in and out."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 from rescind.contract import events as ev
@@ -54,6 +55,15 @@ def steps(f: dict, raw: list[dict], gate_log: list[dict], whys: dict[str, dict])
         who = f.get("approved_by")
         add(f.get("approved_at"), 4, "recall approved", f"recall approved by {who or '?'}",
             by=who)
+    if f.get("rejected_by"):  # kept when a later retraction drafts the recall again
+        who, reason = f["rejected_by"], f.get("rejected_reason")
+        add(f.get("rejected_at"), 4, "recall rejected", f"recall rejected by {who}"
+            + (f": {reason}" if reason else ""), by=who, reason=reason,
+            retraction=f.get("rejected_cause"))
+    for entry in f.get("recall_exports") or ():
+        e = json.loads(entry)
+        add(e.get("at"), 5, "recall exported", f"recall exported for the bank as "
+            f"{e.get('format')} by {e.get('by') or '?'}", by=e.get("by"))
     out.sort(key=lambda s: (s[0], s[1]))
     return [s[2] for s in out]
 

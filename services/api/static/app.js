@@ -342,7 +342,8 @@ function historyItem(e) {
 }
 
 const STEP_WORDS = { proposed: "Proposed", gate: "Gate", executed: "Executed", held: "Held",
-  "recall drafted": "Recall drafted", "recall approved": "Recall approved", "back IN": "Back IN" };
+  "recall drafted": "Recall drafted", "recall approved": "Recall approved", "back IN": "Back IN",
+  "recall rejected": "Recall rejected", "recall exported": "Recall exported" };
 
 function stepItem(s) {
   const verdict = s.step === "gate" ? el("span", { class: `badge ${s.allowed ? "in" : "out"}` },

@@ -146,6 +146,23 @@ def test_finance_rejects_annotates_approves_and_exports(day):
                     ("recall.export", "pay-1041", "ok"), ("recall.export", "pay-1041", "ok"),
                     ("recall.reject", "pay-1041", "refused")]
 
+    # Each payment's timeline tells finance's decisions too, in order, with who and how.
+    def timeline(name: str) -> list[dict]:
+        r = c.get(f"{base}/memories/{name}/history", headers=day.as_("viewer"))
+        return r.json()["timeline"]
+
+    rejected_steps = [s for s in timeline("pay-1042") if s["step"] == "recall rejected"]
+    assert [(s["text"], s["by"], s["reason"]) for s in rejected_steps] == [
+        (f"recall rejected by finance@{day.tenant}.example: {reason}",
+         f"finance@{day.tenant}.example", reason)]
+    paid = timeline("pay-1041")
+    assert [s["step"] for s in paid][-3:] == ["recall approved", "recall exported",
+                                              "recall exported"]
+    assert [s["text"] for s in paid[-2:]] == [
+        f"recall exported for the bank as {fmt} by finance@{day.tenant}.example"
+        for fmt in ("camt.056", "csv")]
+    assert [s["at"] for s in paid] == sorted(s["at"] for s in paid)
+
 
 def test_bad_requests_are_clear_4xx_and_change_nothing(day):
     """An empty or blank reason or note, an unknown format: 422; an unknown payment or one
