@@ -37,7 +37,6 @@ function svg(tag, attrs = {}, text = null) {
 }
 
 const num = L.num;
-const money = (x) => (x === null || x === undefined ? "" : "$" + num(x));
 const short = L.short;
 const badge = (status) => el("span", { class: `badge ${status === "OUT" ? "out" : "in"}` },
   status || "?");
@@ -905,7 +904,7 @@ async function loadRecalls() {
   $("#recall-list tbody").replaceChildren(...rows.map((r) => {
     const tr = el("tr", { "data-name": r.name, "data-state": r.state, class: "clickable" },
       el("td", {}, r.name), el("td", { class: "payee" }, r.payee_name || r.payee || ""),
-      el("td", { class: "n" }, money(r.amount)), el("td", {}, (r.paid_on || "").slice(0, 10)),
+      el("td", { class: "n" }, L.amount(r.amount, r.currency, base())), el("td", {}, (r.paid_on || "").slice(0, 10)),
       el("td", {}, r.bank_reference || ""), el("td", { class: "state" }, r.state),
       el("td", { class: "by" }, decidedBy(r)));
     tr.addEventListener("click", () => showRecall(r));
@@ -930,7 +929,7 @@ function showRecall(r) {
   state.recall = r;
   $("#recall").hidden = false;
   $("#recall").dataset.state = r.state;
-  $("#recall-title").textContent = `${r.name}: ${money(r.amount)} to ${r.payee_name || r.payee || "?"} (${r.state})`;
+  $("#recall-title").textContent = `${r.name}: ${L.amount(r.amount, r.currency, base())} to ${r.payee_name || r.payee || "?"} (${r.state})`;
   $("#draft").textContent = r.draft;
   const finance = state.me.role === "finance";
   $("#recall-actions").hidden = !finance;
@@ -1017,10 +1016,9 @@ const given = (x) => x !== null && x !== undefined;
 // threshold is in when that differs.
 function gateAmount(d) {
   if (!given(d.amount)) return "—";
-  if (!d.currency) return money(d.amount);
-  const base = given(d.base_amount) && Number(d.base_amount) !== Number(d.amount)
-    ? ` (base ${num(d.base_amount)})` : "";
-  return `${num(d.amount)} ${d.currency}${base}`;
+  const inBase = given(d.base_amount) && (d.currency || base()) !== base()
+    ? ` (${L.amount(d.base_amount, base(), base())})` : "";
+  return L.amount(d.amount, d.currency, base()) + inBase;
 }
 
 async function loadGates(always = true) {

@@ -274,17 +274,17 @@ def test_the_gate_tab_lists_decisions_and_opens_each_payment(seeded, browser):
     assert rows.nth(0).locator(".badge.in").count() == 1
     when, name, amount, payee, account, _, fragility, domains, aggregate, reason = cells(0)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", when)
-    assert (name, amount, payee, account) == ("pay-new", "$900.00", "Acme Ltd", ACCOUNT)
+    assert (name, amount, payee, account) == ("pay-new", "900.00 USD", "Acme Ltd", ACCOUNT)
     assert (fragility, domains, aggregate) == (
         str(new["fragility"]), " + ".join(new["would_fall"]) or "—", "6,000.00")
     assert reason == new["reason"]
     _, _, amount, payee, _, _, fragility, domains, aggregate, reason = cells(1)
-    assert (amount, payee, reason) == ("$34,500.00", PAYEE, forged["reason"])
+    assert (amount, payee, reason) == ("34,500.00 USD", PAYEE, forged["reason"])
     _, _, amount, payee, account, _, fragility, domains, aggregate, reason = cells(2)
     logged = httpx.get(f"{base}/api/v1/tenants/{TENANT}/gates", params={"action": "pay-1042"},
                        headers={"Authorization": f"Bearer {tokens['finance']}"}).json()[-1]
     assert logged["payee"] == "Acme Ltd"  # a release keeps the proposal's values
-    assert (amount, payee, account, fragility) == ("$34,500.00", "Acme Ltd", "—", "1")
+    assert (amount, payee, account, fragility) == ("34,500.00 USD", "Acme Ltd", "—", "1")
     assert domains == " + ".join(big["would_fall"]) == "acme-portal"
     assert aggregate == "6,000.00" == f"{big['aggregate']:,.2f}"  # pay-1041, to Acme Ltd too
     assert reason == big["reason"]
@@ -348,7 +348,7 @@ def test_the_gate_tab_shows_a_foreign_amount_and_its_conversion(seeded, browser)
     rows = page.locator("#gate-list tbody tr")
     expect(rows.first.locator("td.name")).to_have_text("pay-yen")
     expect(rows.first.locator("td.reason")).to_contain_text("no rate from JPY to USD")
-    expect(rows.nth(1).locator("td.amount")).to_have_text("6,000.00 EUR (base 6,480.00)")
+    expect(rows.nth(1).locator("td.amount")).to_have_text("6,000.00 EUR (6,480.00 USD)")
     assert page.errors == []
 
 
