@@ -12,7 +12,8 @@ slots are assigned only to a master that owns none, and only a range nobody owns
 the first one only if it does not know it; only a master without slots is made a replica. A
 cluster after a failover (a former replica now master) is formed, and stays as it is; a node
 that comes back empty (its volume lost) is met and made a replica of the master with the
-fewest.
+fewest; nodes that know each other at addresses that are gone (a whole cluster rescheduled on
+new IPs) are met again at their addresses now.
 """
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ class View:
     known: set[str]
     masters: dict[str, set[int]] = field(default_factory=dict)  # id -> slots, as it sees them
     replicas_of: dict[str, int] = field(default_factory=dict)  # master id -> replicas known
+    reached: dict[str, str] = field(default_factory=dict)  # id -> "ip:port" of a live link
 
     @classmethod
     def parse(cls, text: str) -> View:
@@ -105,6 +107,7 @@ class View:
         known: set[str] = set()
         masters: dict[str, set[int]] = {}
         replicas_of: dict[str, int] = {}
+        reached: dict[str, str] = {}
         for line in text.splitlines():
             parts = line.split()
             if len(parts) < 8:
@@ -113,6 +116,8 @@ class View:
             if "handshake" in flags:
                 continue
             known.add(node_id)
+            if parts[7] == "connected":
+                reached[node_id] = parts[1].split("@")[0]  # ip:port@bus[,hostname]
             slots: set[int] = set()
             for s in parts[8:]:
                 if s.startswith("["):  # a slot being moved: [slot->-id] / [slot-<-id]
@@ -127,7 +132,7 @@ class View:
                 me = (node_id, "slave" in flags, slots)
         if me is None:
             raise BootstrapError("CLUSTER NODES names no node as myself")
-        return cls(me[0], me[1], me[2], known, masters, replicas_of)
+        return cls(me[0], me[1], me[2], known, masters, replicas_of, reached)
 
 
 def _client(node: Node, password: str | None) -> redis.Redis:
@@ -214,15 +219,24 @@ def bootstrap(nodes: list[Node], replicas: int = 1, password: str | None = None,
             raise BootstrapError(f"{SLOTS - len(owned)} slot(s) are owned by no node, and no "
                                  "master without slots is left to take them")
 
-        # 2. membership: every node meets the first one, unless it knows it already
+        # 2. membership: every node meets the first one, unless they know each other and their
+        #    link is up at the addresses they have now. Nodes that know each other's ids at
+        #    addresses that are gone (every pod rescheduled on a new IP) are met both ways:
+        #    each takes the other's new address, and a node learns its own from a MEET.
         first = nodes[0]
         first_ip = None
         for j in range(1, len(nodes)):
-            if ids[0] in views[j].known and ids[j] in views[0].known:
+            if ids[0] in views[j].known and ids[j] in views[0].known and \
+                    views[j].reached.get(ids[0]) and views[0].reached.get(ids[j]):
                 continue
             first_ip = first_ip or _ip(first)
             clients[j].execute_command("CLUSTER", "MEET", first_ip, first.port, first.bus_port)
             did(f"{nodes[j]}: met {first} ({first_ip})")
+            if ids[0] in views[j].known:  # known already: its link was down, so both ways
+                ip = _ip(nodes[j])
+                clients[0].execute_command("CLUSTER", "MEET", ip, nodes[j].port,
+                                           nodes[j].bus_port)
+                did(f"{first}: met {nodes[j]} ({ip})")
         say("waiting for every node to know every other")
         _until(lambda: all(set(ids) <= _view(c).known for c in clients), timeout,
                "node knowing every other")

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from rescind.cli.main import app
 from rescind.contract import connection
-from rescind.runtime.bootstrap import BootstrapError, Node, bootstrap, slot_ranges
-from rescind.runtime.cluster import ClusterNode
+from rescind.runtime.bootstrap import BootstrapError, Node, View, bootstrap, slot_ranges
+from rescind.runtime.cluster import ClusterNode, EmbeddedCluster
 from rescind.runtime.server import EmbeddedFalkorDB, free_port
 
 PASSWORD = "s3cret-for-tests"
@@ -160,3 +160,30 @@ def _wait(check, timeout: float = 30.0) -> None:
     while not check():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.1)
+
+
+def test_a_cluster_whose_every_node_came_back_on_a_new_address_is_met_again(tmp_path):
+    """A whole cluster rescheduled: every node restarts with its data, but the addresses its
+    nodes.conf holds for the others are gone (here 127.0.0.2, where nobody listens), so no node
+    reaches another and the cluster stays failed. The bootstrap meets each node with the first
+    at its address now, and the nodes, which know each other's ids, take the new addresses: the
+    same three masters serve their slots and their data again."""
+    with EmbeddedCluster(3, 0, data_dir=tmp_path) as cluster:
+        conn = connection.connect(cluster.url)
+        conn.set("{moved}:k", "kept")
+        ids = sorted(_node_ids(cluster))
+        for node in cluster.nodes:  # the AOF on disk before the stop
+            node.client().execute_command("BGREWRITEAOF")
+    for conf in tmp_path.glob("node-*/nodes.conf"):
+        conf.write_text(conf.read_text().replace("127.0.0.1:", "127.0.0.2:"))
+
+    with EmbeddedCluster(3, 0, data_dir=tmp_path) as cluster:  # forms it with the bootstrap
+        for node in cluster.nodes:
+            assert b"cluster_state:ok" in node.client().execute_command("CLUSTER", "INFO")
+        assert sorted(_node_ids(cluster)) == ids
+        assert connection.connect(cluster.url).get("{moved}:k") == b"kept"
+
+
+def _node_ids(cluster: EmbeddedCluster) -> list[str]:
+    return [View.parse(n.client().execute_command("CLUSTER", "NODES").decode()).id
+            for n in cluster.nodes]
