@@ -273,11 +273,19 @@ def test_every_package_folder_is_installed():
     """Each folder with an __init__.py under the mapped folders is in pyproject's package list
     (setuptools cannot find packages across a renaming package-dir, so a missing one would be
     left out of the wheel)."""
-    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())
-                 ["tool"]["setuptools"]["packages"])
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(setuptools["packages"])
     known = modules(package_dirs())
     packages = {n for n, p in known.items() if p.name == "__init__.py"}
-    assert packages == listed
+    # Folders of data only are listed too, with their files (setuptools warns of any folder
+    # it is not given that it "would be ignored").
+    data = set(setuptools["package-data"]) - packages
+    assert packages | data == listed
+    for name in data:
+        top, _, rest = name.removeprefix("rescind.").partition(".")
+        folder = {"middleware": ROOT / "middleware", "agents": ROOT / "agents"}.get(
+            top, ROOT / "services" / top) / rest.replace(".", "/")
+        assert folder.is_dir() and not list(folder.glob("*.py")), name
 
 
 def test_no_import_cycle_between_modules(tree):
