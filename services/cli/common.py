@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import signal
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
@@ -126,11 +127,20 @@ def falkordb(url: str | None, data_dir: str | None = None) -> Iterator[str]:
         yield server.url
 
 
+# Set by SIGTERM (and kept): an interrupt that lands while Python runs a finalizer is printed
+# as "Exception ignored" and lost, and `up` then served on after its stop (CI saw it hang).
+# The workers' loop reads this once its own signal handlers are in place.
+TERMINATING = threading.Event()
+
+
 @contextlib.contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM ends us like Ctrl-C, so an embedded server we started is stopped too."""
     def terminate(signum, frame):
+        TERMINATING.set()
         raise KeyboardInterrupt
+
+    TERMINATING.clear()
 
     previous = signal.signal(signal.SIGTERM, terminate)
     try:

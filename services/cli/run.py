@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 
 from rescind.cli.common import (
+    TERMINATING,
     ByOpt,
     JsonOpt,
     PartitionsOpt,
@@ -181,6 +182,8 @@ def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int | N
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
+        if TERMINATING.is_set():  # told to stop before these handlers, the interrupt lost
+            stop.set()
         if supervisor is not None:
             supervisor.on_give_up = lambda why: loop.call_soon_threadsafe(stop.set)
             if supervisor.failure:
