@@ -99,7 +99,7 @@ class View:
     known: set[str]
     masters: dict[str, set[int]] = field(default_factory=dict)  # id -> slots, as it sees them
     replicas_of: dict[str, int] = field(default_factory=dict)  # master id -> replicas known
-    reached: dict[str, str] = field(default_factory=dict)  # id -> "ip:port" of a live link
+    linked: set[str] = field(default_factory=set)  # ids it has a connected link to
 
     @classmethod
     def parse(cls, text: str) -> View:
@@ -107,7 +107,7 @@ class View:
         known: set[str] = set()
         masters: dict[str, set[int]] = {}
         replicas_of: dict[str, int] = {}
-        reached: dict[str, str] = {}
+        linked: set[str] = set()
         for line in text.splitlines():
             parts = line.split()
             if len(parts) < 8:
@@ -117,7 +117,7 @@ class View:
                 continue
             known.add(node_id)
             if parts[7] == "connected":
-                reached[node_id] = parts[1].split("@")[0]  # ip:port@bus[,hostname]
+                linked.add(node_id)
             slots: set[int] = set()
             for s in parts[8:]:
                 if s.startswith("["):  # a slot being moved: [slot->-id] / [slot-<-id]
@@ -132,7 +132,7 @@ class View:
                 me = (node_id, "slave" in flags, slots)
         if me is None:
             raise BootstrapError("CLUSTER NODES names no node as myself")
-        return cls(me[0], me[1], me[2], known, masters, replicas_of, reached)
+        return cls(me[0], me[1], me[2], known, masters, replicas_of, linked)
 
 
 def _client(node: Node, password: str | None) -> redis.Redis:
@@ -227,7 +227,7 @@ def bootstrap(nodes: list[Node], replicas: int = 1, password: str | None = None,
         first_ip = None
         for j in range(1, len(nodes)):
             if ids[0] in views[j].known and ids[j] in views[0].known and \
-                    views[j].reached.get(ids[0]) and views[0].reached.get(ids[j]):
+                    ids[0] in views[j].linked and ids[j] in views[0].linked:
                 continue
             first_ip = first_ip or _ip(first)
             clients[j].execute_command("CLUSTER", "MEET", first_ip, first.port, first.bus_port)
