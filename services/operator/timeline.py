@@ -1,6 +1,7 @@
 """A payment's life in steps a person reads: proposed, each gate decision, executed, held or
-recall drafted, back IN, recall approved or rejected, each export for the bank. Built from facts already read (the payment, its status
-history, its gate log, the retractions), so it is plain data in and out."""
+recall drafted, back IN, recall approved or rejected, each export for the bank. Built from facts
+already read (the payment, its status history, its gate log, the retractions), so it is plain
+data in and out."""
 
 from __future__ import annotations
 

