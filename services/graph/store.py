@@ -310,7 +310,8 @@ class TenantGraph:
         rev, born, cause, hops, at, later = rows[0]
         birth = {"rev": rev, "status": born, "cause": cause, "hops": hops, "op": "write", "at": at}
         keys = ("rev", "status", "cause", "hops", "op", "by", "at")
-        return [birth] + [dict(zip(keys, json.loads(e), strict=True)) for e in later or []]
+        later = sorted((json.loads(e) for e in later or []), key=lambda e: e[0])  # by revision
+        return [birth] + [dict(zip(keys, e, strict=True)) for e in later]
 
     # -- contention ---------------------------------------------------------------------------
     @contextlib.contextmanager

@@ -31,7 +31,12 @@ def entries(born_rev, born, born_cause, born_hops, at, history) -> list[dict]:
     """A memory's birth and its later changes, in commit order."""
     birth = {"rev": born_rev or 0, "status": born, "cause": born_cause, "hops": born_hops,
              "op": "write", "by": None, "at": at}
-    return [birth] + [dict(zip(_KEYS, json.loads(e), strict=True)) for e in history or []]
+    return [birth] + [dict(zip(_KEYS, e, strict=True)) for e in changes(history)]
+
+
+def changes(history: list[str] | None) -> list[list]:
+    """A memory's later changes, read from their JSON lines, in commit (revision) order."""
+    return sorted((json.loads(e) for e in history or []), key=lambda e: e[0])
 
 
 def point(items: list[dict], at: int | None = None, rev: int | None = None) -> dict | None:

@@ -157,6 +157,34 @@ def test_reinstate_puts_everything_back_exactly(graph):
     assert graph.history(ids["a1"])[-1]["op"] == "reinstate"
 
 
+def test_history_is_one_line_per_change_whatever_its_length_and_reads_an_older_list(graph):
+    """Each change is a line of its own (a CHANGED edge to one node per status group), so a
+    memory retracted and reinstated again and again keeps every step, in revision order; a
+    graph written before kept its lines in a list on the STATUS edge, and they read first."""
+    from rescind.operator import history as asof
+
+    ids = seed_world(graph)
+    p1 = ids["p1"]
+    graph.rows("MATCH (m:Mem {id: $id})-[st:STATUS]->() SET st.history = [$old]",
+               {"id": p1, "old": json.dumps([0, "IN", None, None, "write", "legacy", 1])},
+               read_only=False)
+    for k in range(3):
+        ret.run(graph, ret.Retract(f"r{k}", "portal", reason="hacked"))
+        ret.run(graph, ret.Reinstate(f"r{k}", by="security"))
+    hist = graph.history(p1)
+    assert [h["op"] for h in hist] == ["write", "write"] + ["retract", "reinstate"] * 3
+    assert hist[1]["by"] == "legacy" and hist[-1]["by"] == "r2~reinstated"
+    revs = [h["rev"] for h in hist[1:]]
+    assert revs == sorted(revs) and len(set(revs)) == len(revs)
+    assert [h["status"] for h in hist[2:]] == ["OUT", "IN"] * 3
+    [row] = graph.rows(asof.q.HISTORIES, {"ids": [p1]})
+    assert [e["op"] for e in asof.entries(*row[1:])] == [h["op"] for h in hist]
+    # one node per status group and operation, not one per memory
+    [[changes]] = graph.rows("MATCH (x:Change) RETURN count(x)")
+    [[edges]] = graph.rows("MATCH (:Mem)-[c:CHANGED]->(:Change) RETURN count(c)")
+    assert changes < edges
+
+
 def test_retraction_errors_change_nothing(graph):
     """Unknown source, reversed window, unknown memory, unknown reinstate: clear errors."""
     seed_world(graph)
