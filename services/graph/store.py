@@ -103,6 +103,16 @@ def _fold_into_aof_base(conn: redis.Redis) -> None:
         log.warning("could not ask FalkorDB for an AOF rewrite after creating indexes: %s", exc)
 
 
+# A history line's fields (queries.HISTORY and its kin read the lines as JSON).
+CHANGE_KEYS = ("rev", "status", "cause", "hops", "op", "by", "at")
+
+
+def changes(history: list[str] | None) -> list[list]:
+    """A memory's later changes, read from their JSON lines, in commit (revision) order: the
+    lines come from its CHANGED edges and from an older graph's list, in no order."""
+    return sorted((json.loads(e) for e in history or []), key=lambda e: e[0])
+
+
 class TenantGraph:
     """One tenant's graph ``rescind:{tenant}``; the schema is created on first use."""
 
@@ -309,9 +319,7 @@ class TenantGraph:
             return []
         rev, born, cause, hops, at, later = rows[0]
         birth = {"rev": rev, "status": born, "cause": cause, "hops": hops, "op": "write", "at": at}
-        keys = ("rev", "status", "cause", "hops", "op", "by", "at")
-        later = sorted((json.loads(e) for e in later or []), key=lambda e: e[0])  # by revision
-        return [birth] + [dict(zip(keys, e, strict=True)) for e in later]
+        return [birth] + [dict(zip(CHANGE_KEYS, e, strict=True)) for e in changes(later)]
 
     # -- contention ---------------------------------------------------------------------------
     @contextlib.contextmanager

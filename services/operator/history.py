@@ -19,24 +19,15 @@ retraction id that caused it (``cause``) and the hop distance from what that ret
 
 from __future__ import annotations
 
-import json
-
 from rescind.graph import queries as q
-from rescind.graph.store import TenantGraph
-
-_KEYS = ("rev", "status", "cause", "hops", "op", "by", "at")
+from rescind.graph.store import CHANGE_KEYS, TenantGraph, changes
 
 
 def entries(born_rev, born, born_cause, born_hops, at, history) -> list[dict]:
     """A memory's birth and its later changes, in commit order."""
     birth = {"rev": born_rev or 0, "status": born, "cause": born_cause, "hops": born_hops,
              "op": "write", "by": None, "at": at}
-    return [birth] + [dict(zip(_KEYS, e, strict=True)) for e in changes(history)]
-
-
-def changes(history: list[str] | None) -> list[list]:
-    """A memory's later changes, read from their JSON lines, in commit (revision) order."""
-    return sorted((json.loads(e) for e in history or []), key=lambda e: e[0])
+    return [birth] + [dict(zip(CHANGE_KEYS, e, strict=True)) for e in changes(history)]
 
 
 def point(items: list[dict], at: int | None = None, rev: int | None = None) -> dict | None:

@@ -161,6 +161,7 @@ def test_history_is_one_line_per_change_whatever_its_length_and_reads_an_older_l
     """Each change is a line of its own (a CHANGED edge to one node per status group), so a
     memory retracted and reinstated again and again keeps every step, in revision order; a
     graph written before kept its lines in a list on the STATUS edge, and they read first."""
+    from rescind.graph import queries as q
     from rescind.operator import history as asof
 
     ids = seed_world(graph)
@@ -177,7 +178,7 @@ def test_history_is_one_line_per_change_whatever_its_length_and_reads_an_older_l
     revs = [h["rev"] for h in hist[1:]]
     assert revs == sorted(revs) and len(set(revs)) == len(revs)
     assert [h["status"] for h in hist[2:]] == ["OUT", "IN"] * 3
-    [row] = graph.rows(asof.q.HISTORIES, {"ids": [p1]})
+    [row] = graph.rows(q.HISTORIES, {"ids": [p1]})
     assert [e["op"] for e in asof.entries(*row[1:])] == [h["op"] for h in hist]
     # one node per status group and operation, not one per memory
     [[changes]] = graph.rows("MATCH (x:Change) RETURN count(x)")
