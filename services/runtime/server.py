@@ -74,6 +74,8 @@ class EmbeddedFalkorDB:
     def __init__(self, data_dir: str | os.PathLike | None = None, port: int | None = None,
                  node_creation_buffer: int | None = None) -> None:
         self.data_dir = Path(data_dir) if data_dir else None
+        if node_creation_buffer is not None and node_creation_buffer < 128:
+            raise ValueError(f"NODE_CREATION_BUFFER must be at least 128, not {node_creation_buffer}")
         self.node_creation_buffer = node_creation_buffer  # None: the setting
         self.chosen = port is None  # ours to choose again if another process takes it first
         self.port = port or free_port()

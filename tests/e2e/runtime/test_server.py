@@ -5,6 +5,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 import redis
 
 from rescind.runtime.server import EmbeddedFalkorDB
@@ -40,6 +41,8 @@ def test_the_server_makes_room_for_the_nodes_the_setting_asks(monkeypatch):
         assert _node_creation_buffer(server.url) == 32_768
     with EmbeddedFalkorDB(node_creation_buffer=4096) as server:
         assert _node_creation_buffer(server.url) == 4096
+    with pytest.raises(ValueError, match="at least 128"):
+        EmbeddedFalkorDB(node_creation_buffer=64)
 
 
 def test_restart_on_the_same_data_directory_loses_nothing(tmp_path):
