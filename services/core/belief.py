@@ -194,13 +194,23 @@ def _explain_out(
                     offer(st.hops + 1, (0, st.cause or ""), slot[0])
     while levels:
         hops = min(levels)
-        for mid, key in levels.pop(hops).items():
+        level, after = levels.pop(hops), levels.setdefault(hops + 1, {})
+        made: dict[tuple[int, str], Status] = {}  # the few statuses of a level, built once each
+        for mid, key in level.items():
             if mid in result:
                 continue
-            result[mid] = Status(OUT, key[1] or None, hops)
-            for slot in waiting.get(mid, ()):
-                if slot[0] not in result:
-                    offer(hops + 1, key, slot[0])
+            st = made.get(key)
+            if st is None:
+                st = made[key] = Status(OUT, key[1] or None, hops)
+            result[mid] = st
+            for slot in waiting.get(mid, ()):  # offer(hops + 1, key, slot[0]), inlined
+                nxt = slot[0]
+                if nxt not in result:
+                    best = after.get(nxt)
+                    if best is None or key < best:
+                        after[nxt] = key
+        if not after:
+            del levels[hops + 1]
     for mid in region:
         if mid not in result:
             result[mid] = Status(OUT)  # unsupported from the start: no cause to name

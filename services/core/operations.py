@@ -6,13 +6,12 @@ engine read and planning the status changes its commit will write.
 from __future__ import annotations
 
 import functools
-import operator
 from dataclasses import dataclass, field
 
 from rescind.contract.kinds import IN, OUT, MemoryKind
 from rescind.core.belief import Node, Rules, Status, settle
 from rescind.core.changes import status_changes
-from rescind.core.shapes import BlastItem, BlastRadius, Change, Mutation, Region, RetractionResult
+from rescind.core.shapes import BlastItem, BlastRadius, Mutation, Region, RetractionResult
 
 
 @dataclass(frozen=True)
@@ -84,29 +83,34 @@ class Preview:
         """Memories this operation takes OUT (or brings IN), by kind, with hop distances."""
         going = IN if isinstance(self.op, Reinstate) else OUT
         radius = BlastRadius(going)
-        before, kinds, executed = self.before, self.kinds, self.executed
-        by_hops: dict[int, list[tuple[str, int | None]]] = {}
-        for mid, st in self.changed.items():
-            if st.status == going and (mid not in before or before[mid].status != going):
-                by_hops.setdefault(st.hops or 0, []).append((mid, st.hops))
-        listed = {MemoryKind.OBSERVATION: radius.observations, MemoryKind.PLAN: radius.plans,
-                  MemoryKind.ANSWER: radius.answers}
+        before, kinds, executed, changed = self.before, self.kinds, self.executed, self.changed
+        by_hops: dict[int, list[str]] = {}
+        for mid, st in changed.items():
+            if st.status == going:
+                was = before.get(mid)
+                if was is None or was.status != going:
+                    by_hops.setdefault(st.hops or 0, []).append(mid)
+        listed = {_OBSERVATION: radius.observations, _PLAN: radius.plans,
+                  _ANSWER: radius.answers}
         for hops in sorted(by_hops):  # nearest first, then by id
-            for mid, h in sorted(by_hops[hops], key=_first):
-                kind = kinds.get(mid, MemoryKind.BELIEF)
-                if kind == MemoryKind.ACTION:
+            for mid in sorted(by_hops[hops]):
+                kind = kinds.get(mid)
+                if kind == _ACTION:
                     into = radius.executed_actions if mid in executed else radius.pending_actions
                 else:
                     into = listed.get(kind, radius.beliefs)
-                into.append(BlastItem(mid, h))
+                into.append(BlastItem(mid, changed[mid].hops))
         return radius
 
     def result(self) -> RetractionResult:
-        changed = {m: Change(*s) for m, s in sorted(self.changed.items())}
-        return RetractionResult(self.op.kind, self.op.id, self.rev, changed, self.blast_radius())
+        changed = self.changed
+        return RetractionResult(self.op.kind, self.op.id, self.rev,
+                                {m: changed[m] for m in sorted(changed)}, self.blast_radius())
 
 
-_first = operator.itemgetter(0)
+# Plain strings: a 10k-memory blast radius compares each memory's kind with them.
+_OBSERVATION, _PLAN, _ANSWER, _ACTION = (str(k) for k in (
+    MemoryKind.OBSERVATION, MemoryKind.PLAN, MemoryKind.ANSWER, MemoryKind.ACTION))
 
 
 def settle_preview(op: Operation, rev: int, region: Region, extra: dict[str, Node],

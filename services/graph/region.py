@@ -42,17 +42,20 @@ def walk(graph: TenantGraph, seeds: Iterable[str] = (),
     if seed_facts is None:
         seeds = list(dict.fromkeys(seeds))
         seed_facts = graph.many((q.MEMORIES, {"ids": seeds}))[0] if seeds else []
-    frontier, depth, unread = _add_facts(reg, seed_facts, 0), 0, []
+    rows, depth, unread = seed_facts, 0, []
     try:
-        while frontier:
-            depth += 1
-            unread.append(send_reads(graph.conn, graph.key, _reasons_of(reg, frontier)))
-            hop = send_reads(graph.conn, graph.key, [(q.DOWNSTREAM_BY_NODE, {"ids": frontier})])
-            unread.append(hop)
+        while rows:
+            # The next hop's reads go out before this hop's facts are taken in, so that the
+            # server looks for the hop after while Python builds this one's nodes.
+            frontier = [row[0] for row in rows]
+            unread.append(send_reads(graph.conn, graph.key, _reasons_of(rows)))
+            unread.append(send_reads(graph.conn, graph.key,
+                                     [(q.DOWNSTREAM_BY_NODE, {"ids": frontier})]))
+            _add_facts(reg, rows, depth)
             if len(unread) > 2:
                 _take_reasons(reg, unread.pop(0))
-            rows = unread.pop().result().rows
-            frontier = _add_facts(reg, [r for r in rows if r[0] not in reg.mid], depth)
+            depth += 1
+            rows = [r for r in unread.pop().result().rows if r[0] not in reg.mid]
         while unread:
             _take_reasons(reg, unread.pop(0))
     finally:
@@ -66,17 +69,18 @@ def read_nodes(graph: TenantGraph, ids: Iterable[str]) -> dict[str, Node]:
     """Facts, justifications and groundings of ``ids`` (no walk)."""
     reg = Region()
     [facts] = graph.many((q.MEMORIES, {"ids": list(ids)}))
-    frontier = _add_facts(reg, facts, 0)
-    if frontier:
-        _take_reasons(reg, send_reads(graph.conn, graph.key,
-                                           _reasons_of(reg, frontier)))
+    if facts:
+        sent = send_reads(graph.conn, graph.key, _reasons_of(facts))
+        _add_facts(reg, facts, 0)
+        _take_reasons(reg, sent)
     _finish(graph, reg)
     return reg.nodes
 
-def _reasons_of(reg: Region, frontier: list[int]) -> list[tuple[str, dict]]:
-    """The reads of ``frontier``'s justifications, and of its groundings where it has any."""
-    grounded = [n for n in frontier if reg.mid[n] in reg.grounded]
-    queries = [(q.PREMISES_BY_NODE, {"ids": frontier})]
+def _reasons_of(rows: list[list]) -> list[tuple[str, dict]]:
+    """The reads of the justifications of the memories in ``rows`` (their facts), and of their
+    groundings where they have any."""
+    grounded = [row[0] for row in rows if row[8]]
+    queries = [(q.PREMISES_BY_NODE, {"ids": [row[0] for row in rows]})]
     if grounded:
         queries.append((q.GROUNDINGS_BY_NODE, {"ids": grounded}))
     return queries
@@ -109,7 +113,7 @@ def _finish(graph: TenantGraph, reg: Region) -> None:
         reg.nodes[name[node]].justifications.append(
             (named[0],) if len(named) == 1 else tuple(sorted(named)))
 
-def _add_facts(reg: Region, rows: list[list], depth: int) -> list[int]:
+def _add_facts(reg: Region, rows: list[list], depth: int) -> None:
     names, nodes, status, kinds, hops_of = reg.mid, reg.nodes, reg.status, reg.kinds, reg.hops
     for node, mid, kind, st, cause, hops, withdrawn, executed, grounded in rows:
         names[node] = mid
@@ -123,4 +127,3 @@ def _add_facts(reg: Region, rows: list[list], depth: int) -> list[int]:
             reg.executed.add(mid)
         if grounded:
             reg.grounded.add(mid)
-    return [row[0] for row in rows]
