@@ -8,7 +8,6 @@ Committed decisions are published on the status stream so that agents' caches le
 
 from __future__ import annotations
 
-import json
 import uuid
 from datetime import UTC, datetime
 
@@ -20,7 +19,7 @@ from rescind.contract import events as ev
 from rescind.contract import layout
 from rescind.contract.errors import Invalid, NotFound
 from rescind.contract.kinds import KINDS
-from rescind.core.shapes import BLAST_GROUPS, GateDecision
+from rescind.core.shapes import BLAST_GROUPS, GateDecision, stored_result
 from rescind.engine import gate as gate_mod
 from rescind.engine import retraction as ret
 from rescind.graph import queries as q
@@ -233,7 +232,7 @@ def retraction(graph: TenantGraph, rid: str) -> dict:
             stored[k] = iso(stored[k])
     for k in ("result", "undo_result"):
         if k in stored:
-            stored[k] = json.loads(stored[k])
+            stored[k] = stored_result(stored[k])
     return _from_to(stored)
 
 

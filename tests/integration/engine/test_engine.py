@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from rescind.api import ops
 from rescind.contract.errors import BadTenantName, IdInUse, Invalid, NotFound, StalePreview
 from rescind.contract.events import memory_id
 from rescind.core.shapes import BlastItem, BlastRadius, Mutation
@@ -128,6 +129,31 @@ def test_repeated_commit_returns_the_first_result_and_changes_nothing(graph):
     rev, nodes = graph.revision(), count_nodes(graph)
     again = ret.run(graph, ret.Retract("r1", "portal", reason="hacked"))
     assert again == first and graph.revision() == rev and count_nodes(graph) == nodes
+
+
+def test_results_are_kept_deflated_and_one_kept_as_plain_json_still_repeats(graph):
+    """A committed result is stored deflated; a result stored as plain JSON (before) is read
+    the same way: by a repeat, by a reinstate's repeat and by the API's retraction view."""
+    seed_world(graph)
+    keep_plain = ("MATCH (:Meta {key: 'meta'})-[r:RETRACTION {id: 'r1'}]->() "
+                  "SET r.result = $result, r.undo_result = $undo")
+    first = ret.run(graph, ret.Retract("r1", "portal", reason="hacked"))
+    stored = graph.retraction("r1")["result"]
+    assert not stored.startswith("{") and len(stored) < len(json.dumps(first.to_dict()))
+    assert ops.retraction(graph, "r1")["result"] == first.to_dict()
+    graph.rows(keep_plain, {"result": json.dumps(first.to_dict()), "undo": None}, False)
+    rev = graph.revision()
+    assert ret.run(graph, ret.Retract("r1", "portal", reason="hacked")) == first
+    assert graph.revision() == rev
+
+    back = ret.run(graph, ret.Reinstate("r1"))
+    assert not graph.retraction("r1")["undo_result"].startswith("{")
+    assert ops.retraction(graph, "r1")["undo_result"] == back.to_dict()
+    graph.rows(keep_plain, {"result": json.dumps(first.to_dict()),
+                            "undo": json.dumps(back.to_dict())}, False)
+    rev = graph.revision()
+    assert ret.run(graph, ret.Reinstate("r1")) == back and graph.revision() == rev
+    assert ops.retraction(graph, "r1")["result"] == first.to_dict()
 
 
 def test_all_status_changes_of_a_retraction_land_in_one_revision(graph):
