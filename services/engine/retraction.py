@@ -34,7 +34,8 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
     target = op.retraction if isinstance(op, Reinstate) else op.id
     # Read the revision first: anything written after it makes the commit stale.
     window = (op.source, op.start, op.end) if isinstance(op, Retract) else None
-    rev, stored, rules, source_known, window_facts = graph.context(target, window)
+    with tracer.start_as_current_span("rescind.context"):
+        rev, stored, rules, source_known, window_facts = graph.context(target, window)
     seed_facts = None
     order = rev + 1
     mutation = Mutation(op=op.kind, at=at)
@@ -83,20 +84,25 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
                 seeds = [op.memory, new_id]
         mutation.retractions.append(props)
 
-    region = graph.region(seeds, seed_facts)  # a new correction's memory is not in the graph yet
-    return settle_preview(op, rev, region, extra, mutation, rules, at)
+    with tracer.start_as_current_span("rescind.walk") as span:
+        region = graph.region(seeds, seed_facts)  # a new correction's memory is not in it yet
+        span.set_attribute("rescind.region", len(region.nodes))
+    with tracer.start_as_current_span("rescind.settle"):
+        return settle_preview(op, rev, region, extra, mutation, rules, at)
 
 
 def commit(graph: TenantGraph, p: Preview) -> RetractionResult:
     """Apply a preview atomically; StalePreview if the graph moved since; a repeat is a no-op."""
     if p.repeated is not None:
         return p.repeated
-    result = p.result()
-    if isinstance(p.op, Reinstate):
-        p.mutation.retraction_updates[-1]["props"]["undo_result"] = result.stored()
-    else:
-        p.mutation.retractions[-1]["result"] = result.stored()
-    graph.apply(p.mutation, p.rev)
+    with tracer.start_as_current_span("rescind.result"):
+        result = p.result()
+        if isinstance(p.op, Reinstate):
+            p.mutation.retraction_updates[-1]["props"]["undo_result"] = result.stored()
+        else:
+            p.mutation.retractions[-1]["result"] = result.stored()
+    with tracer.start_as_current_span("rescind.apply"):
+        graph.apply(p.mutation, p.rev)
     return result
 
 
@@ -111,7 +117,8 @@ def run(graph: TenantGraph, op: Operation, at: int = 0) -> RetractionResult:
             return commit(graph, p)
 
     started = time.perf_counter()
-    with collector.paused():
+    with (tracer.start_as_current_span("rescind.retraction", attributes={"rescind.op": op.kind}),
+          collector.paused()):
         result = linearised(graph, attempt, free_tries=0)  # a decision: the writers wait
     retraction_ms.record((time.perf_counter() - started) * 1000, {"op": op.kind})
     return result
