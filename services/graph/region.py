@@ -107,18 +107,19 @@ def _finish(graph: TenantGraph, reg: Region) -> None:
             reg.status[mid] = Status(st, cause, hops)
     for mid, ids in replies.pop(0) if reg.withdrawn else ():
         reg.nodes[mid].withdrawn_by = list(ids or [])
-    name = reg.mid
+    name, nodes = reg.mid, reg.nodes
     for (node, _jid), premises in reg.premises.items():
-        named = [name[p] for p in premises]
-        reg.nodes[name[node]].justifications.append(
-            (named[0],) if len(named) == 1 else tuple(sorted(named)))
+        nodes[name[node]].justifications.append((name[premises[0]],) if len(premises) == 1
+                                                else tuple(sorted([name[p] for p in premises])))
 
 def _add_facts(reg: Region, rows: list[list], depth: int) -> None:
     names, nodes, status, kinds, hops_of = reg.mid, reg.nodes, reg.status, reg.kinds, reg.hops
+    made: dict[tuple, Status] = {}  # a region's thousands of statuses are a few distinct ones
     for node, mid, kind, st, cause, hops, withdrawn, executed, grounded in rows:
         names[node] = mid
         nodes[mid] = Node(mid, kind)
-        status[mid] = Status(st, cause, hops)
+        key = (st, cause, hops)
+        status[mid] = made.get(key) or made.setdefault(key, Status(st, cause, hops))
         kinds[mid] = kind
         hops_of[mid] = depth
         if withdrawn:
