@@ -43,7 +43,7 @@ class Window:
         )
 
 
-@dataclass
+@dataclass(slots=True)
 class Node:
     """What the rule needs to know about one memory."""
 
