@@ -3,9 +3,9 @@
 The engine names its steps as OpenTelemetry spans, which operators see in their traces: under
 ``rescind.retraction`` (the whole of ``retraction.run``), ``rescind.context``, ``rescind.walk``
 and ``rescind.settle`` in ``rescind.preview``, ``rescind.result`` and ``rescind.apply`` in
-``rescind.commit``. A benchmark row that wants its time
-explained records them inside ``recording()``; outside it the sampler drops every span, so the
-other rows pay for spans about what OpenTelemetry's no-op tracer costs.
+``rescind.commit``. A benchmark row that wants its time explained records them inside
+``recording()``; outside it the sampler drops every span, so the other rows pay little for them
+(by hand, a retraction's seven spans: 41 µs dropped, 25 µs with no provider, 105 µs recorded).
 """
 
 from __future__ import annotations
@@ -38,18 +38,20 @@ class _WhileRecording(Sampler):
 
 _sampler = _WhileRecording()
 _exporter = InMemorySpanExporter()
+_feeding: list[TracerProvider] = []  # the provider that sends its spans to _exporter
 
 
 def _install() -> None:
     """Our provider, once per process (OpenTelemetry allows one); an SDK provider that is
     already there records with its own sampler, into our exporter as well."""
+    if _feeding:
+        return
     provider = trace.get_tracer_provider()
     if not isinstance(provider, TracerProvider):
         provider = TracerProvider(sampler=_sampler)
         trace.set_tracer_provider(provider)
-    if not getattr(provider, "_rescind_bench_steps", False):
-        provider.add_span_processor(SimpleSpanProcessor(_exporter))
-        provider._rescind_bench_steps = True
+    provider.add_span_processor(SimpleSpanProcessor(_exporter))
+    _feeding.append(provider)
 
 
 @contextlib.contextmanager
@@ -71,7 +73,7 @@ def recording() -> Iterator[dict[str, float]]:
             took.setdefault(span.name, []).append((span.end_time - span.start_time) / 1e6)
         for name in STEPS:
             if name in took:
-                medians[name] = round(statistics.median(took[name]), 1)
+                medians[name] = round(statistics.median(took[name]), 2)
 
 
 def table(rows: dict[str, dict]) -> list[str]:
@@ -88,6 +90,6 @@ def table(rows: dict[str, dict]) -> list[str]:
         parts = [took.get(name) for name in STEPS]
         whole, rest = parts[0], None
         if None not in parts:
-            rest = round(whole - sum(parts[1:]), 1)
+            rest = round(whole - sum(parts[1:]), 2)
         lines.append("| " + " | ".join([k, *(str(p) for p in parts), str(rest)]) + " |")
     return lines
