@@ -119,7 +119,10 @@ def _add_facts(reg: Region, rows: list[list], depth: int) -> None:
         names[node] = mid
         nodes[mid] = Node(mid, kind)
         key = (st, cause, hops)
-        status[mid] = made.get(key) or made.setdefault(key, Status(st, cause, hops))
+        got = made.get(key)
+        if got is None:
+            got = made[key] = Status(st, cause, hops)
+        status[mid] = got
         kinds[mid] = kind
         hops_of[mid] = depth
         if withdrawn:
