@@ -14,6 +14,7 @@ from rescind.graph.store import TenantGraph, connect
 from rescind.runtime.readiness import ServerStatus
 from rescind.runtime.server import EmbeddedFalkorDB, free_port
 from tests.support.aof import NoRewrite, slow_to_load
+from tests.support.aof_files import graph_commands_in_transactions
 from tests.support.paths import ROOT
 
 COMMANDS = 200_000  # about 4 s of loading on a 2-core machine
@@ -23,6 +24,9 @@ def test_a_restart_waits_while_the_server_loads_a_large_aof(tmp_path):
     """The waiting path is taken (the server said LOADING, with how far it was) and the start
     succeeds with everything in place."""
     mem = slow_to_load(tmp_path, "big", COMMANDS)
+    # As the product's writes are logged: a graph write replayed inside MULTI/EXEC may abort
+    # FalkorDB 4.16 while it loads (issue 30).
+    assert graph_commands_in_transactions(tmp_path) == []
     seen: list[ServerStatus] = []
     server = NoRewrite(data_dir=tmp_path).start(timeout=5, on_progress=seen.append)
     try:
