@@ -64,7 +64,8 @@ _FACTS = ("ID(m), m.id, m.kind, st.status, st.cause, st.hops, size(m.withdrawn_b
 # (about 50 ms at a million memories), while inline properties cost nothing extra.
 MEM_FIELDS = ("id", "kind", "text", "at", "agent", "run", "names", "born", "born_rev",
               "born_cause", "born_hops", "grounded", "amount", "currency", "payee", "account",
-              "reference", "executed", "executed_at", "seq", "key", "withdrawn_by", "trace")
+              "reference", "executed", "executed_at", "seq", "key", "withdrawn_by", "trace",
+              "replaced")
 STATUS_FIELDS = ("status", "cause", "hops")
 RETRACTION_FIELDS = ("id", "kind", "state", "order", "reason", "by", "at", "source", "start",
                      "end", "memory", "new_memory", "text", "result")
