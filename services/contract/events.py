@@ -12,8 +12,9 @@ import hashlib
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
 
+from rescind.contract import identity
 from rescind.contract import text as tx
 from rescind.contract.kinds import WrittenKind
 
@@ -32,6 +33,18 @@ Premises = Annotated[list[Id], Field(min_length=1, max_length=1000)]
 Currency = Annotated[tx.line(3, pattern=r"^[A-Z]{3}$"), Field(description="ISO 4217 code")]
 Amount = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Seq = Annotated[int, Field(ge=-2**63, lt=2**63)]  # FalkorDB clamps integers to 64 bits
+
+
+def _canonical(value: object) -> object:
+    """A source name (or trust domain) in canonical form (rescind.contract.identity), whoever
+    built the event; one with a control character is left for the type to refuse."""
+    if isinstance(value, str) and tx.problem(value, one_line=True) is None:
+        return identity.source_name(value)
+    return value
+
+
+# A source's name, or a trust domain: every spelling of it is stored as one.
+SourceName = Annotated[Id, BeforeValidator(_canonical)]
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -90,19 +103,21 @@ class SourceDeclared(Event):
     """A source and its trust domain, named before (or without) anything it says."""
 
     type: Literal["source_declared"] = "source_declared"
-    source: Id
+    source: SourceName
     source_kind: Id
     name: Name | None = None
-    source_domain: Id | None = Field(None, description="Trust domain; defaults to the source id")
+    source_domain: SourceName | None = Field(None, description="Trust domain; defaults to the "
+                                             "source id")
 
 
 class ObservationRecorded(Event):
     """A source tool returned something: what the source said, read at ``at``."""
 
     type: Literal["observation_recorded"] = "observation_recorded"
-    source: Id
+    source: SourceName
     source_kind: Id = "tool"
-    source_domain: Id | None = Field(None, description="Trust domain; defaults to the source id")
+    source_domain: SourceName | None = Field(None, description="Trust domain; defaults to the "
+                                             "source id")
     text: Text
     name: Id | None = Field(None, description="The producer's own name for the memory")
 
@@ -210,7 +225,7 @@ class SourceCompromised(Event):
 
     type: Literal["source_compromised"] = "source_compromised"
     retraction: Id
-    source: Id
+    source: SourceName
     start: AwareDatetime | None = None
     end: AwareDatetime | None = None
     reason: Reason = ""
