@@ -5,6 +5,11 @@ said it, and no active retraction of that source covers the moment it was read) 
 justifications has every premise IN. Everything else is OUT, including memories that only
 support each other. Nothing here touches FalkorDB, so it can be tested alone and reused by
 preview, commit and fragility alike.
+
+Only evidence makes a memory OUT: a retraction of a source, a withdrawal, a correction. A store
+version that was updated or deleted is *not current* (``REPLACED``: no longer served as what
+its key holds), which is no part of this rule: it stays a valid premise of what was built on
+it, so it is never in ``withdrawn_by``.
 """
 
 from __future__ import annotations
@@ -66,10 +71,10 @@ class Status(NamedTuple):
         return self.status == IN
 
 
-# What the store puts on a memory's old version (a store key updated or deleted): always
-# active, and named after any retraction that also covers it (they come last in the order).
+# Why a version is not current (a memory's ``replaced`` property): a newer value was put at
+# its key, or the key was deleted. Not a withdrawal: the belief rule never reads it.
 SUPERSEDED, DELETED = "superseded", "deleted"
-STORE_MARKS = {SUPERSEDED: 1 << 62, DELETED: (1 << 62) + 1}
+REPLACED = (SUPERSEDED, DELETED)
 
 
 @dataclass
@@ -78,8 +83,7 @@ class Rules:
 
     windows: list[Window] = field(default_factory=list)
     corrections: dict[str, int] = field(default_factory=dict)  # active correction id -> order
-    # active withdraw/correct ids (and the store's marks) -> order
-    withdrawal_order: dict[str, int] = field(default_factory=lambda: dict(STORE_MARKS))
+    withdrawal_order: dict[str, int] = field(default_factory=dict)  # active withdrawal id -> order
 
     def by_source(self) -> dict[str, list[Window]]:
         index: dict[str, list[Window]] = {}

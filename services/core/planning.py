@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rescind.contract.errors import NotFound
-from rescind.core.belief import DELETED, STORE_MARKS, SUPERSEDED, Grounding, Node, Rules, Status, settle
+from rescind.core.belief import DELETED, SUPERSEDED, Grounding, Node, Rules, Status, settle
 from rescind.core.changes import status_changes
 from rescind.core.shapes import Change, WriteBatch
 
@@ -45,8 +45,8 @@ class Write:
     rule: str = "declared"  # how the premises were chosen (matched, turn-context, ...)
     extra: dict = field(default_factory=dict)  # action fields: amount, payee, executed, ...
     key: str | None = None  # a store memory: its namespace/key, shared by its versions
-    supersedes: str | None = None  # the version of the same key this one replaces
-    deletes: bool = False  # not a write: the store item ``mem_id`` was deleted
+    supersedes: str | None = None  # the version this one replaces: it is no longer current
+    deletes: bool = False  # not a write: the version ``mem_id`` was deleted (no longer current)
     adopt: bool = False  # a grounding only if the memory is new (a store item that predates us)
     trace: str | None = None  # the W3C trace id of the run that wrote it (the console links it)
 
@@ -96,11 +96,10 @@ def fresh(writes: list[Write], seen: set[str]) -> list[Write]:
 
 def revived(writes: list[Write], known: dict[str, Status]) -> set[str]:
     """Existing memories whose status these writes may change, whose region must be read: OUT
-    ones that may come IN with the reason a write adds, and store versions replaced or
-    deleted."""
-    out = {w.mem_id for w in writes if w.mem_id in known and not known[w.mem_id].is_in}
-    retired = {w.supersedes for w in writes if w.supersedes in known}
-    return out | retired | {w.mem_id for w in writes if w.deletes and w.mem_id in known}
+    ones that may come IN with the reason a write adds. A version replaced or deleted is not
+    among them: it is no longer current, and stays as IN or OUT as its reasons make it."""
+    return {w.mem_id for w in writes
+            if w.mem_id in known and not known[w.mem_id].is_in and not w.deletes}
 
 
 def outside(region: dict[str, Node], known: dict[str, Status]) -> set[str]:
@@ -120,18 +119,18 @@ def plan_batch(writes: list[Write], new_writes: list[Write], rev: int,
     new: dict[str, dict] = {}
     groundings, justifications = [], []
     flagged: set[str] = set()
-    marked: dict[str, list[str]] = {}  # existing memories whose store marks change
+    replaced: dict[str, str | None] = {}  # existing versions no longer (or again) current
     proposed: dict[str, dict] = {}  # existing actions proposed again: their latest values
     for w in new_writes:
         if w.deletes:
-            _mark(w.mem_id, DELETED, region, new, marked)
+            _replace(w.mem_id, DELETED, known, new, replaced)
             continue
         if w.adopt and (w.mem_id in known or w.mem_id in new):
             continue  # known already: adopting it would add a reason it does not have
         if w.supersedes and w.supersedes != w.mem_id:
-            _mark(w.supersedes, SUPERSEDED, region, new, marked)
-        if w.key and w.mem_id in region and w.mem_id not in new:
-            _unmark(w.mem_id, region, marked)  # an old value written again is current again
+            _replace(w.supersedes, SUPERSEDED, known, new, replaced)
+        if w.key or w.supersedes:  # a version written (again) is what its key holds now
+            _replace(w.mem_id, None, known, new, replaced)
         if w.mem_id not in known and w.mem_id not in new:
             region[w.mem_id] = Node(id=w.mem_id, kind=w.kind)
             props = {"id": w.mem_id, "kind": w.kind, "text": w.text, "at": w.at,
@@ -180,7 +179,7 @@ def plan_batch(writes: list[Write], new_writes: list[Write], rev: int,
         elif known.get(mid) != st:
             changes.append((mid, st))
     updates = [{"id": m, "props": {"grounded": True}} for m in sorted(flagged)]
-    updates += [{"id": m, "props": {"withdrawn_by": marks}} for m, marks in sorted(marked.items())]
+    updates += [{"id": m, "props": {"replaced": why}} for m, why in sorted(replaced.items())]
     updates += [{"id": m, "props": props} for m, props in sorted(proposed.items())]
     batch = WriteBatch(max_at, list(new.values()), updates,
                        status_changes(changes, rev + 1, "write", None, max_at), groundings,
@@ -204,21 +203,16 @@ def moved(batch: WriteBatch) -> dict[str, Change]:
 
 __all__ = ["Ahead", "Plan", "UnknownPremise", "Write", "check_premises", "fresh", "moved",
            "named", "outside", "plan_batch", "revived"]
-def _mark(mid: str, mark: str, region: dict[str, Node], new: dict[str, dict],
-          marked: dict[str, list[str]]) -> None:
-    """Put a store mark on ``mid``; a memory that never reached the graph has nothing to mark."""
-    node = region.get(mid)
-    if node is None or mark in node.withdrawn_by:
-        return
-    node.withdrawn_by.append(mark)
+def _replace(mid: str, why: str | None, known: dict[str, Status], new: dict[str, dict],
+             replaced: dict[str, str | None]) -> None:
+    """Mark the version ``mid`` as no longer current (``why``: superseded or deleted), or as
+    current again (None). Its status does not change: a version that is not current is still a
+    valid premise of what was built on it. A memory that never reached the graph has nothing to
+    mark."""
     if mid in new:
-        new[mid]["withdrawn_by"] = list(node.withdrawn_by)
-    else:
-        marked[mid] = list(node.withdrawn_by)
-
-
-def _unmark(mid: str, region: dict[str, Node], marked: dict[str, list[str]]) -> None:
-    node = region[mid]
-    if any(m in STORE_MARKS for m in node.withdrawn_by):
-        node.withdrawn_by = [m for m in node.withdrawn_by if m not in STORE_MARKS]
-        marked[mid] = list(node.withdrawn_by)
+        if why is None:
+            new[mid].pop("replaced", None)
+        else:
+            new[mid]["replaced"] = why
+    elif mid in known:
+        replaced[mid] = why

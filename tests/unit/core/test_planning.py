@@ -102,44 +102,56 @@ def changed(p) -> dict:
     return {m: (g["status"], g["cause"], g["hops"]) for g in p.batch.changes for m in g["ids"]}
 
 
-def test_a_new_version_of_a_store_key_supersedes_the_old_one_and_what_rests_on_it():
-    """v1 (IN, with a note resting on it) is replaced by v2: v1 goes OUT with the cause
-    ``superseded``, the note one hop on; the mark is written on v1; v2 is born IN."""
-    region = {"v1": Node("v1", groundings=[]), "n": Node("n", justifications=[("v1",)])}
-    region["v1"].justifications = [("o",)]
-    p = plan([Write("e3", "v2", "belief", "blue", 12, premises=("o",), key="p/u1/colour",
-                    supersedes="v1")],
-             known={"o": IN, "v1": IN, "n": IN}, region=region)
-    assert revived([Write("e3", "v2", "belief", "blue", 12, supersedes="v1")], {"v1": IN}) \
-        == {"v1"}
-    assert p.statuses == [IN]
-    assert changed(p) == {"v1": ("OUT", "superseded", 0), "n": ("OUT", "superseded", 1)}
-    assert p.batch.updates == [{"id": "v1", "props": {"withdrawn_by": ["superseded"]}}]
-    assert p.batch.new[0]["key"] == "p/u1/colour"
+def test_a_new_version_of_a_store_key_is_current_and_the_old_one_stays_in_as_its_premise():
+    """v1 (IN, with a note resting on it) is replaced by v2, which rests on v1: v1 is marked
+    not current (``superseded``) and changes no status; v2 and the note are IN."""
+    v2 = Write("e3", "v2", "belief", "blue", 12, premises=("v1",), key="p/u1/colour",
+               supersedes="v1")
+    assert revived([v2], {"v1": IN}) == set()  # nothing to walk: no status changes
+    p = plan([v2], known={"o": IN, "v1": IN, "n": IN}, region={})
+    assert p.statuses == [IN] and changed(p) == {}
+    assert p.batch.updates == [{"id": "v1", "props": {"replaced": "superseded"}}]
+    assert p.batch.new[0]["key"] == "p/u1/colour" and "replaced" not in p.batch.new[0]
+
+
+def test_a_version_replaced_in_the_batch_that_creates_it_is_created_not_current():
+    """v1 and v2 of one key in one batch: v1 is born IN with the mark inline, v2 rests on it."""
+    p = plan([Write("e1", "v1", "belief", "red", 10, premises=("o",), key="k"),
+              Write("e2", "v2", "belief", "red, blue", 11, premises=("v1",), key="k",
+                    supersedes="v1")], known={"o": IN})
+    born = {m["id"]: m for m in p.batch.new}
+    assert born["v1"]["replaced"] == "superseded" and born["v1"]["status"] == "IN"
+    assert "replaced" not in born["v2"] and p.statuses == [IN, IN]
 
 
 def test_writing_an_old_value_again_makes_that_version_current_again():
-    """A key goes red -> blue -> red: the first version (superseded) loses its mark and comes
-    back IN with the new reason; blue is superseded in its turn."""
-    region = {"red": Node("red", justifications=[("o",)], withdrawn_by=["superseded"]),
-              "blue": Node("blue", justifications=[("o",)])}
+    """A key goes red -> blue -> red: red's mark is cleared (current again), blue is marked;
+    neither status changes."""
     p = plan([Write("e4", "red", "belief", "red", 13, premises=("o",), key="k",
                     supersedes="blue")],
-             known={"o": IN, "red": Status("OUT", "superseded", 0), "blue": IN}, region=region)
-    assert p.statuses == [IN]
+             known={"o": IN, "red": IN, "blue": IN}, region={})
+    assert p.statuses == [IN] and changed(p) == {}
     assert sorted(p.batch.updates, key=lambda u: u["id"]) == [
-        {"id": "blue", "props": {"withdrawn_by": ["superseded"]}},
-        {"id": "red", "props": {"withdrawn_by": []}}]
+        {"id": "blue", "props": {"replaced": "superseded"}},
+        {"id": "red", "props": {"replaced": None}}]
 
 
-def test_a_deleted_store_item_is_withdrawn_and_an_unknown_one_is_ignored():
-    region = {"v": Node("v", justifications=[("o",)])}
+def test_a_deleted_store_item_is_not_current_and_keeps_its_status():
+    """A delete marks the version ``deleted`` and moves nothing; an unknown one is ignored."""
     p = plan([Write("e5", "v", "belief", "", 14, key="k", deletes=True),
               Write("e6", "never", "belief", "", 14, key="k2", deletes=True)],
-             known={"o": IN, "v": IN}, region=region)
-    assert changed(p) == {"v": ("OUT", "deleted", 0)}
-    assert p.batch.new == [] and p.batch.justifications == []
-    assert p.statuses == [Status("OUT", "deleted", 0), Status("OUT")]
+             known={"o": IN, "v": IN}, region={})
+    assert changed(p) == {} and p.batch.new == [] and p.batch.justifications == []
+    assert p.batch.updates == [{"id": "v", "props": {"replaced": "deleted"}}]
+    assert p.statuses == [IN, Status("OUT")]
+
+
+def test_an_update_resting_on_an_out_version_is_born_out_by_the_evidence():
+    """Only evidence makes things OUT: v1 OUT by retraction r1, v2 resting on v1 alone is born
+    OUT with r1's cause one hop on (not with any mark of the store)."""
+    p = plan([Write("e7", "v2", "belief", "blue", 12, premises=("v1",), key="k",
+                    supersedes="v1")], known={"v1": OUT})
+    assert p.statuses == [Status("OUT", "r1", 1)]
 
 
 def test_an_adopted_store_item_is_grounded_only_when_the_graph_does_not_know_it():
