@@ -9,7 +9,10 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from opentelemetry import trace
 
-from .context import current_run
+from rescind.contract import events as ev
+from rescind.contract.text import escape
+
+from .context import TOOL, current_run, run_key
 from .gate import GateRefused
 from .recorder import Recorder
 
@@ -27,13 +30,19 @@ class RescindCallbacks(BaseCallbackHandler):
     def on_chain_start(self, serialized: dict, inputs: Any, *, run_id: UUID,
                        parent_run_id: UUID | None = None, **kw: Any) -> None:
         if parent_run_id is None:  # a top-level invocation: its own context and trace
-            self._roots[run_id] = self.recorder.contexts.begin(str(run_id))
+            # Its input's texts are the user's word; a message the program builds is not.
+            self._roots[run_id] = self.recorder.contexts.begin(str(run_id), _texts(inputs))
             self.recorder.contexts.get(str(run_id)).span = self.recorder.tracer().start_span(
                 "rescind.run", context=self.recorder.parent(None),
                 attributes={"rescind.tenant": self.recorder.tenant, "rescind.run": str(run_id)})
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, error: BaseException | None = None,
                      **kw: Any) -> None:
+        if run_id not in self._roots:  # a node's output: the human messages it built
+            run = run_key()
+            if run is not None and outputs is not None and (built := _built(outputs)):
+                self.recorder.contexts.built(run, built)
+            return
         if run_id in self._roots:
             ctx = self.recorder.contexts.end(str(run_id), self._roots.pop(run_id))
             if ctx is not None and ctx.span is not None:
@@ -47,10 +56,20 @@ class RescindCallbacks(BaseCallbackHandler):
     def on_chat_model_start(self, serialized: dict, messages: list[list[Any]], *, run_id: UUID,
                             metadata: dict | None = None, **kw: Any) -> None:
         meta = metadata or {}
-        said = [(str(getattr(m, "id", None) or hash(_text(m))), _text(m))
-                for batch in messages for m in batch if getattr(m, "type", None) == "human"]
-        self.recorder.model_turn(current_run(meta.get("thread_id")),
-                                 meta.get("lc_agent_name") or meta.get("langgraph_node"),
+        run = current_run(meta.get("thread_id"))
+        contexts = self.recorder.contexts
+        said = []
+        for m in (m for batch in messages for m in batch):
+            kind = getattr(m, "type", None)
+            if kind == "human":  # the user's only if the input (or the thread) holds it
+                text, mid = _text(m), getattr(m, "id", None)
+                if contexts.is_users(run, text, mid is not None):
+                    said.append((str(mid or hash(text)), text))
+            elif kind == "tool":  # shown again (this run's, or a checkpointer's restored one)
+                known = contexts.observation_of(str(getattr(m, "tool_call_id", "")))
+                if known is not None:
+                    contexts.deliver(run, known[0], known[1], TOOL)
+        self.recorder.model_turn(run, meta.get("lc_agent_name") or meta.get("langgraph_node"),
                                  said, run_values())
 
     def on_tool_start(self, serialized: dict, input_str: str, *, run_id: UUID,
@@ -82,8 +101,10 @@ class RescindCallbacks(BaseCallbackHandler):
         span = self._spans.pop(run_id, None) or trace.INVALID_SPAN
         with trace.use_span(span, end_on_exit=True):
             if name in self.recorder.config.sources:
-                self.recorder.source_result(thread, name, {**run_values(), **args},
-                                            tool_text(output))
+                text = tool_text(output)
+                oid = self.recorder.source_result(thread, name, {**run_values(), **args}, text)
+                if oid is not None:  # shown again later by its tool-call id, in any run
+                    self.recorder.contexts.tool_result(call_id, oid, escape(text)[:ev.MAX_TEXT])
             elif name in self.recorder.config.actions:
                 self.recorder.action_done(name, call_id, tool_text(output))
 
@@ -101,10 +122,16 @@ def tool_text(output: Any) -> str:
     """What a tool returned, as the model reads it: a ToolMessage's content, the messages a
     ``Command`` carries in its update, or the value itself."""
     update = getattr(output, "update", None)
-    if isinstance(update, dict) and "messages" in update:  # a langgraph Command
-        messages = update["messages"]
+    if isinstance(update, dict) and hasattr(output, "goto"):  # a langgraph Command: its
+        # messages, then the rest of its update (``user_info``...), which the graph's state and
+        # so the model receive as well
+        messages = update.get("messages", [])
         messages = messages if isinstance(messages, list | tuple) else [messages]
-        return "\n".join(tool_text(m) for m in messages)
+        rest = {k: v for k, v in update.items() if k != "messages"}
+        parts = [tool_text(m) for m in messages]
+        if rest:
+            parts.append(json.dumps(rest, sort_keys=True, default=_plain))
+        return "\n".join(p for p in parts if p)
     content = getattr(output, "content", output)
     if isinstance(content, list):  # content blocks
         return "\n".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
@@ -134,3 +161,58 @@ def _args(input_str: str) -> dict:
     except (TypeError, ValueError):
         return {"input": input_str}
     return value if isinstance(value, dict) else {"input": value}
+
+
+def _plain(value: Any) -> Any:
+    """A value JSON cannot write, as text: a message's content, else its str."""
+    return tool_text(value)
+
+
+_SCAN = 500  # values looked at in one input or output, at most
+
+
+def _walk(value: Any, budget: list[int], depth: int = 0):
+    """Values inside ``value``: dicts, lists, a Command's update, a Send's argument, bounded."""
+    if depth > 6 or budget[0] <= 0:
+        return
+    budget[0] -= 1
+    yield value
+    if isinstance(value, dict):
+        children = value.values()
+    elif isinstance(value, list | tuple):
+        children = value
+    elif hasattr(value, "goto") and isinstance(getattr(value, "update", None), dict):
+        children = [value.update, value.goto]  # a Command
+    elif hasattr(value, "node") and hasattr(value, "arg"):
+        children = [value.arg]  # a Send
+    else:
+        return
+    for child in children:
+        yield from _walk(child, budget, depth + 1)
+
+
+def _texts(inputs: Any) -> set[str]:
+    """Every text an invocation's input holds (a message's content, a plain string)."""
+    out: set[str] = set()
+    for v in _walk(inputs, [_SCAN]):
+        if isinstance(v, str):
+            out.add(v)
+        elif hasattr(v, "content") and hasattr(v, "type"):
+            out.add(_text(v))
+    return out
+
+
+def _built(outputs: Any) -> list[str]:
+    """Texts of the human messages a node's output creates: new messages, with no id yet (a
+    message of the state, the input's or the thread's, has the one the state gave it)."""
+    out = []
+    for v in _walk(outputs, [_SCAN]):
+        if getattr(v, "type", None) == "human" and getattr(v, "id", None) is None:
+            out.append(_text(v))
+        elif isinstance(v, dict) and v.get("role") in ("user", "human") and "id" not in v \
+                and isinstance(v.get("content"), str):
+            out.append(v["content"])
+        elif isinstance(v, tuple) and len(v) == 2 and v[0] in ("user", "human") \
+                and isinstance(v[1], str):
+            out.append(v[1])
+    return out

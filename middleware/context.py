@@ -2,14 +2,18 @@
 
 A context belongs to one top-level invocation of a wrapped graph (its root run, tracked by the
 callback handler in ``current_run``): a new invocation starts empty, and two users' runs never
-share one, with or without a ``thread_id``.
+share one, with or without a ``thread_id``. A run's branches (``Send``, parallel tasks, tool
+calls of one model turn) run in threads or tasks at once and share their run's context: every
+structure in it is read and changed under the context's lock.
 
 Delivery is by identity: a store item by its memory id (tenant, namespace, key and value), a
-tool result or a user message by its observation id. The premises of a write are the delivered
-items whose facts it uses (rule ``matched``, see ``attribution``): one justification per
-minimal set of items covering those facts. When it uses none, what was delivered in the
-model's current turn (rule ``turn-context``): since the model call before the latest one
-started, which is what the latest call could have read. Never the whole run.
+tool result or a user message by its observation id. A tool result shown to a model again (in
+the thread's history, restored by a checkpointer from an earlier run) is delivered again by its
+tool-call id. The premises of a write are the delivered items whose facts it uses (rule
+``matched``, see ``attribution``): one justification per minimal set of items covering those
+facts. When it uses none (rule ``turn-context``): what the model's latest call was shown since
+the call before it started, favouring tool results (the newest ones) over messages sent again
+at every call, and the run's own writes last. Never the whole run.
 """
 
 from __future__ import annotations
@@ -22,6 +26,11 @@ from dataclasses import dataclass, field
 from .attribution import FactIndex, facts
 
 _RUN: ContextVar[str | None] = ContextVar("rescind_run", default=None)
+
+# What a delivered item is, for the fallback: a tool result, a store item read, a user's
+# message, the run's own write.
+TOOL, STORE, USER, WRITTEN = "tool", "store", "user", "written"
+_REMEMBERED = 100_000  # tool calls (and built messages) remembered across runs, the oldest dropped
 
 
 def current_run(thread_id: object = None) -> str:
@@ -37,45 +46,85 @@ def current_run(thread_id: object = None) -> str:
 class RunContext:
     facts: dict[str, frozenset] = field(default_factory=dict)  # memory id -> its content facts
     turn_of: dict[str, int] = field(default_factory=dict)  # memory id -> turn last delivered in
+    first_turn: dict[str, int] = field(default_factory=dict)  # memory id -> turn first delivered
+    kind_of: dict[str, str] = field(default_factory=dict)  # memory id -> TOOL, STORE, USER...
     unread: dict[str, object] = field(default_factory=dict)  # delivered, facts not computed yet
     index: FactIndex = field(default_factory=FactIndex)  # fact -> the items stating it
+    inputs: set[str] = field(default_factory=set)  # the invocation's input texts: the user's
+    built: set[str] = field(default_factory=set)  # message texts the program built in this run
     turn: int = 0  # model calls started so far in this run
     agent: str = "agent"
     span: object | None = None  # the run's trace span, if tracing
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+
+    def deliver(self, mem_id: str, value: object, kind: str = STORE) -> None:
+        with self.lock:
+            self.turn_of[mem_id] = self.turn
+            self.first_turn.setdefault(mem_id, self.turn)
+            if self.kind_of.get(mem_id) != TOOL:  # a tool result stays one, however re-sent
+                self.kind_of[mem_id] = kind
+            if mem_id not in self.facts:  # its facts are computed once, by the next write
+                self.unread[mem_id] = value
+
+    def model_turn(self, agent: str | None) -> None:
+        with self.lock:
+            self.turn += 1
+            if agent:
+                self.agent = agent
 
     def justifications(self, written: object, itself: str) -> tuple[list[list[str]], str]:
         """The alternatives ``written`` rests on (each a list of premises, all needed), and the
         rule that found them; ``itself`` (the memory being written) is never its own premise.
         No alternative at all: nothing was delivered in this turn."""
-        if self.unread:  # facts are computed when a write first needs them, once per item
-            for mid, value in self.unread.items():
-                self.facts[mid] = frozenset(facts(value))
-                self.index.add(mid, self.facts[mid])
-            self.unread.clear()
-        found = self.index.attribute(written, exclude=itself)
-        if found.justifications:
-            return [list(j) for j in found.justifications], found.rule
-        premises = [p for p in self.in_turn() if p != itself]
-        return ([premises] if premises else []), "turn-context"
+        with self.lock:
+            if self.unread:  # facts are computed when a write first needs them, once per item
+                for mid, value in self.unread.items():
+                    self.facts[mid] = frozenset(facts(value))
+                    self.index.add(mid, self.facts[mid])
+                self.unread.clear()
+            found = self.index.attribute(written, exclude=itself)
+            if found.justifications:
+                return [list(j) for j in found.justifications], found.rule
+            premises = [p for p in self.fallback() if p != itself]
+            return ([premises] if premises else []), "turn-context"
 
     def in_turn(self) -> list[str]:
         """What the latest model call could have read, or what was handed over since."""
-        return [m for m, t in self.turn_of.items() if t >= self.turn - 1]
+        with self.lock:
+            return [m for m, t in self.turn_of.items() if t >= self.turn - 1]
+
+    def fallback(self) -> list[str]:
+        """Of what the latest call was shown: the newest tool results; else the store items and
+        messages; else the run's own writes."""
+        with self.lock:
+            shown = self.in_turn()
+            tools = [m for m in shown if self.kind_of.get(m) == TOOL]
+            if tools:
+                newest = max(self.first_turn[m] for m in tools)
+                return [m for m in tools if self.first_turn[m] == newest]
+            others = [m for m in shown if self.kind_of.get(m) != WRITTEN]
+            return others or shown
 
 
 class Contexts:
     def __init__(self) -> None:
         self._by_run: dict[str, RunContext] = {}
         self._lock = threading.Lock()
+        self._calls: dict[str, tuple[str, str]] = {}  # tool call id -> (observation id, text)
+        self._built: dict[str, None] = {}  # texts of messages programs built, across runs
 
     def get(self, run: str) -> RunContext:
         with self._lock:
-            return self._by_run.setdefault(run, RunContext())
+            ctx = self._by_run.get(run)
+            if ctx is None:
+                ctx = self._by_run[run] = RunContext()
+            return ctx
 
-    def begin(self, run: str):
-        """A root run starts: its context is new; returns what ``end`` needs."""
+    def begin(self, run: str, inputs: set[str] | None = None):
+        """A root run starts: its context is new, ``inputs`` (the texts of its input) are the
+        user's; returns what ``end`` needs."""
         with self._lock:
-            self._by_run[run] = RunContext()
+            self._by_run[run] = RunContext(inputs=set(inputs or ()))
         return _RUN.set(run)
 
     def end(self, run: str, token) -> RunContext | None:
@@ -89,15 +138,49 @@ class Contexts:
             _RUN.set(None)
         return ctx
 
-    def deliver(self, run: str, mem_id: str, value: object) -> None:
-        ctx = self.get(run)
-        ctx.turn_of[mem_id] = ctx.turn
-        if mem_id not in ctx.facts:  # its facts are computed once, by the next write
-            ctx.unread[mem_id] = value
+    def deliver(self, run: str, mem_id: str, value: object, kind: str = STORE) -> None:
+        self.get(run).deliver(mem_id, value, kind)
 
     def model_turn(self, run: str, agent: str | None) -> None:
         """A model call starts: a new turn."""
+        self.get(run).model_turn(agent)
+
+    # across runs: a tool result keeps its observation through its tool-call id
+    def tool_result(self, call_id: str, observation: str, text: str) -> None:
+        with self._lock:
+            self._calls[call_id] = (observation, text)
+            if len(self._calls) > _REMEMBERED:
+                del self._calls[next(iter(self._calls))]
+
+    def observation_of(self, call_id: str) -> tuple[str, str] | None:
+        with self._lock:
+            return self._calls.get(call_id)
+
+    def built(self, run: str, texts: list[str]) -> None:
+        """The program built messages holding ``texts`` (a node's output): not the user's."""
         ctx = self.get(run)
-        ctx.turn += 1
-        if agent:
-            ctx.agent = agent
+        with ctx.lock:
+            texts = [t for t in texts if t not in ctx.inputs]  # the input passing through
+            ctx.built.update(texts)
+        with self._lock:
+            for t in texts:
+                self._built[t] = None
+            while len(self._built) > _REMEMBERED:
+                del self._built[next(iter(self._built))]
+
+    def is_users(self, run: str, text: str, has_id: bool) -> bool:
+        """A human message in a model's input is the user's when the invocation's input holds
+        it, or when it comes from the thread's state (it has an id) and no program built it."""
+        ctx = self.get(run)
+        with ctx.lock:
+            if text in ctx.inputs:
+                return True
+            if not has_id or text in ctx.built:
+                return False
+        with self._lock:
+            return text not in self._built
+
+
+def run_key() -> str | None:
+    """The root run this code runs under, or None outside one."""
+    return _RUN.get()

@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 import re
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from rescind.contract.kinds import WRITTEN_KINDS
 from rescind.contract.text import escape
 
 from .config import ActionTool, InterceptConfig, fill
-from .context import Contexts
+from .context import STORE, TOOL, USER, WRITTEN, Contexts
 from .gate import GateClient, GateRefused
 from .publisher import Publisher
 from .status import StatusCache
@@ -74,6 +75,7 @@ class Recorder:
         self.contexts = Contexts()
         self._adopted: set[str] = set()  # store memories adopted by this process
         self._said: dict[str, None] = {}  # user messages recorded already (bounded, in order)
+        self._said_lock = threading.Lock()
         self._proposal: dict[str, int] = {}  # action name -> seq of its latest proposal here
 
     # tracing: one trace per top-level run; its tool calls and store writes are its spans
@@ -111,7 +113,7 @@ class Recorder:
             self._adopted.add(mid)
             self.publisher.publish(ev.MemoryAdopted(**self._base(run), kind=kind, key=key,
                                                       text=text))
-        self.contexts.deliver(run, mid, value)
+        self.contexts.deliver(run, mid, value, STORE)
         return True
 
     def wrote(self, run: str, key: str, value: dict, before: dict | None) -> None:
@@ -130,7 +132,7 @@ class Recorder:
                     agent=ctx.agent, run=run, rule=rule, key=key,
                     supersedes=old if old != mid else None))
         self._adopted.add(mid)
-        self.contexts.deliver(run, mid, value)  # it may cite what it wrote
+        self.contexts.deliver(run, mid, value, WRITTEN)  # it may cite what it wrote
 
     def deleted(self, run: str, key: str, before: dict) -> None:
         self.publisher.publish(ev.MemoryDeleted(
@@ -154,30 +156,36 @@ class Recorder:
                 continue
             text = escape(text)  # what the event can carry; identifies the observation
             oid = ev.memory_id(self.tenant, "observation", text)
-            if message_id not in self._said:
-                self._said[message_id] = None
-                if len(self._said) > 10_000:
-                    del self._said[next(iter(self._said))]
+            with self._said_lock:  # branches of one run start model calls at once
+                new = message_id not in self._said
+                if new:
+                    self._said[message_id] = None
+                    if len(self._said) > 10_000:
+                        del self._said[next(iter(self._said))]
+            if new:
                 source = fill(users.source, values, default="user:anonymous")
                 domain = fill(users.domain, values, default=source) if users.domain else None
                 self.publisher.publish(ev.ObservationRecorded(
                     **self._base(run), source=source, source_kind="user", source_domain=domain,
                     text=text[:ev.MAX_TEXT]))
-            self.contexts.deliver(run, oid, text)
+            self.contexts.deliver(run, oid, text, USER)
         self.contexts.model_turn(run, agent)
 
-    def source_result(self, run: str, tool: str, values: dict, output: str) -> None:
-        """A source tool answered; ``values`` are its arguments and the run's config values."""
+    def source_result(self, run: str, tool: str, values: dict, output: str) -> str | None:
+        """A source tool answered; ``values`` are its arguments and the run's config values.
+        Returns its observation's id (None: an empty result records nothing)."""
         if not output.strip():
-            return
+            return None
         spec = self.config.sources[tool]
-        source = fill(spec.source, values)
-        domain = fill(spec.domain, values) if spec.domain else None
+        source = spec.name(values)  # canonical: any spelling of an argument, one source
+        domain = spec.domain_of()  # the operator's statement: never the tool's arguments
         text = escape(output)[:ev.MAX_TEXT]
         self.publisher.publish(ev.ObservationRecorded(**self._base(run), source=source,
                                                       source_kind=spec.kind,
                                                       source_domain=domain, text=text))
-        self.contexts.deliver(run, ev.memory_id(self.tenant, "observation", text), text)
+        oid = ev.memory_id(self.tenant, "observation", text)
+        self.contexts.deliver(run, oid, text, TOOL)
+        return oid
 
     def action_start(self, run: str, tool: str, args: dict, call_id: str,
                      values: dict | None = None) -> str:
