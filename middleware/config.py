@@ -6,9 +6,15 @@ Loadable from TOML::
     url = "redis://127.0.0.1:6379"
 
     [sources.read_vendor_portal]
-    source = "portal:{vendor}"      # formatted with the tool's arguments
-    kind = "vendor_portal"
-    domain = "portal:{vendor}"
+    source = "portal:{vendor}"      # formatted with the tool's arguments, each canonical
+    kind = "vendor_portal"          # no domain: every portal is one trust domain
+
+    [sources.read_mail]             # the sender is the attacker's choice: not a domain
+    source = "email:{sender}"
+    kind = "email"
+    identity = {sender = "email"}   # how each argument is canonicalised (default: text)
+    domain = "mail:{verified_domain}"   # a template over what the operator vouches for:
+    vouched = ["verified_domain"]       # the run's configurable, set by the mail system
 
     [actions.pay_invoice]
     amount = "amount"               # argument names
@@ -28,18 +34,29 @@ Loadable from TOML::
 
 Templates are formatted with the tool's arguments, then the values of the run's
 ``configurable`` (``user_id``, ``thread_id``...): a name that is neither stays as written.
+A source's name is canonical (``rescind.contract.identity``): each value is canonicalised by
+its normaliser before the name is built, and the name as a whole after.
+
+A trust domain is the operator's statement, never the model's or a sender's: ``domain`` is
+fixed text or a template naming only ``vouched`` attributes (values of the run's
+``configurable`` that the operator's own code sets, never the tool's arguments; one missing
+at run time leaves its ``{name}`` as written: one domain for every such read). With no
+``domain``, a source whose name is built from anything not vouched for (the model's
+arguments, a sender) is one domain for the whole spec: its template, ``portal:{vendor}``.
 """
 
 from __future__ import annotations
 
 import re
+import string
 import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from rescind.contract import layout, text
+from rescind.contract import identity, layout, text
+from rescind.contract.identity import Normaliser
 
 from .spool import default_dir
 
@@ -51,7 +68,57 @@ class SourceTool(BaseModel):
                         "and the run's config values")
     kind: str = Field("tool", description="The source's kind, kept on it (e.g. `web`, "
                       "`vendor_portal`)")
-    domain: str | None = Field(None, description="Trust domain template; default: the source")
+    identity: dict[str, Normaliser] = Field(
+        default_factory=dict, description="How each argument of `source` is canonicalised "
+        "before the name is built: `text` (the default: NFKC, case, white space, invisible "
+        "characters), `host`, `email` or `iban`")
+    domain: str | None = Field(None, description="Trust domain: fixed text, or a template "
+                               "naming only `vouched` attributes; default: the source when its "
+                               "name is fixed or built from vouched attributes only, else one "
+                               "domain for the whole spec (its `source` template)")
+    vouched: list[str] = Field(default_factory=list, description="Attributes the operator "
+                               "vouches for (e.g. a sender domain the mail system verified): "
+                               "names of the run's `configurable` values set by the operator's "
+                               "code, never the tool's arguments; only these fill `domain`")
+
+    @model_validator(mode="after")
+    def _domain_names_vouched_attributes(self) -> SourceTool:
+        """A domain template may name only what the operator vouches for: a tool's arguments
+        are the model's (or a sender's) choice, and would make a domain per spelling."""
+        if self.domain is not None:
+            unvouched = sorted(fields(self.domain) - set(self.vouched))
+            if unvouched:
+                raise ValueError(
+                    f"domain {self.domain!r} names {', '.join(unvouched)}, which is not vouched "
+                    "for: a trust domain is the operator's statement, so its template may name "
+                    "only attributes listed in `vouched` (the run's configurable values that "
+                    "your own code sets), never the tool's arguments")
+        unknown = sorted(set(self.identity) - fields(self.source))
+        if unknown:
+            raise ValueError(f"identity names {', '.join(unknown)}, which source "
+                             f"{self.source!r} does not use")
+        return self
+
+    def name(self, values: dict) -> str:
+        """The source's canonical name: each value the template uses canonicalised by its
+        normaliser (``identity``, default ``text``), the name as a whole after."""
+        used = fields(self.source)
+        canonical = {k: identity.normalise(v, self.identity.get(k, "text")) if k in used else v
+                     for k, v in values.items() if isinstance(k, str)}
+        return identity.source_name(fill(self.source, canonical))
+
+    def domain_of(self, run: dict | None = None) -> str | None:
+        """The trust domain of a read, from the operator's statement alone: ``domain`` filled
+        with the ``vouched`` values of the run's configurable (``run``; default: the current
+        run's); None (the source itself) when the name is fixed or built from vouched values
+        only; else the spec's one domain, its ``source`` template."""
+        run = configurable() if run is None else run
+        vouched = {k: run[k] for k in self.vouched if k in run}
+        if self.domain is not None:
+            return identity.source_name(_fill_known(self.domain, vouched))
+        if fields(self.source) <= set(self.vouched):
+            return None
+        return identity.source_name(_fill_known(self.source, vouched))
 
 
 class UserSource(BaseModel):
@@ -60,7 +127,8 @@ class UserSource(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     source: str = Field("user:{user_id}", description="Source id template, formatted with the "
-                        "run's config values; `user:anonymous` when they do not fill it")
+                        "run's config values (set by the operator's code); `user:anonymous` "
+                        "when they do not fill it")
     domain: str | None = Field(None, description="Trust domain template; default: the source")
 
 
@@ -166,3 +234,42 @@ def fill(template: str, values: dict, default: str | None = None) -> str:
     except (KeyError, IndexError, ValueError, AttributeError):
         return template if default is None else default
     return text.escape(filled, one_line=True)
+
+
+def fields(template: str) -> set[str]:
+    """The names a template's replacement fields use (``{vendor}``, ``{a.b}`` -> ``a``)."""
+    try:
+        return {f.split(".")[0].split("[")[0] for _, f, _, _ in string.Formatter().parse(template)
+                if f}
+    except ValueError:
+        return set()
+
+
+def _fill_known(template: str, values: dict) -> str:
+    """``template`` with the fields ``values`` has filled and the others left as written."""
+    out = []
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError:
+        return template
+    for literal, name, spec, conv in parsed:
+        out.append(literal)
+        if name is None:
+            continue
+        key = name.split(".")[0].split("[")[0]
+        whole = "{" + name + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") + "}"
+        out.append(fill(whole, {key: values[key]}) if key in values else whole)
+    return text.escape("".join(out), one_line=True)
+
+
+def configurable() -> dict:
+    """The current run's ``configurable`` values (what the operator's code passed to the
+    graph), {} outside a run: where vouched attributes are read, never from a tool's call."""
+    try:
+        from langgraph.config import get_config
+
+        conf = get_config().get("configurable", {})
+    except (RuntimeError, ImportError):
+        return {}
+    return {k: v for k, v in conf.items()
+            if isinstance(k, str) and not k.startswith("__") and isinstance(v, str | int | float)}

@@ -65,7 +65,8 @@ def test_a_tool_not_in_the_graph_and_a_template_with_a_wrong_argument_are_named(
 def test_a_template_may_name_the_run_s_config_values_listed_in_run_keys():
     """``crm:{user_id}``: the value comes from the run's config, not the tool: no problem; a
     name that is neither an argument nor a run key still is, and run_keys can add names."""
-    tools = {"read_portal": SourceTool(source="crm:{user_id}/{vendor}", domain="crm:{tenant}")}
+    tools = {"read_portal": SourceTool(source="crm:{user_id}/{vendor}", domain="crm:{tenant}",
+                                      vouched=["tenant"])}
     assert [p for p in problems(graph(), config(sources=tools))] == [
         "source tool 'read_portal': domain 'crm:{tenant}' names tenant, which the tool does not "
         "take (its arguments: vendor)"]
