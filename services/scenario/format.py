@@ -57,6 +57,28 @@ class WriteLine(_Line):
     at: AwareDatetime
 
 
+class UpdateLine(_Line):
+    """A new version of a memory (a store key's new value): ``memory`` is no longer current."""
+
+    op: Literal["update"]
+    id: Id
+    memory: Id
+    agent: Id
+    text: Text
+    premises: list[Id] = Field(min_length=1, max_length=1000)
+    at: AwareDatetime
+
+
+class DeleteLine(_Line):
+    """A memory deleted from the agent's store: no longer current, its status unchanged."""
+
+    op: Literal["delete"]
+    id: Id
+    memory: Id
+    agent: Id
+    at: AwareDatetime
+
+
 class ActLine(_Line):
     op: Literal["act"]
     id: Id
@@ -136,13 +158,13 @@ class ApproveLine(_Line):
 
 
 Line = Annotated[
-    SourceLine | ObserveLine | WriteLine | ActLine | ExecuteLine | RetractLine | WithdrawLine
-    | CorrectLine | ReinstateLine | GateLine | ApproveLine,
+    SourceLine | ObserveLine | WriteLine | UpdateLine | DeleteLine | ActLine | ExecuteLine
+    | RetractLine | WithdrawLine | CorrectLine | ReinstateLine | GateLine | ApproveLine,
     Field(discriminator="op"),
 ]
 _LINE = TypeAdapter(Line)
-OPS = ("source", "observe", "write", "act", "execute", "retract", "withdraw", "correct",
-       "reinstate", "gate", "approve")
+OPS = ("source", "observe", "write", "update", "delete", "act", "execute", "retract",
+       "withdraw", "correct", "reinstate", "gate", "approve")
 
 
 class ScenarioError(Invalid):
@@ -227,8 +249,10 @@ def _explain(exc: ValidationError) -> str:
 
 MEMORY = ("memory", "action", "correction")
 # What the id of a line of each op defines (a line that failed validation defines it too).
-DEFINES = {"source": "source", "observe": "memory", "write": "memory", "act": "action",
-           "retract": "retraction", "withdraw": "retraction", "correct": "correction"}
+DEFINES = {"source": "source", "observe": "memory", "write": "memory", "update": "memory",
+           "delete": "deletion", "act": "action", "retract": "retraction",
+           "withdraw": "retraction", "correct": "correction"}
+VERSIONS = ("write", "update")  # the lines whose memories an update or delete may replace
 
 
 def _check_references(steps: list[Step | BadLine]) -> list[tuple[int, str]]:
@@ -240,7 +264,16 @@ def _check_references(steps: list[Step | BadLine]) -> list[tuple[int, str]]:
     reinstated: set[str] = set()
     unsure: set[str] = set()  # defined by a bad line: what else it says is unknown
     nameless: set[str] = set()  # kinds that a bad line without a readable id defined
+    versions: set[str] = set()  # ids of write and update lines: what may be updated, deleted
     errors: list[tuple[int, str]] = []
+
+    def version(n: int, ident: str, role: str) -> bool:
+        """``ident`` names a write's or an update's memory (observations, actions and
+        corrections are not a store's values)."""
+        if not need(n, ident, MEMORY, role) or ident in versions:
+            return True
+        errors.append((n, f"{role} {ident!r} is not a write's or an update's memory"))
+        return False
 
     def need(n: int, ident: str, kinds: tuple[str, ...], role: str) -> bool:
         if ident in unsure or (ident not in what and nameless.intersection(kinds)):
@@ -274,8 +307,20 @@ def _check_references(steps: list[Step | BadLine]) -> list[tuple[int, str]]:
             define(n, op.id, "action" if isinstance(op, ActLine) else "memory")
             if isinstance(op, WriteLine):
                 identity.setdefault(op.id, (op.kind, normalise(op.text)))
+                versions.add(op.id)
             if isinstance(op, ActLine) and op.executed:
                 executed.add(op.id)
+        elif isinstance(op, UpdateLine):
+            version(n, op.memory, "memory")
+            for p in op.premises:
+                need(n, p, MEMORY, "premise")
+            define(n, op.id, "memory")
+            versions.add(op.id)
+            if op.memory in identity:
+                identity.setdefault(op.id, (identity[op.memory][0], normalise(op.text)))
+        elif isinstance(op, DeleteLine):
+            version(n, op.memory, "memory")
+            define(n, op.id, "deletion")
         elif isinstance(op, ExecuteLine):
             if need(n, op.action, ("action",), "action"):
                 if op.action in executed:

@@ -15,12 +15,14 @@ from rescind.engine import gate as gate_mod
 from rescind.engine import retraction as ret
 from rescind.engine.writes import UnknownPremise, Write, execute, record
 from rescind.graph import tenants
+from rescind.graph import version_queries as vq
 from rescind.graph.store import TenantGraph, connect
 from rescind.operator.recalls import approve, recall_list
 from rescind.scenario.format import (
     ActLine,
     ApproveLine,
     CorrectLine,
+    DeleteLine,
     ExecuteLine,
     GateArgs,
     GateLine,
@@ -30,6 +32,7 @@ from rescind.scenario.format import (
     ScenarioError,
     SourceLine,
     Step,
+    UpdateLine,
     WithdrawLine,
     WriteLine,
     parse,
@@ -49,6 +52,7 @@ class Replay:
 
     graph: TenantGraph
     mem: dict[str, str] = field(default_factory=dict)  # scenario memory id -> graph id
+    kinds: dict[str, str] = field(default_factory=dict)  # write/update id -> its memory's kind
     actions: list[str] = field(default_factory=list)  # scenario action ids, in act order
     gates: list[dict] = field(default_factory=list)
     clock: int = 0
@@ -88,7 +92,7 @@ class Replay:
         at = getattr(op, "at", None)
         now = to_micros(at) if at is not None else self.clock
         self.clock = max(self.clock, now)
-        if isinstance(op, (ObserveLine, WriteLine, ActLine)):
+        if isinstance(op, (ObserveLine, WriteLine, UpdateLine, DeleteLine, ActLine)):
             self.pending.append(self._write(op, step.line, now))
             self.pending_lines.append(step.line)
             return
@@ -125,6 +129,16 @@ class Replay:
             w = Write(op.id, mid, op.kind, op.text, now, name=op.id,
                       premises=tuple(self.mem[p] for p in op.premises), agent=op.agent,
                       rule="scenario")
+            self.kinds[op.id] = op.kind
+        elif isinstance(op, UpdateLine):  # a new version: the old one is no longer current
+            kind = self.kinds[op.id] = self.kinds[op.memory]
+            mid = memory_id(tenant, kind, op.text)
+            w = Write(op.id, mid, kind, op.text, now, name=op.id,
+                      premises=tuple(self.mem[p] for p in op.premises), agent=op.agent,
+                      rule="scenario", supersedes=self.mem[op.memory])
+        elif isinstance(op, DeleteLine):  # defines no memory: the deleted one is not current
+            return Write(op.id, self.mem[op.memory], self.kinds[op.memory], "", now,
+                         agent=op.agent, deletes=True)
         else:
             mid = action_id(tenant, op.id)
             extra = {"amount": op.amount, "currency": op.currency, "payee": op.payee,
@@ -159,13 +173,15 @@ class Replay:
                    "hops": statuses[mid].hops}
             for name, mid in self.mem.items()
         }
+        why = dict(g.rows(vq.NOT_CURRENT, {"ids": sorted(set(self.mem.values()))}))
+        replaced = {name: why[mid] for name, mid in self.mem.items() if mid in why}
         held = [a for a in self.actions
                 if not facts[self.mem[a]].get("executed") and statuses[self.mem[a]].status == "OUT"]
         recalls = [{"action": back[r.action], "amount": r.amount, "payee": r.payee,
                     "state": r.state, "draft": r.draft} for r in recall_list(g)]
         fragility = {a: gate_mod.fragility_of(g, self.mem[a])[0] for a in self.actions}
         return {"memories": memories, "held": held, "recalls": recalls, "gates": self.gates,
-                "fragility": fragility}
+                "fragility": fragility, "replaced": replaced}
 
 
 def gate_entry(action: str, d: GateDecision, line: int) -> dict:

@@ -73,7 +73,8 @@ class StreamReplay:
         s.clock = max(s.clock, now)
         when = ev.from_micros(now)
         eid = f"line-{step.line}"
-        if isinstance(op, (sc.ObserveLine, sc.WriteLine, sc.ActLine, sc.SourceLine)):
+        if isinstance(op, (sc.ObserveLine, sc.WriteLine, sc.UpdateLine, sc.DeleteLine,
+                           sc.ActLine, sc.SourceLine)):
             self.publisher.publish(self._write_event(op, eid, when, step.line))
             return
         self.settle()
@@ -98,11 +99,19 @@ class StreamReplay:
         if isinstance(op, sc.ObserveLine):
             s.mem[op.id] = memory_id(t, "observation", op.text)
             return ev.ObservationRecorded(**base, source=op.source, text=op.text, name=op.id)
+        if isinstance(op, sc.DeleteLine):  # a store delete, keyed by the scenario's name
+            return ev.MemoryDeleted(**base, memory=s.mem[op.memory], key=op.memory,
+                                    agent=op.agent)
         premises = [s.mem[p] for p in op.premises]
         if isinstance(op, sc.WriteLine):
-            s.mem[op.id] = memory_id(t, op.kind, op.text)
+            s.mem[op.id], s.kinds[op.id] = memory_id(t, op.kind, op.text), op.kind
             return ev.MemoryWritten(**base, kind=op.kind, text=op.text, premises=premises,
                                     agent=op.agent, name=op.id)
+        if isinstance(op, sc.UpdateLine):
+            kind = s.kinds[op.id] = s.kinds[op.memory]
+            s.mem[op.id] = memory_id(t, kind, op.text)
+            return ev.MemoryWritten(**base, kind=kind, text=op.text, premises=premises,
+                                    agent=op.agent, name=op.id, supersedes=s.mem[op.memory])
         s.mem[op.id] = action_id(t, op.id)
         s.actions.append(op.id)
         return ev.ActionProposed(**base, action=op.id, text=op.text, premises=premises,

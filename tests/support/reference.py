@@ -49,6 +49,8 @@ class Reference:
         self.actions: dict[str, dict] = {}  # act id -> {amount, payee, executed, approved}
         self.gates: list[dict] = []
         self.last_at = EPOCH
+        # memory -> why it is not current ("superseded", "deleted"); no part of the belief rule
+        self.replaced: dict[tuple, str] = {}
 
     def _mem(self, key: tuple) -> tuple:
         self.grounds.setdefault(key, [])
@@ -65,6 +67,15 @@ class Reference:
             self.text.setdefault(k, op["text"])
             self.grounds[k].append((op["source"], when(op["at"]), None))
             self.key[op["id"]] = k
+        elif kind == "update":  # a write of the old memory's kind; the old one is replaced
+            old = self.key[op["memory"]]
+            k = self._mem((old[0], norm(op["text"])))
+            self.justs[k].append([self.key[p] for p in op["premises"]])
+            self.key[op["id"]] = k
+            self.replaced[old] = "superseded"
+            self.replaced.pop(k, None)  # written again: current (also when it is the old one)
+        elif kind == "delete":
+            self.replaced[self.key[op["memory"]]] = "deleted"
         elif kind in ("write", "act"):
             k = ("action", op["id"]) if kind == "act" else (op["kind"], norm(op["text"]))
             self._mem(k)
@@ -198,6 +209,7 @@ class Reference:
             "gates": [{k: g[k] for k in ("action", "allowed", "fragility", "aggregate", "line")}
                       for g in self.gates],
             "fragility": {a: self.fragility(a) for a in self.actions},
+            "replaced": {m: self.replaced[k] for m, k in self.key.items() if k in self.replaced},
         }
 
 
