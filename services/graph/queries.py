@@ -11,14 +11,25 @@ FalkorDB 4.16 notes that shape these queries:
 from rescind.graph.cypher import Plain
 
 # Schema: created on first use of a tenant's graph; the unique constraints need the indexes.
+# Each label's indexed properties; a constrained or looked-up property that could hold a name
+# from outside is a ``uid`` (rescind.graph.keys: FalkorDB crashes on some such values under a
+# unique constraint, and its index strips their white space). Mem ids are Rescind's digests
+# and stay indexed for the walk; a Source is found by its uid only.
 INDEXES = {
-    "Mem": "CREATE INDEX FOR (m:Mem) ON (m.id, m.kind)",
-    "Source": "CREATE INDEX FOR (s:Source) ON (s.id)",
-    "Justification": "CREATE INDEX FOR (j:Justification) ON (j.id)",
-    "Outbox": "CREATE INDEX FOR (o:Outbox) ON (o.id)",
-    "Gate": "CREATE INDEX FOR (d:Gate) ON (d.account_key, d.payee_key, d.at)",
+    "Mem": ("id", "kind", "uid"),
+    "Source": ("uid",),
+    "Justification": ("uid",),
+    "Outbox": ("id",),
+    "Gate": ("account_key", "payee_key", "at"),
 }
-UNIQUE = [("Mem", "id"), ("Source", "id"), ("Justification", "id")]
+UNIQUE = [("Mem", "uid"), ("Source", "uid"), ("Justification", "uid")]
+# Graphs of layout 2 had these constraints on names from outside: dropped by the migration.
+OLD_UNIQUE = [("Mem", "id"), ("Source", "id"), ("Justification", "id")]
+
+
+def create_index(label: str, props: tuple[str, ...]) -> str:
+    """The statement indexing ``props`` of ``label`` (adds to an index the label has)."""
+    return f"CREATE INDEX FOR (n:{label}) ON ({', '.join('n.' + p for p in props)})"
 
 # What changes after a write lives on edges, never on nodes: in FalkorDB 4.16 the first SET of
 # any node property after any node was created syncs the whole graph (40 to 60 ms at a million
@@ -26,7 +37,7 @@ UNIQUE = [("Mem", "id"), ("Source", "id"), ("Justification", "id")]
 # edge properties are set at no such cost. So the revision and the retraction records are
 # edges of one Meta node, and a memory's status, cause, hops and history are on its STATUS
 # self-loop (found from the memory by node id or index; a lookup by edge id scans every edge).
-LAYOUT = 2  # 2: statuses on STATUS edges; graphs written before (1) are moved once (MIGRATE_STATUS)
+LAYOUT = 3  # 2: statuses on STATUS edges (1 is moved once: MIGRATE_STATUS); 3: uids (MIGRATE_UIDS)
 
 INIT_META = """
 MERGE (g:Meta {key: 'meta'})
@@ -42,6 +53,11 @@ CREATE (m)-[:STATUS {status: m.status, cause: m.cause, hops: m.hops, history: m.
 SET m.status = null, m.cause = null, m.hops = null, m.history = null
 RETURN count(m)
 """
+
+# A graph of layout 2 had no uids: each node of a constrained label gets one, in pages (the
+# digests are computed by the caller: Cypher has no hash function).
+UIDLESS = "MATCH (n:{label}) WHERE n.uid IS NULL RETURN ID(n), n.id LIMIT $page"
+SET_UIDS = "UNWIND $rows AS r MATCH (n) WHERE ID(n) = r[0] SET n.uid = r[1]"
 
 SET_LAYOUT = "MATCH (:Meta {key: 'meta'})-[e:REV]->() SET e.layout = $layout"
 
@@ -66,6 +82,7 @@ MEM_FIELDS = ("id", "kind", "text", "at", "agent", "run", "names", "born", "born
               "born_cause", "born_hops", "grounded", "amount", "currency", "payee", "account",
               "reference", "executed", "executed_at", "seq", "key", "withdrawn_by", "trace",
               "replaced")
+MEM_CREATE_FIELDS = (*MEM_FIELDS, "uid")  # the uid is added by the graph layer (keys.keyed)
 STATUS_FIELDS = ("status", "cause", "hops")
 RETRACTION_FIELDS = ("id", "kind", "state", "order", "reason", "by", "at", "source", "start",
                      "end", "memory", "new_memory", "text", "result")
@@ -84,19 +101,20 @@ def _inline(var: str, fields: tuple[str, ...]) -> str:
 # edges cost the same at any length (a node per memory and change doubled it).
 APPLY = _GUARD + f"""
 FOREACH (s IN $sources |
-  MERGE (:Source {{id: s.id, kind: s.kind, name: s.name, domain: s.domain}}))
+  MERGE (:Source {{uid: s.uid, id: s.id, kind: s.kind, name: s.name, domain: s.domain}}))
 FOREACH (m IN $mems |
-  CREATE (n:Mem {_inline("m", MEM_FIELDS)})
+  CREATE (n:Mem {_inline("m", MEM_CREATE_FIELDS)})
   CREATE (n)-[:STATUS {_inline("m", STATUS_FIELDS)}]->(n))
-FOREACH (u IN $updates | MERGE (n:Mem {{id: u.id}}) SET n += u.props)
+FOREACH (u IN $updates | MERGE (n:Mem {{uid: u.uid, id: u.id}}) SET n += u.props)
 FOREACH (x IN $groundings |
-  MERGE (s:Source {{id: x.source}}) MERGE (m:Mem {{id: x.mem}})
+  MERGE (s:Source {{uid: x.suid, id: x.source}}) MERGE (m:Mem {{uid: x.muid, id: x.mem}})
   CREATE (s)-[:SAID {{id: x.id, at: x.at, via: x.via}}]->(m))
 FOREACH (r IN $retractions | CREATE (g)-[:RETRACTION {_inline("r", RETRACTION_FIELDS)}]->(g))
 FOREACH (r IN $retraction_updates |
   MERGE (g)-[n:RETRACTION {{id: r.id}}]->(g) SET n += r.props)
 FOREACH (x IN $supersedes |
-  MERGE (a:Mem {{id: x.new}}) MERGE (b:Mem {{id: x.old}}) MERGE (a)-[:SUPERSEDES {{by: x.by}}]->(b))
+  MERGE (a:Mem {{uid: x.nuid, id: x.new}}) MERGE (b:Mem {{uid: x.ouid, id: x.old}})
+  MERGE (a)-[:SUPERSEDES {{by: x.by}}]->(b))
 FOREACH (o IN $outbox |
   CREATE (:Outbox {{id: o.id, action: o.action, by: o.by, at: o.at, payload: o.payload,
                    sent: false}}))
@@ -113,21 +131,22 @@ CREATE (m)-[:CHANGED]->(x)
 # Justified writes in bulk, guarded by the revision they were computed at. New memories arrive
 # with their status decided; the justification rows run in order after the memories exist.
 WRITE_BATCH = _GUARD + f"""
-FOREACH (u IN $updates | MERGE (n:Mem {{id: u.id}}) SET n += u.props)
+FOREACH (u IN $updates | MERGE (n:Mem {{uid: u.uid, id: u.id}}) SET n += u.props)
 FOREACH (c IN $changes | CREATE (x:Change {{entry: c.entry}}) FOREACH (id IN c.ids |
   MERGE (n:Mem {{id: id}}) MERGE (n)-[st:STATUS]->(n)
   SET st.status = c.status, st.cause = c.cause, st.hops = c.hops
   CREATE (n)-[:CHANGED]->(x)))
 FOREACH (m IN $new |
-  CREATE (n:Mem {_inline("m", MEM_FIELDS)})
+  CREATE (n:Mem {_inline("m", MEM_CREATE_FIELDS)})
   CREATE (n)-[:STATUS {_inline("m", STATUS_FIELDS)}]->(n))
 FOREACH (x IN $groundings |
-  MERGE (s:Source {{id: x.source}}) MERGE (m:Mem {{id: x.mem}})
+  MERGE (s:Source {{uid: x.suid, id: x.source}}) MERGE (m:Mem {{uid: x.muid, id: x.mem}})
   CREATE (s)-[:SAID {{id: x.id, at: x.at}}]->(m))
 WITH g
 UNWIND $justifications AS j
 MATCH (m:Mem {{id: j.mem}})
-CREATE (jn:Justification {{id: j.id, at: j.at, agent: j.agent, run: j.run, rule: j.rule}})
+CREATE (jn:Justification {{uid: j.uid, id: j.id, at: j.at, agent: j.agent, run: j.run,
+                          rule: j.rule}})
 CREATE (jn)-[:JUSTIFIES]->(m)
 WITH jn, j
 UNWIND j.premises AS pid
@@ -262,8 +281,8 @@ RETURN m.id, st.status, st.cause, st.hops
 """)
 
 EXISTING_JUSTIFICATIONS = Plain("""
-UNWIND $ids AS id
-MATCH (j:Justification {id: id})
+UNWIND $uids AS u
+MATCH (j:Justification {uid: u})
 RETURN j.id
 """)
 
@@ -277,7 +296,7 @@ RETURN g.id
 
 SOURCES = "MATCH (s:Source) RETURN s.id, s.kind, s.name, s.domain ORDER BY s.id"
 
-SOURCE = "MATCH (s:Source {id: $id}) RETURN s.id, s.kind, s.name, s.domain"
+SOURCE = "MATCH (s:Source {uid: $uid}) RETURN s.id, s.kind, s.name, s.domain"
 
 # When each source was read: its first and last observation times (SAID edges) and how many
 # memories it said. A scan of the sources' SAID edges, for the console's source list.
@@ -287,8 +306,8 @@ RETURN s.id, min(r.at), max(r.at), count(DISTINCT m)
 """
 
 DOMAINS_OF = """
-UNWIND $ids AS id
-MATCH (s:Source {id: id})
+UNWIND $uids AS u
+MATCH (s:Source {uid: u})
 RETURN s.id, s.domain, s.kind
 """
 
@@ -302,7 +321,7 @@ RETRACTION = "MATCH (:Meta {key: 'meta'})-[r:RETRACTION]->() WHERE r.id = $id RE
 
 # Memories a source grounded inside a window (both ends included; null is open), with facts.
 WINDOW_SEEDS = Plain(f"""
-MATCH (:Source {{id: $source}})-[g:SAID]->(m:Mem)
+MATCH (:Source {{uid: $source_uid}})-[g:SAID]->(m:Mem)
 WHERE ($start IS NULL OR g.at >= $start) AND ($end IS NULL OR g.at <= $end)
 WITH DISTINCT m
 MATCH (m)-[st:STATUS]->()

@@ -36,6 +36,7 @@ from rescind.graph.cypher import (
     query,
     send,
 )
+from rescind.graph.keys import justification_uid, keyed, source_uid, uid
 from rescind.graph.region import read_nodes, walk
 
 _SCHEMA_LOCK = threading.Lock()
@@ -158,28 +159,27 @@ class TenantGraph:
         with _SCHEMA_LOCK, self.exclusive(purpose="schema"):
             if self._schema_ready:
                 return
-            existing = self._index_states()
-            for label, stmt in q.INDEXES.items():
-                if label not in existing:
-                    query(self.conn, self.key, stmt)
-            for label, prop in q.UNIQUE:
-                try:
-                    self.conn.execute_command(
-                        "GRAPH.CONSTRAINT", "CREATE", self.key, "UNIQUE", "NODE", label,
-                        "PROPERTIES", "1", prop,
-                    )
-                except redis.ResponseError as exc:  # already there from an earlier process
-                    if "already exists" not in str(exc).lower():
-                        raise
+            existing = self._indexed()
+            added = False
+            for label, props in q.INDEXES.items():
+                missing = tuple(p for p in props if p not in existing.get(label, ()))
+                if missing:
+                    query(self.conn, self.key, q.create_index(label, missing))
+                    added = True
             [[_, layout]] = query(self.conn, self.key, q.INIT_META, {"layout": q.LAYOUT}).rows
-            if layout != q.LAYOUT:
+            layout = layout or 1  # a graph written before the layout was kept
+            if layout < 2:
                 self._migrate_statuses()
+            if layout < q.LAYOUT:
+                self._migrate_uids()
+            for label, prop in q.UNIQUE:
+                self._constraint("CREATE", label, prop)
             deadline = time.monotonic() + 30
             while not self._operational():
                 if time.monotonic() > deadline:
                     raise CypherError(f"indexes of {self.key} did not become operational")
                 time.sleep(0.005)
-            if len(existing) < len(q.INDEXES):
+            if added:
                 _fold_into_aof_base(self.conn)
             self._schema_ready = True
 
@@ -189,8 +189,33 @@ class TenantGraph:
         moved = 0
         while n := query(self.conn, self.key, q.MIGRATE_STATUS, {"page": 10_000}).rows[0][0]:
             moved += n
-        query(self.conn, self.key, q.SET_LAYOUT, {"layout": q.LAYOUT})
         log.info("%s: moved the statuses of %d memories to STATUS edges", self.key, moved)
+
+    def _migrate_uids(self) -> None:
+        """A graph written before uids (queries.LAYOUT 3) had its unique constraints on names
+        that came from outside (rescind.graph.keys): those are dropped, and every node of a
+        constrained label gets its uid, in pages, under the tenant's schema lock."""
+        for label, prop in q.OLD_UNIQUE:
+            self._constraint("DROP", label, prop)
+        done = 0
+        for label, _ in q.UNIQUE:
+            page = q.UIDLESS.format(label=label)
+            while rows := query(self.conn, self.key, page, {"page": 10_000}).rows:
+                query(self.conn, self.key, q.SET_UIDS,
+                      {"rows": [[n, uid(label, str(name))] for n, name in rows]})
+                done += len(rows)
+        query(self.conn, self.key, q.SET_LAYOUT, {"layout": q.LAYOUT})
+        log.info("%s: gave %d nodes their uid; unique constraints moved to uids", self.key, done)
+
+    def _constraint(self, verb: str, label: str, prop: str) -> None:
+        """Create or drop a unique constraint; one already there (or gone) is fine."""
+        try:
+            self.conn.execute_command("GRAPH.CONSTRAINT", verb, self.key, "UNIQUE", "NODE", label,
+                                      "PROPERTIES", "1", prop)
+        except redis.ResponseError as exc:
+            text = str(exc).lower()
+            if not ("already exists" in text or "no such constraint" in text):
+                raise
 
     def _index_states(self) -> dict[str, str]:
         if not self.exists():
@@ -198,6 +223,14 @@ class TenantGraph:
         rows = query(self.conn, self.key, "CALL db.indexes() YIELD label, status "
                      "RETURN label, status", read_only=True).rows
         return {label: status for label, status in rows}
+
+    def _indexed(self) -> dict[str, set[str]]:
+        """Each label's indexed properties."""
+        if not self.exists():
+            return {}
+        rows = query(self.conn, self.key, "CALL db.indexes() YIELD label, properties "
+                     "RETURN label, properties", read_only=True).rows
+        return {label: set(props) for label, props in rows}
 
     def _operational(self) -> bool:
         indexes = self._index_states()
@@ -267,8 +300,8 @@ class TenantGraph:
         source, start, end = window or ("", None, None)
         rev, stored, active, src, seeds = self.many(
             (q.REVISION, None), (q.RETRACTION, {"id": retraction_id}), (q.ACTIVE_RETRACTIONS, None),
-            (q.SOURCE, {"id": source}),
-            (q.WINDOW_SEEDS, {"source": source, "start": start, "end": end}))
+            (q.SOURCE, {"uid": source_uid(source)}),
+            (q.WINDOW_SEEDS, {"source_uid": source_uid(source), "start": start, "end": end}))
         return (rev[0][0], (stored[0][0] if stored else None), self.rules_from(active), bool(src),
                 seeds)
 
@@ -277,11 +310,11 @@ class TenantGraph:
         return rows[0][0] if rows else None
 
     def window_seeds(self, source: str, start: int | None, end: int | None) -> list[str]:
-        params = {"source": source, "start": start, "end": end}
+        params = {"source_uid": source_uid(source), "start": start, "end": end}
         return [r[1] for r in self.rows(q.WINDOW_SEEDS, params)]  # r[0]: the node id
 
     def source(self, sid: str) -> dict | None:
-        rows = self.rows(q.SOURCE, {"id": sid})
+        rows = self.rows(q.SOURCE, {"uid": source_uid(sid)})
         if not rows:
             return None
         sid, kind, name, domain = rows[0]
@@ -289,7 +322,8 @@ class TenantGraph:
 
     def source_facts(self, sources: Iterable[str]) -> dict[str, tuple[str, str]]:
         """Each source's (trust domain, kind)."""
-        return {s: (d, kind) for s, d, kind in self.rows(q.DOMAINS_OF, {"ids": list(sources)})}
+        uids = [source_uid(s) for s in sources]
+        return {s: (d, kind) for s, d, kind in self.rows(q.DOMAINS_OF, {"uids": uids})}
 
     def domains(self, sources: Iterable[str]) -> dict[str, str]:
         return {s: d for s, (d, _) in self.source_facts(sources).items()}
@@ -301,7 +335,8 @@ class TenantGraph:
         were applied already ({id, mem} for groundings), and the statuses of ``ids``."""
         rev, active, a, b, st = self.many(
             (q.REVISION, None), (q.ACTIVE_RETRACTIONS, None),
-            (q.EXISTING_JUSTIFICATIONS, {"ids": justification_ids}),
+            (q.EXISTING_JUSTIFICATIONS,
+             {"uids": [justification_uid(j) for j in justification_ids]}),
             (q.EXISTING_GROUNDINGS, {"rows": groundings}), (q.STATUSES, {"ids": list(ids)}))
         return (rev[0][0], {r[0] for r in a} | {r[0] for r in b},
                 {mid: Status(s, cause, hops) for mid, s, cause, hops in st}, self.rules_from(active))
@@ -358,7 +393,7 @@ class TenantGraph:
     def prepare_batch(batch: WriteBatch, rev: int) -> Prepared:
         """The text of ``write_batch``: for 5,000 writes, building it costs a third as much as
         the server takes to write them, so a bulk load builds it while the server works."""
-        return prepare(q.WRITE_BATCH, batch.params(rev))
+        return prepare(q.WRITE_BATCH, keyed(batch.params(rev)))
 
     def send_batch(self, prepared: Prepared, rev: int) -> BatchInFlight:
         """A prepared batch sent without waiting: ``.result()`` waits (and raises StalePreview)."""
@@ -368,7 +403,7 @@ class TenantGraph:
     def apply(self, mutation: Mutation, rev: int) -> Result:
         """Write ``mutation`` atomically if the graph is still at ``rev``; else StalePreview."""
         self.ensure_schema()
-        result = query(self.conn, self.key, q.APPLY, mutation.params(rev))
+        result = query(self.conn, self.key, q.APPLY, keyed(mutation.params(rev)))
         if result.properties_set == 0:  # the revision guard matched nothing, so nothing was written
             raise StalePreview(
                 f"stale preview: graph {self.key} is no longer at revision {rev}; preview again"
