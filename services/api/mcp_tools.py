@@ -21,9 +21,12 @@ from rescind.api.models import (
     EventBatch,
     GateAsk,
     Ident,
+    NoticeExport,
     RecallExport,
     RecallNote,
     RecallRejection,
+    Reinstatement,
+    ReinstatementCommit,
     Text,
     Withdrawal,
     WithdrawalCommit,
@@ -234,13 +237,28 @@ def register(tool: Callable, resource: Callable) -> None:
                                 lambda: ops.compromise_commit(c.api.conn, c.graph, body, c.me.who),
                                 _counts))
 
+    @tool("decide", f"POST {T}/retractions/{{rid}}/reinstate/preview")
+    def preview_reinstatement(c: Caller, retraction: Rid, reason: Reason | None = None) -> dict:
+        """Security: what undoing a retraction, withdrawal or correction (by its id) would do:
+        what comes back IN, the held payments it would release (``to_release``), the recalls
+        it would withdraw (``recalls_to_withdraw``) or pull from the outbox
+        (``recalls_to_pull``), each in words in ``warnings``. Changes nothing; returns the
+        revision to commit at with ``reinstate``."""
+        body = Reinstatement(reason=reason)
+        return _brief(c.audited("retraction.reinstate.preview", retraction,
+                                lambda: ops.reinstate_preview(c.graph, retraction, body,
+                                                              c.me.who), _counts))
+
     @tool("decide", f"POST {T}/retractions/{{rid}}/reinstate")
-    def reinstate(c: Caller, retraction: Rid) -> dict:
-        """Security: undo a retraction, withdrawal or correction by its id; what it took OUT
-        comes back unless something else still keeps it out."""
+    def reinstate(c: Caller, retraction: Rid, rev: Rev, reason: Reason | None = None) -> dict:
+        """Security: undo a retraction, withdrawal or correction as previewed at revision
+        ``rev`` with ``preview_reinstatement`` (refused if the graph changed since: preview
+        again). Releases the held payments and withdraws the recalls the preview listed; the
+        answer's ``warnings`` say what to tell finance and the bank."""
+        body = ReinstatementCommit(reason=reason, rev=rev)
         return _brief(c.audited("retraction.reinstate", retraction,
-                                lambda: ops.reinstate(c.api.conn, c.graph, retraction, c.me.who),
-                                _counts))
+                                lambda: ops.reinstate(c.api.conn, c.graph, retraction, body,
+                                                      c.me.who), _counts))
 
     @tool("decide", f"POST {T}/withdrawals/preview")
     def preview_withdrawal(c: Caller, memory: Memory, reason: Reason) -> dict:
@@ -313,6 +331,28 @@ def register(tool: Callable, resource: Callable) -> None:
                          lambda: ops.annotate(c.graph, memory, body, c.me.who),
                          lambda r: {"action": r["action"], "amount": r["amount"],
                                     "state": r["state"], "notes": len(r["notes"])})
+
+    @tool("approve", f"POST {T}/recalls/{{memory}}/notice/approve")
+    def approve_withdrawal_notice(c: Caller, memory: Memory) -> dict:
+        """Finance: approve the withdrawal notice of a payment (by its id or name) whose recall
+        was exported for the bank and is withdrawn (the payment is IN again): the letter
+        asking the bank to disregard the request goes to the outbox, to be exported."""
+        return c.audited("recall.notice.approve", memory,
+                         lambda: ops.approve_notice(c.graph, memory, c.me.who),
+                         lambda r: {"action": r["action"], "amount": r["amount"],
+                                    "state": r["state"]})
+
+    @tool("approve", f"POST {T}/recalls/{{memory}}/notice/export")
+    def export_withdrawal_notice(c: Caller, memory: Memory, format: Annotated[
+            Literal["text", "csv"], Field(description="text (the letter) or csv (one row per "
+                                          "request the bank holds)")] = "text") -> dict:
+        """Finance: export an approved withdrawal notice for the bank; it is marked exported.
+        Returns the recall and ``file`` (``content``, ``media_type``, ``filename``)."""
+        body = NoticeExport(format=format)
+        return c.audited("recall.notice.export", memory,
+                         lambda: ops.export_notice(c.graph, memory, body, c.me.who),
+                         lambda r: {"action": r["action"], "amount": r["amount"],
+                                    "state": r["state"], "format": body.format})
 
     @tool("approve", f"POST {T}/recalls/{{memory}}/export")
     def export_recall(c: Caller, memory: Memory, format: Annotated[

@@ -99,6 +99,17 @@ class CorrectionCommit(Correction):
     rev: Rev
 
 
+class Reinstatement(Body):
+    """Security: undo a retraction, withdrawal or correction (previewed first)."""
+
+    reason: Reason | None = Field(None, description="Why it is undone: kept with the "
+                                  "retraction and shown in the payments' timelines")
+
+
+class ReinstatementCommit(Reinstatement):
+    rev: Rev
+
+
 class RecallRejection(Body):
     """Finance: this drafted recall is not to be sent, and why."""
 
@@ -118,6 +129,14 @@ class RecallExport(Body):
     format: Literal["csv", "camt.056"] = Field(
         "camt.056", description="csv (one row, for finance's systems) or camt.056 (an ISO 20022 "
         "FIToFIPaymentCancellationRequest, version 001.12)")
+
+
+class NoticeExport(Body):
+    """Finance: write out an approved withdrawal notice for the bank."""
+
+    format: Literal["text", "csv"] = Field(
+        "text", description="text (the letter asking the bank to disregard our recall "
+        "request, naming each message it holds) or csv (one row per such message)")
 
 
 class GateAsk(Body):

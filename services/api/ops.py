@@ -149,6 +149,11 @@ def timeline(graph: TenantGraph, mid: str, raw: list[dict], gate_log: list[dict]
     """A payment's life, oldest first (``rescind.operator.timeline``), its times in ISO."""
     [f] = graph.memories([mid])
     whys = {r["id"]: r for r in retractions(graph)}
+    for e in raw:  # a reinstatement's own words are kept with the retraction it undid
+        rid = (e.get("by") or "").removesuffix("~reinstated")
+        if rid in whys and e.get("op") == "reinstate":
+            whys[rid]["reinstated_reason"] = (graph.retraction(rid) or {}).get(
+                "reinstated_reason")
     return [{**step, "at": iso(step["at"])} for step in life.steps(f, raw, gate_log, whys)]
 
 
@@ -310,8 +315,20 @@ def compromise_commit(conn: redis.Redis, graph: TenantGraph, body: models.Compro
             "graph": _blast_graph(graph, d, body.source)}
 
 
-def reinstate(conn: redis.Redis, graph: TenantGraph, rid: str, by: str) -> dict:
-    d = decisions.reinstate(graph, rid, by, conn=conn)
+def reinstate_preview(graph: TenantGraph, rid: str, body: models.Reinstatement | None,
+                      by: str) -> dict:
+    """What undoing ``rid`` would bring back IN, the held payments it would release and the
+    recalls it would withdraw or pull (``warnings``), and the revision to commit at."""
+    d = decisions.reinstate(graph, rid, by, reason=body.reason if body else None)
+    return {**d, "graph": _blast_graph(graph, d, None)}
+
+
+def reinstate(conn: redis.Redis, graph: TenantGraph, rid: str,
+              body: models.ReinstatementCommit, by: str) -> dict:
+    """Commit a previewed reinstatement at the revision the preview returned (409 when the
+    graph moved since); a repeat returns the first result."""
+    d = decisions.reinstate(graph, rid, by, conn=conn, commit=True, rev=body.rev,
+                            reason=body.reason)
     return {**d, "graph": _blast_graph(graph, d, None)}
 
 
@@ -373,6 +390,16 @@ def export(graph: TenantGraph, ref: str, body: models.RecallExport, by: str,
     """The recall, marked exported, and the file (``file``: content, media type, name)."""
     r, file = rc.export(graph, resolve(graph, ref), by, ev.to_micros(_now()), body.format,
                         currency)
+    return {**r.to_dict(), "file": file}
+
+
+def approve_notice(graph: TenantGraph, ref: str, by: str) -> dict:
+    return rc.approve_notice(graph, resolve(graph, ref), by, ev.to_micros(_now())).to_dict()
+
+
+def export_notice(graph: TenantGraph, ref: str, body: models.NoticeExport, by: str) -> dict:
+    """The recall with its notice marked exported, and the file (``file``)."""
+    r, file = rc.export_notice(graph, resolve(graph, ref), by, ev.to_micros(_now()), body.format)
     return {**r.to_dict(), "file": file}
 
 

@@ -19,9 +19,12 @@ from rescind.api.models import (
     GateAsk,
     NewTenant,
     NewToken,
+    NoticeExport,
     RecallExport,
     RecallNote,
     RecallRejection,
+    Reinstatement,
+    ReinstatementCommit,
     Withdrawal,
     WithdrawalCommit,
 )
@@ -243,12 +246,30 @@ def _deprecation(response: Response, body: Compromise) -> None:
         response.headers["Deprecation"] = "true"
 
 
+@router.post(T + "/retractions/{rid}/reinstate/preview", tags=["security"],
+             summary="Preview undoing a retraction, withdrawal or correction: what comes back "
+                     "IN, the held payments it releases, the recalls it withdraws or pulls "
+                     "(`warnings`), and the revision to commit at")
+def preview_reinstate(tenant: Tenant, rid: Rid, me: Decider, api: ApiDep,
+                      body: Reinstatement | None = None) -> dict:
+    g = api.graph(tenant)
+    return api.audited(me, tenant, "retraction.reinstate.preview", rid,
+                       lambda: ops.reinstate_preview(g, rid, body, me.who), _reinstated)
+
+
 @router.post(T + "/retractions/{rid}/reinstate", tags=["security"],
-             summary="Undo a retraction, withdrawal or correction")
-def reinstate(tenant: Tenant, rid: Rid, me: Decider, api: ApiDep) -> dict:
+             summary="Commit a previewed reinstatement at its revision (409 when the graph "
+                     "moved since): releases held payments, withdraws recalls")
+def reinstate(tenant: Tenant, rid: Rid, body: ReinstatementCommit, me: Decider,
+              api: ApiDep) -> dict:
     g = api.graph(tenant)
     return api.audited(me, tenant, "retraction.reinstate", rid,
-                       lambda: ops.reinstate(api.conn, g, rid, me.who), _counts)
+                       lambda: ops.reinstate(api.conn, g, rid, body, me.who), _reinstated)
+
+
+def _reinstated(d: dict) -> dict:
+    return {**_counts(d), "released": [i["id"] for i in d.get("to_release", [])],
+            "recalls_withdrawn": [i["action"] for i in d.get("recalls_to_withdraw", [])]}
 
 
 @router.post(T + "/withdrawals/preview", tags=["security"], summary="Preview withdrawing a memory")
@@ -327,6 +348,32 @@ def export(tenant: Tenant, memory: MemoryRef, body: RecallExport, me: Approver,
     g = api.graph(tenant)
     d = api.audited(me, tenant, "recall.export", memory,
                     lambda: ops.export(g, memory, body, me.who, api.settings.gate_currency),
+                    lambda r: {**_recall_summary(r), "format": body.format})
+    file = d["file"]
+    return Response(file["content"], media_type=file["media_type"], headers={
+        "Content-Disposition": f'attachment; filename="{file["filename"]}"'})
+
+
+@router.post(T + "/recalls/{memory}/notice/approve", tags=["recalls"],
+             summary="Approve the withdrawal notice of an exported recall whose payment is IN "
+                     "again: it goes to the outbox (409 unless the recall is withdrawn)")
+def approve_notice(tenant: Tenant, memory: MemoryRef, me: Approver, api: ApiDep) -> dict:
+    g = api.graph(tenant)
+    return api.audited(me, tenant, "recall.notice.approve", memory,
+                       lambda: ops.approve_notice(g, memory, me.who), _recall_summary)
+
+
+@router.post(T + "/recalls/{memory}/notice/export", tags=["recalls"], response_class=Response,
+             responses={200: {"content": {"text/plain": {"schema": {"type": "string"}},
+                                          "text/csv": {"schema": {"type": "string"}}},
+                              "description": "The notice: a letter, or CSV"}},
+             summary="Export an approved withdrawal notice for the bank, as a letter (text) or "
+                     "CSV (409 unless approved)")
+def export_notice(tenant: Tenant, memory: MemoryRef, body: NoticeExport, me: Approver,
+                  api: ApiDep) -> Response:
+    g = api.graph(tenant)
+    d = api.audited(me, tenant, "recall.notice.export", memory,
+                    lambda: ops.export_notice(g, memory, body, me.who),
                     lambda r: {**_recall_summary(r), "format": body.format})
     file = d["file"]
     return Response(file["content"], media_type=file["media_type"], headers={

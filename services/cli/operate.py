@@ -66,7 +66,9 @@ def compromise(
                         graph, source, decisions.parse_time(start, "--from"),
                         decisions.parse_time(end, "--to"), reason, by, commit, rid, rev,
                         force=force), counts)
-    title = f"{'Committed' if d['committed'] else 'Preview'}: {source} compromised"
+    named = d.get("source", source)  # the source the spelling resolved to
+    title = (f"{'Committed' if d['committed'] else 'Preview'}: {named} compromised"
+             + (f" (you wrote {source!r})" if named != source else ""))
     emit(d, as_json, lambda d, c: views.blast_radius(d, c, title))
     if not as_json and not d["committed"]:
         for t in d.get("duplicates", []):
@@ -79,19 +81,47 @@ def compromise(
 def reinstate(
     retraction: str = typer.Argument(..., help="The id of a retraction, withdrawal or correction",
                                      callback=Line),
+    reason: str | None = typer.Option(None, help="Why it is undone (kept with the retraction, "
+                                      "shown in the payments' timelines)", callback=Reason),
+    commit: bool = typer.Option(False, "--commit", help="Apply it (default: preview only)"),
+    rev: int | None = typer.Option(None, help="With --commit: refuse if the graph moved past "
+                                   "this revision (the preview's)"),
     by: str | None = ByOpt,
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Undo a retraction: what it took out comes back, unless something else keeps it out."""
+    """Undo a retraction: what it took out comes back, unless something else keeps it out.
+    Previews by default (what comes back, the held payments it releases, the recalls it
+    withdraws); --commit applies it."""
     from rescind.operator import decisions
     from rescind.views import operator as views
 
     by = decider(by)
     with operator_graph(url, data_dir, tenant) as graph:
-        d = audited(graph.conn, graph.tenant, by, "retraction.reinstate", retraction,
-                    lambda: decisions.reinstate(graph, retraction, by), counts)
-    emit(d, as_json, lambda d, c: views.reinstated(d, c, f"Reinstated {retraction}"))
+        d = audited(graph.conn, graph.tenant, by,
+                    "retraction.reinstate" if commit else "retraction.reinstate.preview",
+                    retraction, lambda: decisions.reinstate(graph, retraction, by,
+                                                            commit=commit, rev=rev,
+                                                            reason=reason), counts)
+    title = f"{'Reinstated' if d['committed'] else 'Preview: reinstate'} {retraction}"
+
+    def render(d: dict, c) -> None:
+        views.blast_radius(d, c, title)
+        _money_moves(d, c)
+        if not d["committed"]:
+            c.print(f"\nnothing changed; apply with --commit --rev {d['rev']}", markup=False)
+
+    emit(d, as_json, render)
+
+
+def _money_moves(d: dict, c) -> None:
+    """What a reinstatement does (or would do) with money, in words."""
+    if d.get("to_release") or d.get("recalls_to_withdraw") or d.get("recalls_to_pull"):
+        c.print(f"\nMoney: {len(d.get('to_release', []))} held payment(s) released, "
+                f"{len(d.get('recalls_to_withdraw', []))} recall(s) withdrawn, "
+                f"{len(d.get('recalls_to_pull', []))} to pull from the outbox", markup=False)
+    for w in d.get("warnings", []):
+        c.print(f"warning: {w}", markup=False)
 
 
 def _show(url: str | None, data_dir: Path, tenant: str, as_json: bool, read, render) -> None:
@@ -280,6 +310,56 @@ def recalls_export(
     else:
         out.print(f"exported the recall of {row['name']} as {fmt} by {row['exports'][-1]['by']}"
                   f" to {out_path}", markup=False)
+
+
+@recalls_app.command("notice-approve")
+def recalls_notice_approve(
+    action: str = typer.Argument(..., help="The payment: id or name", callback=Line),
+    by: str | None = FinanceBy,
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Approve the withdrawal notice of an exported recall whose payment is IN again (the
+    letter asking the bank to disregard the request): it goes to the outbox, to be exported."""
+    from rescind.operator.recalls import approve_notice
+
+    row = _decide(action, by, url, data_dir, tenant, "recall.notice.approve",
+                  lambda g, a, by, at: approve_notice(g, a, by, at).to_dict())
+    emit(row, as_json, lambda r, c: c.print(
+        f"approved by {r['notice']['approved']['by']}: the withdrawal notice of {r['name']} is "
+        f"in the outbox ({r['notice']['outbox']}); export it for the bank with "
+        f"`rescind recalls notice-export {r['name']}`", markup=False))
+
+
+@recalls_app.command("notice-export")
+def recalls_notice_export(
+    action: str = typer.Argument(..., help="The payment: id or name", callback=Line),
+    fmt: str = typer.Option("text", "--format", help="text (the letter) or csv"),
+    out_path: Path | None = typer.Option(None, "--out", help="Write the file here (default: "
+                                         "stdout)"),
+    by: str | None = FinanceBy,
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Export an approved withdrawal notice for the bank; it is marked exported."""
+    from rescind.operator.recalls import export_notice
+
+    def run(g, a, by, at) -> dict:
+        r, file = export_notice(g, a, by, at, fmt)
+        return {**r.to_dict(), "file": file}
+
+    row = _decide(action, by, url, data_dir, tenant, "recall.notice.export", run,
+                  lambda r: {"action": r["action"], "format": fmt})
+    file = row["file"]
+    if out_path is not None:
+        out_path.write_text(file["content"], encoding="utf-8")
+    if as_json:
+        emit(row, True, None)
+    elif out_path is None:
+        print(file["content"], end="")
+    else:
+        out.print(f"exported the withdrawal notice of {row['name']} as {fmt} to {out_path}",
+                  markup=False)
 
 
 @gate_app.command("log")

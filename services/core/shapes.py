@@ -184,7 +184,8 @@ def stored_result(text: str) -> dict:
 class Recall:
     """A drafted bank recall of an executed payment that went OUT; nothing leaves before finance
     approves it. ``state`` is "drafted", then "approved" (in the outbox) or "rejected" (never
-    sent), and "exported" once an approved recall was written out for the bank (CSV, camt.056).
+    sent), and "exported" once an approved recall was written out for the bank (CSV, camt.056);
+    "withdrawn" when the payment of an approved or exported recall is IN again.
     Times are ISO 8601 (UTC); who is the name that signed the decision."""
 
     action: str
@@ -209,6 +210,8 @@ class Recall:
     notes: list[dict] = field(default_factory=list)  # {by, at, text}, oldest first
     evidence: list[dict] = field(default_factory=list)  # what it rested on that went OUT
     outbox: str | None = None  # the outbox entry written on approval
+    withdrawn: dict | None = None  # {by, at, why, retraction, change}: the payment is IN again
+    notice: dict | None = None  # an exported recall's withdrawal notice for the bank
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -232,6 +235,7 @@ class GateDecision:
     currency: str | None = None
     account: str | None = None
     payee: str | None = None
+    execution: str | None = None  # what the aggregate counts once (rescind.core.gate_rule)
 
 
 __all__ = ["BLAST_GROUPS", "BlastItem", "BlastRadius", "Change", "GateDecision", "Mutation",

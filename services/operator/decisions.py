@@ -23,7 +23,7 @@ from rescind.engine import retraction as ret
 from rescind.engine.gate import weakest_of
 from rescind.graph import queries as q
 from rescind.graph.store import TenantGraph
-from rescind.operator import recalls
+from rescind.operator import recalls, sources
 
 
 def parse_time(text: str | None, what: str) -> int | None:
@@ -75,9 +75,7 @@ def compromise(graph: TenantGraph, source: str, start: int | None, end: int | No
         raise Invalid("say why the source is compromised (--reason)")
     if start is not None and end is not None and start > end:
         raise Invalid(f"the window ends ({when(end)}) before it starts ({when(start)})")
-    if graph.source(source) is None:
-        known = [r[0] for r in graph.rows(q.SOURCES)][:20]
-        raise Invalid(f"unknown source {source!r}; known: {', '.join(known) or 'none'}")
+    source = sources.resolve(graph, source)  # any spelling: the source it names, or Invalid
     if not graph.window_seeds(source, None, None):
         raise Invalid(f"source {source!r} has no observations: nothing rests on it")
     if not graph.window_seeds(source, start, end):
@@ -92,7 +90,7 @@ def compromise(graph: TenantGraph, source: str, start: int | None, end: int | No
             f"({when(first['start'])} to {when(first['end'])}, still in force); nothing "
             "committed. Force it to record another retraction anyway (--force; in the API, "
             '"force": true)', [t["id"] for t in twins])
-    return {**decide(graph, op, commit, rev, conn, now),
+    return {**decide(graph, op, commit, rev, conn, now), "source": source,
             "duplicates": [{"id": t["id"], "from": _iso(t["start"]), "to": _iso(t["end"])}
                            for t in twins]}
 
@@ -149,13 +147,72 @@ def decide(graph: TenantGraph, op: ret.Retract | ret.Withdraw | ret.Correct, com
 
 
 def reinstate(graph: TenantGraph, rid: str, by: str, conn: redis.Redis | None = None,
-              now: datetime | None = None) -> dict:
-    """Undo a retraction, withdrawal or correction by its id: everything it took out comes back
-    unless something else still keeps it out."""
+              now: datetime | None = None, commit: bool = False, rev: int | None = None,
+              reason: str | None = None) -> dict:
+    """Preview (default) or commit undoing a retraction, withdrawal or correction by its id:
+    everything it took out comes back unless something else still keeps it out.
+
+    Money moves on a commit: held payments it brings back IN are released (``to_release``:
+    the gate judges them again when they are asked about), and a recall of a payment it brings
+    back IN is withdrawn (``recalls_to_withdraw``; one approved is pulled from the outbox,
+    ``recalls_to_pull``, and one exported gets a withdrawal notice for the bank to approve).
+    The preview says all of it (``warnings``) and gives the revision to commit at; a commit at
+    ``rev`` is refused (StalePreview) when the graph moved since. Without ``rev`` (a library
+    caller that committed knowingly) it is decided on the graph as it is. ``reason`` (why it
+    is undone) is kept with the retraction as ``reinstated_reason``."""
     now = now or datetime.now(UTC)
-    result = ret.run(graph, ret.Reinstate(rid, by), ev.to_micros(now))
+    at = ev.to_micros(now)
+    why = " ".join((reason or "").split()) or None
+    op = ret.Reinstate(rid, by)
+    try:
+        p = ret.preview(graph, op, at)
+        if p.repeated is not None:
+            return {"committed": commit, "repeated": True, **describe(graph, p.repeated),
+                    **_releases(graph, p.repeated, committed=True)}
+        if why:
+            p.mutation.retraction_updates[-1]["props"]["reinstated_reason"] = why
+        if not commit:
+            result = p.result()
+            return {"committed": False, "reason": why, **describe(graph, result),
+                    **_releases(graph, result, committed=False)}
+        if rev is not None and rev != p.rev:
+            raise StalePreview(f"stale preview: the graph is at revision {p.rev}, not {rev}")
+        # What the payments' recalls were before the commit (an approved recall is withdrawn by
+        # it): the warnings speak of them.
+        before = _releases(graph, p.result(), committed=True)
+        try:
+            result = ret.commit(graph, p)
+        except StalePreview:
+            if rev is not None:
+                raise
+            result = ret.run(graph, op, at)
+            before = _releases(graph, result, committed=True)
+    except StalePreview as exc:
+        raise StalePreview(f"{exc}: the graph changed since that preview; preview again") \
+            from None
     _announce(graph, conn, result, now)
-    return {**describe(graph, result), **outbox_warnings(graph, result)}
+    return {"committed": True, "reason": why, **describe(graph, result), **before}
+
+
+def _releases(graph: TenantGraph, result: RetractionResult, committed: bool) -> dict:
+    """What a reinstatement does with money: the held payments it releases, the recalls it
+    withdraws (each with what happens to it), the approved ones to pull from the outbox, and a
+    sentence for each (``warnings``), worded for a preview or for what was done."""
+    if result.blast_radius.direction == OUT:
+        return {"to_release": [], "recalls_to_withdraw": [], "recalls_to_pull": [],
+                "warnings": []}
+    radius = result.blast_radius
+    pending = [i.id for i in radius.pending_actions]
+    back = [i.id for i in radius.executed_actions]
+    facts = {f["id"]: f for f in graph.memories([*pending, *back])}
+    release = [_item(facts.get(m, {"id": m}), None) for m in pending]
+    withdraw = recalls.withdrawals(graph, back)
+    pull = recalls.in_the_outbox(graph, back) if back else []
+    warnings = [recalls.release_warning(r, committed) for r in release]
+    warnings += [recalls.withdraw_warning(w, committed) for w in withdraw]
+    warnings += [recalls.outbox_warning(x) for x in pull]
+    return {"to_release": release, "recalls_to_withdraw": withdraw, "recalls_to_pull": pull,
+            "warnings": warnings}
 
 
 def outbox_warnings(graph: TenantGraph, result: RetractionResult) -> dict:

@@ -79,6 +79,46 @@ def _csv(r: Recall, default_currency: str) -> str:
     return out.getvalue()
 
 
+# -- the withdrawal notice -----------------------------------------------------------------------
+NOTICE_COLUMNS = ("payment", "payment_id", "payee_name", "account", "amount", "currency",
+                  "paid_on", "bank_reference", "our_reference", "disregard_format",
+                  "disregard_exported_at", "disregard_message_id", "disregard_case_id",
+                  "disregard_cancellation_id", "withdrawn_at", "withdrawn_by", "why",
+                  "approved_by", "approved_at")
+
+
+def notice_document(r: Recall, fmt: str) -> dict:
+    """An approved withdrawal notice as a file for the bank. ISO 20022 has no message that
+    takes back a camt.056 (its answer, camt.029, comes from the bank), so the notice is a
+    letter (``text``: what a bank's portal or investigations desk takes as a free-form
+    message) or a CSV (one row per request the bank holds, with the camt.056's Assgnmt/Id,
+    Case/Id and CxlId, for finance's own systems)."""
+    n, w = r.notice or {}, r.withdrawn or {}
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", r.name).strip("-") or "recall"
+    if fmt == "text":
+        return {"format": fmt, "media_type": "text/plain; charset=utf-8",
+                "filename": f"recall-withdrawal-{stem}.txt", "content": n.get("text", "") + "\n"}
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(NOTICE_COLUMNS)
+    ok = n.get("approved") or {}
+    for e in n.get("disregard") or [{}]:
+        ids = e.get("ids") or {}
+        row = {"payment": r.name, "payment_id": r.action, "payee_name": r.payee_name,
+               "account": r.account,
+               "amount": "" if r.amount is None else f"{Decimal(str(r.amount)):.2f}",
+               "currency": r.currency, "paid_on": r.paid_on, "bank_reference": r.bank_reference,
+               "our_reference": r.reference, "disregard_format": e.get("format"),
+               "disregard_exported_at": e.get("at"), "disregard_message_id": ids.get("message"),
+               "disregard_case_id": ids.get("case"),
+               "disregard_cancellation_id": ids.get("cancellation"),
+               "withdrawn_at": w.get("at"), "withdrawn_by": w.get("by"), "why": w.get("why"),
+               "approved_by": ok.get("by"), "approved_at": ok.get("at")}
+        writer.writerow([_cell(row[c]) for c in NOTICE_COLUMNS])
+    return {"format": fmt, "media_type": MEDIA["csv"], "filename":
+            f"recall-withdrawal-{stem}.csv", "content": out.getvalue()}
+
+
 # -- camt.056 -----------------------------------------------------------------------------------
 def _el(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> ET.Element:
     node = ET.SubElement(parent, tag, attrs)
@@ -103,6 +143,14 @@ def _settled_on(paid_on: str | None) -> str | None:
         return None
 
 
+def message_ids(action: str, at: int, organisation: str, outbox: str | None = None) -> dict:
+    """The identifiers a camt.056 exported at ``at`` carried (``Assgnmt/Id``, ``Case/Id``,
+    ``CxlId``): what a withdrawal notice names for the bank to find the request."""
+    return {"message": _id35(f"RSC-{organisation}-{action}-{at}"),
+            "case": _id35(outbox or f"recall:{action}"),
+            "cancellation": _id35(f"CXL-{action}-{at}")}
+
+
 def camt056(r: Recall, at: int, organisation: str, default_currency: str = "USD") -> str:
     """The recall as a camt.056.001.12 FIToFIPaymentCancellationRequest (UTF-8 XML)."""
     if r.amount is None:
@@ -114,19 +162,20 @@ def camt056(r: Recall, at: int, organisation: str, default_currency: str = "USD"
     root = ET.Element("Document", xmlns=NS)  # every element in it is in camt.056's namespace
     req = _el(root, "FIToFIPmtCxlReq")
     assignment = _el(req, "Assgnmt")
-    _el(assignment, "Id", _id35(f"RSC-{organisation}-{r.action}-{at}"))
+    ids = message_ids(r.action, at, organisation, r.outbox)
+    _el(assignment, "Id", ids["message"])
     _party(assignment, "Assgnr", organisation)
     bank = _el(_el(_el(assignment, "Assgne"), "Agt"), "FinInstnId")
     _el(_el(bank, "Othr"), "Id", "NOTPROVIDED")
     _el(assignment, "CreDtTm", created)
     case = _el(req, "Case")
-    _el(case, "Id", _id35(r.outbox or f"recall:{r.action}"))
+    _el(case, "Id", ids["case"])
     _party(case, "Cretr", approver)
     control = _el(req, "CtrlData")
     _el(control, "NbOfTxs", "1")
     _el(control, "CtrlSum", amount)
     tx = _el(_el(req, "Undrlyg"), "TxInf")
-    _el(tx, "CxlId", _id35(f"CXL-{r.action}-{at}"))
+    _el(tx, "CxlId", ids["cancellation"])
     _el(tx, "OrgnlEndToEndId", _id35(r.reference or r.name))
     extra = []
     if r.bank_reference and len(r.bank_reference) <= 35:

@@ -10,6 +10,12 @@ tenant's graph, like a retraction: it moves the revision, and two decisions neve
 What a decision leaves on the payment's node: ``recall_state`` (approved, rejected, exported),
 ``approved_by/_at``, ``rejected_by/_at/_reason/_cause``, ``recall_notes`` and
 ``recall_exports`` (JSON strings, oldest first: a property cannot hold a list of maps).
+
+A recall whose payment comes back IN (a reinstatement, or a new reason to believe it) is
+``withdrawn``: read from the payment's own history (who brought it back, when, why), never
+approved or exported again. One finance had exported for the bank gets a drafted withdrawal
+notice (``notice``: "disregard our request"), which finance approves (``notice_approved_by/_at``,
+``notice_for``: the change that brought the payment back) and exports (``notice_exports``).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from rescind.graph.store import TenantGraph, linearised
 WIDTH = 100  # of the draft's lines; longer texts are wrapped, never cut
 SENT = ("approved", "exported")  # states whose recall is in the outbox
 FORMATS = ("csv", "camt.056")
+NOTICE_FORMATS = ("text", "csv")  # of a withdrawal notice (ISO 20022 has no message for it)
 
 # A line naming a party in a vendor's own documents ("Vendor: Northwind Supplies").
 _NAMED = re.compile(r"^\s*(?:vendor|payee|supplier|beneficiary|creditor)(?:\s+name)?\s*:\s*"
@@ -39,13 +46,13 @@ MAX_NAME = 140  # a party's name in ISO 20022 (Max140Text)
 # -- reading ----------------------------------------------------------------------------------
 def recall_list(graph: TenantGraph) -> list[Recall]:
     """Executed payments that are OUT, and those whose recall was approved or exported (they
-    stay listed whatever happens to the payment: they are in the outbox); largest first."""
+    stay listed whatever happens to the payment: withdrawn once it is IN again); largest
+    first."""
     rows = []
     for a in graph.actions():
         if not a.get("executed"):
             continue
-        state = state_of(a)
-        if state not in SENT and a.get("status") != "OUT":
+        if a.get("recall_state") not in SENT and a.get("status") != "OUT":
             continue
         rows.append((a.get("seq", 0), recall_of(graph, a)))
     rows.sort(key=lambda r: (r[1].amount is None, -(r[1].amount or 0), r[0]))
@@ -60,7 +67,7 @@ def find(graph: TenantGraph, action: str) -> Recall:
 def _listed(graph: TenantGraph, action: str) -> dict:
     """The payment's facts, if it is on the recall list."""
     a = next(iter(graph.actions_in([action])), None)
-    if a is None or not a.get("executed") or (state_of(a) not in SENT
+    if a is None or not a.get("executed") or (a.get("recall_state") not in SENT
                                               and a.get("status") != "OUT"):
         facts = a or next(iter(graph.memories([action])), {})
         name = (facts.get("names") or [action])[0]
@@ -69,12 +76,13 @@ def _listed(graph: TenantGraph, action: str) -> dict:
 
 
 def state_of(a: dict) -> str:
-    """drafted, approved, rejected or exported. A rejection holds for the retraction it was
-    made under: should another retraction take the payment OUT later, the recall is a draft
-    again (the earlier rejection stays in its notes)."""
+    """drafted, approved, rejected, exported or withdrawn. A recall finance approved (or
+    exported) is withdrawn while its payment is IN again. A rejection holds for the retraction
+    it was made under: should another retraction take the payment OUT later, the recall is a
+    draft again (the earlier rejection stays in its notes)."""
     s = a.get("recall_state")
     if s in SENT:
-        return s
+        return "withdrawn" if a.get("executed") and a.get("status") == "IN" else s
     if s == "rejected" and a.get("rejected_cause") == a.get("cause"):
         return "rejected"
     return "drafted"
@@ -113,7 +121,70 @@ def recall_of(graph: TenantGraph, a: dict) -> Recall:
         exports=[_decoded(e) for e in a.get("recall_exports") or []],
         notes=[_decoded(n) for n in a.get("recall_notes") or []],
         evidence=evidence, outbox=f"recall:{a['id']}" if state in SENT else None)
+    if state == "withdrawn":
+        r = replace(r, withdrawn=withdrawal_of(graph, a))
+        if r.exports:
+            r = replace(r, notice=notice_of(graph, a, r))
     return replace(r, draft=render(r, a))
+
+
+def withdrawal_of(graph: TenantGraph, a: dict) -> dict:
+    """Who brought the payment back IN, when and why, from its history: the last change that
+    turned it from OUT to IN. ``retraction`` is what was undone (a reinstatement's)."""
+    back, was = None, None
+    for e in graph.history(a["id"]):
+        if e["status"] == "IN" and was == "OUT":
+            back = e
+        was = e["status"]
+    if back is None:
+        return {"by": None, "at": None, "retraction": None, "change": None,
+                "why": "the payment is IN again: a recall is no longer needed"}
+    change = back.get("by") or back.get("cause")
+    if back.get("op") == "reinstate" and change:
+        base = change.removesuffix("~reinstated")
+        stored = graph.retraction(base) or {}
+        who = stored.get("reinstated_by")
+        what = (f"the retraction of {stored['source']}" if stored.get("kind") == "retract"
+                and stored.get("source") else f"the {stored.get('kind') or 'retraction'}")
+        why = (f"{who or 'someone'} reinstated {base} ({what}, made because: "
+               f"{stored.get('reason') or 'no reason given'})")
+        if stored.get("reinstated_reason"):
+            why += f", saying: {stored['reinstated_reason']}"
+        return {"by": who, "at": _iso(back.get("at")), "retraction": base, "change": change,
+                "why": why + "; the payment is IN again and must not be clawed back"}
+    return {"by": back.get("by"), "at": _iso(back.get("at")), "retraction": None,
+            "change": change, "why": f"a new reason to believe it ({back.get('op')}) brought the "
+                                     "payment back IN; it must not be clawed back"}
+
+
+def _notice_state(a: dict, w: dict) -> str:
+    """drafted, approved or exported: a notice's decisions hold for the change that withdrew
+    the recall (``notice_for``); a later withdrawal drafts a new notice."""
+    if not a.get("notice_approved_by") or a.get("notice_for") != w.get("change"):
+        return "drafted"
+    return "exported" if a.get("notice_exports") else "approved"
+
+
+def notice_of(graph: TenantGraph, a: dict, r: Recall) -> dict:
+    """The withdrawal notice of an exported recall: the request the bank holds, and the text
+    that asks it to disregard them (every message sent, by its identifiers)."""
+    from rescind.operator import recall_export
+
+    w = r.withdrawn or {}
+    state = _notice_state(a, w)
+    current = state != "drafted"
+    sent = [{**json.loads(e), "ids": recall_export.message_ids(
+        r.action, json.loads(e)["at"], graph.tenant) if json.loads(e).get("format") ==
+        "camt.056" else {}} for e in a.get("recall_exports") or []]
+    for e in sent:
+        e["at"] = _iso(e["at"])
+    n = {"state": state, "disregard": sent,
+         "outbox": f"recall-withdrawal:{a['id']}:{a['notice_approved_at']}" if current else None,
+         "approved": {"by": a["notice_approved_by"], "at": _iso(a.get("notice_approved_at"))}
+         if current else None,
+         "exports": [_decoded(e) for e in a.get("notice_exports") or []] if current else []}
+    n["text"] = notice_text(r, n)
+    return n
 
 
 def _decoded(entry: str) -> dict:
@@ -196,6 +267,19 @@ def _labelled(label: str, text: str) -> list[str]:
 
 def _header(r: Recall) -> list[str]:
     """What state the request is in, first: nobody mistakes a draft for a sent request."""
+    if r.state == "withdrawn":
+        w = r.withdrawn or {}
+        lines = [f"RECALL REQUEST - WITHDRAWN at {_when(w.get('at'))}: not to be sent",
+                 *_labelled("Why", w.get("why") or "the payment is IN again")]
+        if r.approved:
+            lines.append(f"(approved by {r.approved['by']} at {_when(r.approved['at'])}; "
+                         "pulled from the outbox)")
+        if r.exports:
+            n = r.notice or {}
+            lines.append(f"It was exported for the bank ({'; '.join(map(_export, r.exports))}):"
+                         f" the withdrawal notice asking the bank to disregard it is "
+                         f"{n.get('state', 'drafted')}")
+        return lines
     if r.state == "rejected":
         rej = r.rejected or {}
         return [f"RECALL REQUEST - REJECTED by {rej.get('by')} at {_when(rej.get('at'))}: "
@@ -261,6 +345,38 @@ def render(r: Recall, a: dict) -> str:
     return "\n".join(lines)
 
 
+def notice_text(r: Recall, n: dict) -> str:
+    """The withdrawal notice: a letter to the bank's payment investigations asking it to
+    disregard our recall request(s) for a payment, naming each message by its identifiers."""
+    head = {"drafted": "WITHDRAWAL OF RECALL REQUEST - DRAFT: not sent until finance approves",
+            "approved": "WITHDRAWAL OF RECALL REQUEST - APPROVED by {by} at {at}: export it "
+                        "for the bank",
+            "exported": "WITHDRAWAL OF RECALL REQUEST - APPROVED by {by} at {at}; EXPORTED"}
+    ok = n.get("approved") or {}
+    amount = (f"{r.amount:,.2f}" + (f" {r.currency}" if r.currency else "")
+              if r.amount is not None else "unknown")
+    lines = [head[n["state"]].format(by=ok.get("by"), at=_when(ok.get("at"))),
+             "To: our bank, payment investigations",
+             "Please disregard our request to recall (cancel) the payment below and take no "
+             "further action on it. The payment is legitimate and stands.",
+             f"Payee: {r.payee_name or r.payee or 'unknown'}",
+             f"Account: {r.account or 'as paid'}",
+             f"Amount: {amount}",
+             f"Paid on: {r.paid_on or 'not in the bank receipt'}",
+             f"Bank reference: {r.bank_reference or 'none in the bank receipt'}",
+             f"Our reference: {r.reference}",
+             f"Our request(s) to disregard ({len(n['disregard'])}):"]
+    for e in n["disregard"]:
+        ids = e.get("ids") or {}
+        line = f"  - {e['format']} exported by {e['by']} at {_when(e['at'])}"
+        if ids:
+            line += (f": message {ids['message']}, case {ids['case']}, cancellation "
+                     f"{ids['cancellation']}")
+        lines.append(line)
+    lines += _labelled("Why", (r.withdrawn or {}).get("why") or "the payment is IN again")
+    return "\n".join(lines)
+
+
 # -- deciding (finance) -----------------------------------------------------------------------
 def _decide(graph: TenantGraph, action: str, at: int, check, props) -> tuple[Recall, dict]:
     """One recall decision: read the payment at the graph's revision, ``check`` its recall
@@ -281,10 +397,24 @@ def _decide(graph: TenantGraph, action: str, at: int, check, props) -> tuple[Rec
     return linearised(graph, attempt, free_tries=0)  # a decision: the writers wait
 
 
+def _not_withdrawn(r: Recall, verb: str) -> None:
+    """A withdrawn recall is not decided on any more (409), saying why and what to do."""
+    if r.state != "withdrawn":
+        return
+    w = r.withdrawn or {}
+    text = (f"the recall of {r.name!r} was withdrawn at {w.get('at') or 'an unknown time'} "
+            f"({w.get('why')}): it cannot be {verb}, and nothing was changed")
+    if r.exports and verb != "rejected":
+        text += ("; it had been exported for the bank: approve and export its withdrawal "
+                 "notice instead (recalls/{id}/notice)").replace("{id}", r.name)
+    raise Conflict(text)
+
+
 def approve(graph: TenantGraph, action: str, by: str, at: int) -> Recall:
     """Finance approves a drafted recall: the payment is marked, and the recall goes to the
     outbox, once. A rejected recall is not approved (409): it was decided against."""
     def check(r: Recall) -> None:
+        _not_withdrawn(r, "approved")
         if r.state in SENT:
             raise Conflict(f"the recall of {r.name!r} is approved already "
                            f"(by {r.approved['by']} at {r.approved['at']})")
@@ -309,6 +439,7 @@ def reject(graph: TenantGraph, action: str, by: str, at: int, reason: str) -> Re
         raise Invalid("say why the recall is rejected (reason)")
 
     def check(r: Recall) -> None:
+        _not_withdrawn(r, "rejected")
         if r.state in SENT:
             raise Conflict(f"the recall of {r.name!r} was approved by {r.approved['by']} at "
                            f"{r.approved['at']} and is in the outbox ({r.outbox}); it cannot "
@@ -349,6 +480,7 @@ def export(graph: TenantGraph, action: str, by: str, at: int, fmt: str,
         raise Invalid(f"unknown export format {fmt!r}; choose from {', '.join(FORMATS)}")
 
     def check(r: Recall) -> None:
+        _not_withdrawn(r, "exported")
         if r.state not in SENT:
             raise Conflict(f"the recall of {r.name!r} is {r.state}: only an approved recall "
                            "is exported")
@@ -368,11 +500,106 @@ def export(graph: TenantGraph, action: str, by: str, at: int, fmt: str,
     return r, made["file"]
 
 
+# -- the withdrawal notice of an exported recall (finance) ------------------------------------
+def _notice_check(r: Recall, verb: str) -> dict:
+    if r.state != "withdrawn" or r.notice is None:
+        raise Conflict(f"the recall of {r.name!r} is {r.state}: only a withdrawn recall that "
+                       f"was exported for the bank has a withdrawal notice to be {verb}")
+    return r.notice
+
+
+def approve_notice(graph: TenantGraph, action: str, by: str, at: int) -> Recall:
+    """Finance approves the drafted withdrawal notice of an exported recall whose payment is
+    IN again: it goes to the outbox (``recall-withdrawal:<action>``), once, to be exported."""
+    def check(r: Recall) -> None:
+        n = _notice_check(r, "approved")
+        if n["state"] != "drafted":
+            raise Conflict(f"the withdrawal notice of {r.name!r} is approved already (by "
+                           f"{n['approved']['by']} at {n['approved']['at']})")
+
+    def props(a: dict, r: Recall):
+        changes = {"notice_approved_by": by, "notice_approved_at": at,
+                   "notice_for": r.withdrawn["change"], "notice_exports": []}
+        after = recall_of(graph, {**a, **changes})
+        return changes, [{"id": f"recall-withdrawal:{action}:{at}", "action": action, "by": by,
+                          "at": at, "payload": after.notice["text"]}]
+
+    return _decide(graph, action, at, check, props)[0]
+
+
+def export_notice(graph: TenantGraph, action: str, by: str, at: int,
+                  fmt: str = "text") -> tuple[Recall, dict]:
+    """Write out an approved withdrawal notice for the bank (``fmt`` text or csv): marked
+    exported, with who, when and how. A draft is not exported: finance approves it first."""
+    from rescind.operator import recall_export
+
+    if fmt not in NOTICE_FORMATS:
+        raise Invalid(f"unknown notice format {fmt!r}; choose from {', '.join(NOTICE_FORMATS)}")
+
+    def check(r: Recall) -> None:
+        n = _notice_check(r, "exported")
+        if n["state"] == "drafted":
+            raise Conflict(f"the withdrawal notice of {r.name!r} is a draft: finance approves "
+                           "it before it is exported")
+
+    made: dict = {}
+
+    def props(a: dict, r: Recall):
+        entry = json.dumps({"by": by, "at": at, "format": fmt})
+        changes = {"notice_exports": [*(a.get("notice_exports") or []), entry]}
+        made["file"] = recall_export.notice_document(recall_of(graph, {**a, **changes}), fmt)
+        return changes, []
+
+    r, _ = _decide(graph, action, at, check, props)
+    return r, made["file"]
+
+
 # -- reinstating a payment whose recall is in the outbox ---------------------------------------
+def withdrawals(graph: TenantGraph, actions: list[str]) -> list[dict]:
+    """Of ``actions`` (executed payments a reinstatement brings back IN, still OUT), the
+    recalls it withdraws: each with its state now and what becomes of it."""
+    found = []
+    for a in graph.actions_in(list(actions)):
+        if not a.get("executed"):
+            continue
+        state = state_of(a)
+        paid = executed(a)
+        then = {"drafted": "withdrawn: finance no longer sees it to decide",
+                "rejected": "withdrawn (it was rejected: never sent)",
+                "approved": "withdrawn and pulled from the outbox (it was never exported)",
+                "exported": "withdrawn; the bank holds the exported request: a withdrawal "
+                            "notice is drafted for finance to approve and send"}.get(state, state)
+        found.append({"action": a["id"], "name": (a.get("names") or [a["id"]])[0],
+                      "amount": paid["amount"], "currency": paid["currency"],
+                      "payee": a.get("payee"), "state": state, "becomes": then,
+                      "exported": bool(a.get("recall_exports"))})
+    return sorted(found, key=lambda f: f["name"])
+
+
+def _money(amount, currency) -> str:
+    return "an unknown amount" if amount is None else \
+        f"{amount:,.2f}" + (f" {currency}" if currency else "")
+
+
+def release_warning(item: dict, committed: bool) -> str:
+    """A held payment a reinstatement releases: the gate may let it run again."""
+    what = f"{item.get('name') or item['id']} ({_money(item.get('amount'), item.get('currency'))}" \
+           f" to {item.get('payee') or 'an unknown payee'})"
+    return (f"{what} {'was' if committed else 'would be'} released: it is no longer held, "
+            "and the gate judges it again when the agent asks to pay it")
+
+
+def withdraw_warning(item: dict, committed: bool) -> str:
+    """A recall a reinstatement withdraws, and what becomes of it."""
+    return (f"the recall of {item['name']} ({_money(item['amount'], item['currency'])}) "
+            f"{'is' if committed else 'would be'} {item['becomes']}")
+
+
 def in_the_outbox(graph: TenantGraph, actions: list[str]) -> list[dict]:
-    """Of ``actions`` (payments a reinstatement brought back IN), those whose recall was
+    """Of ``actions`` (payments a reinstatement brings back IN), those whose recall was
     approved: their outbox entries, which should be pulled before the bank acts on them."""
-    facts = {a["id"]: a for a in graph.actions_in(list(actions)) if state_of(a) in SENT}
+    facts = {a["id"]: a for a in graph.actions_in(list(actions))
+             if a.get("recall_state") in SENT}
     if not facts:
         return []
     found = []
@@ -396,5 +623,6 @@ def outbox_warning(item: dict) -> str:
     if item["exported"]:
         last = item["exported"][-1]
         text += (f"; it was exported as {last['format']} by {last['by']} at {last['at']}: "
-                 "tell the bank to disregard that request")
+                 "tell the bank to disregard that request (finance approves and exports the "
+                 "drafted withdrawal notice)")
     return text

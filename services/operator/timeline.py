@@ -1,7 +1,7 @@
 """A payment's life in steps a person reads: proposed, each gate decision, executed, held or
-recall drafted, back IN, recall approved or rejected, each export for the bank. Built from facts
-already read (the payment, its status history, its gate log, the retractions), so it is plain
-data in and out."""
+recall drafted, released or recall withdrawn (who undid what, and why), recall approved or
+rejected, each export for the bank. Built from facts already read (the payment, its status
+history, its gate log, the retractions), so it is plain data in and out."""
 
 from __future__ import annotations
 
@@ -43,15 +43,22 @@ def steps(f: dict, raw: list[dict], gate_log: list[dict], whys: dict[str, dict])
                            "for finance") if paid else
                           ("held", "went OUT before it was paid: held"))
         elif now == "IN" and was == "OUT":
-            step, text = "back IN", "back IN: " + (
-                "the recall is no longer needed" if paid else "released")
+            undone = _undone(rid, whys)
+            step, text = ("recall withdrawn", "back IN after it was paid: the recall is "
+                          "withdrawn, " + undone) if paid else (
+                "released", "released (back IN, no longer held), " + undone +
+                "; the gate judges it again when the agent asks to pay it")
         else:
             was = now
             continue
         was = now
         why = whys.get(rid or "", {})
+        if rid and rid.endswith("~reinstated"):
+            base = whys.get(rid.removesuffix("~reinstated"), {})
+            why = {"source": base.get("source"), "reason": base.get("reinstated_reason")
+                   or base.get("reason"), "by": base.get("reinstated_by")}
         add(e.get("at"), 3, step, text, retraction=rid, source=why.get("source"),
-            reason=why.get("reason"))
+            reason=why.get("reason"), by=why.get("by"))
     if f.get("recall_state") in ("approved", "exported"):
         who = f.get("approved_by")
         add(f.get("approved_at"), 4, "recall approved", f"recall approved by {who or '?'}",
@@ -67,6 +74,22 @@ def steps(f: dict, raw: list[dict], gate_log: list[dict], whys: dict[str, dict])
             f"{e.get('format')} by {e.get('by') or '?'}", by=e.get("by"))
     out.sort(key=lambda s: (s[0], s[1]))
     return [s[2] for s in out]
+
+
+def _undone(change: str | None, whys: dict[str, dict]) -> str:
+    """Why a payment came back IN, in words: who reinstated what, made for what reason, and
+    what they said; or the new reason to believe it."""
+    if not change or not change.endswith("~reinstated"):
+        return "because a new reason to believe it arrived" + (f" ({change})" if change else "")
+    rid = change.removesuffix("~reinstated")
+    r = whys.get(rid, {})
+    what = (f"the retraction of {r['source']}" if r.get("kind") == "retract" and r.get("source")
+            else f"the {r.get('kind') or 'retraction'}")
+    text = (f"because {r.get('reinstated_by') or 'someone'} reinstated {rid} ({what}, made "
+            f"because: {r.get('reason') or 'no reason given'})")
+    if r.get("reinstated_reason"):
+        text += f", saying: {r['reinstated_reason']}"
+    return text
 
 
 __all__ = ["steps"]
