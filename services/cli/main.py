@@ -17,6 +17,7 @@ from rescind.cli.api import api_app
 from rescind.cli.audit import audit_app
 from rescind.cli.cluster import cluster_app
 from rescind.cli.memories import memories_app
+from rescind.cli.sources import sources_app
 from rescind.cli.tenant import tenant_app
 from rescind.contract.errors import RescindError
 
@@ -54,4 +55,5 @@ app.add_typer(operate.gate_app, name="gate")
 app.add_typer(api_app, name="api")
 app.add_typer(audit_app, name="audit")
 app.add_typer(tenant_app, name="tenant")
+app.add_typer(sources_app, name="sources")
 app.add_typer(cluster_app, name="cluster")
