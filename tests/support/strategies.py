@@ -1,8 +1,9 @@
 """Hypothesis strategies that generate valid scenario files (docs/scenario-format.md) as text.
 
-`scenario_graphs()` is mostly structure (sources, observations, writes, actions) followed by one
-retraction and a few gates; `operation_sequences()` is such a graph followed by 5-15 operations
-(retract, withdraw, correct, reinstate, gate, execute, approve). Validity that depends on state
+`scenario_graphs()` is mostly structure (sources, observations, writes, updates and deletes of
+written memories, actions) followed by one retraction and a few gates; `operation_sequences()`
+is such a graph followed by 5-15 operations (retract, withdraw, correct, reinstate, gate,
+execute, approve, update, delete). Validity that depends on state
 (an `approve` needs an executed action that is OUT right then) is decided with the naive
 reference in tests/reference.py while the scenario is being built.
 """
@@ -69,6 +70,7 @@ class _Builder:
         self.sources: list[str] = []  # declared sources and reviewers
         self.mems: list[tuple[str, str]] = []  # (id, kind) of every memory id, in order
         self.writes: list[tuple[int, str, str]] = []  # (index in mems, kind, text)
+        self.versions: list[tuple[str, str]] = []  # (id, kind) of writes and updates
         self.obs_times: list[datetime] = []
         self.actions: list[str] = []
         self.unexecuted: list[str] = []
@@ -143,6 +145,26 @@ class _Builder:
                    "at": self.now()})
         self.writes.append((index, kind, base))
         self.mems.append((wid, kind))
+        self.versions.append((wid, kind))
+
+    def update(self) -> None:
+        """A new version of a written memory: often resting on the old one (a profile
+        rewritten from itself), sometimes with the old text again or another version's."""
+        old, kind = self.draw(st.sampled_from(self.versions))
+        uid = self.new_id("u")
+        premises = self.premises()
+        if old not in premises and self.draw(st.booleans()):
+            premises = [old, *premises[:2]]
+        self.emit({"op": "update", "id": uid, "memory": old, "agent": "agent-1",
+                   "text": self.draw(_variant(self.draw(st.sampled_from(TEXTS[kind])))),
+                   "premises": premises, "at": self.now()})
+        self.mems.append((uid, kind))
+        self.versions.append((uid, kind))
+
+    def delete(self) -> None:
+        self.emit({"op": "delete", "id": self.new_id("d"),
+                   "memory": self.draw(st.sampled_from(self.versions))[0], "agent": "agent-1",
+                   "at": self.now()})
 
     def act(self) -> None:
         aid = self.new_id("a")
@@ -166,7 +188,10 @@ class _Builder:
         self.sources_()
         self.observe()
         for _ in range(self.draw(st.integers(low, high))):
-            step = self.draw(st.sampled_from(["observe", "write", "write", "act"]))
+            steps = ["observe", "write", "write", "act"]
+            if self.versions:
+                steps += ["update", "delete"]
+            step = self.draw(st.sampled_from(steps))
             getattr(self, step)()
         if not self.actions:
             self.act()
@@ -264,6 +289,8 @@ class _Builder:
             steps.append("execute")
         if self.approvable():
             steps += ["approve", "approve"]
+        if self.versions:
+            steps += ["update", "delete"]
         getattr(self, self.draw(st.sampled_from(steps)))()
 
 

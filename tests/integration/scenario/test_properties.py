@@ -42,6 +42,7 @@ def comparable(report: dict) -> dict:
         "gates": [{k: g[k] for k in ("action", "allowed", "fragility", "aggregate", "line")}
                   for g in report["gates"]],
         "fragility": dict(report["fragility"]),
+        "replaced": dict(report["replaced"]),
     }
 
 
@@ -57,7 +58,7 @@ def check_against_reference(text: str, url: str, tenant: str) -> None:
         with contextlib.suppress(redis.ResponseError):
             connection.connect(url).execute_command("GRAPH.DELETE", f"rescind:{{{tenant}}}")
     expected = run(text, RATES)
-    for part in ("memories", "held", "recalls", "gates", "fragility"):
+    for part in ("memories", "held", "recalls", "gates", "fragility", "replaced"):
         if engine[part] != expected[part]:
             if part == "memories":
                 diff = {m: (engine[part].get(m), expected[part].get(m))
@@ -81,5 +82,6 @@ def test_graphs_agree_with_reference(falkordb, tenant_name, text):
 @_settings(SEQUENCE_EXAMPLES)
 @given(text=operation_sequences())
 def test_operation_sequences_agree_with_reference(falkordb, tenant_name, text):
-    """Retract/withdraw/correct/reinstate/gate/execute/approve in any order match the reference."""
+    """Retract/withdraw/correct/reinstate/gate/execute/approve/update/delete in any order match
+    the reference."""
     check_against_reference(text, falkordb, f"{tenant_name}-{next(_fresh)}")
