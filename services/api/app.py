@@ -14,6 +14,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, Field
 
 from rescind.api import routes
 from rescind.api.auth import PERMISSIONS, TokenStore
@@ -57,22 +58,30 @@ def create_app(settings: Settings | None = None, conn: redis.Redis | None = None
     looks = _short(connection.primaries(conn)[0])
     server_status = server_status or (lambda: probe(looks))
 
-    @app.get("/api/health", tags=["health"], summary="Liveness, the FalkorDB server (up, "
-             "loading and how far, restarting, down), and writes waiting for a premise that "
-             "has not arrived")
-    def health() -> dict:
+    @app.get("/api/health", tags=["health"], response_model=Health,
+             response_model_exclude_none=True,
+             responses={503: {"model": Health, "description": "The server is not up"}},
+             summary="Liveness, the FalkorDB server (up, loading and how far, restarting, "
+             "down; its restarts and whether it is in a crash loop, with its last crash line), "
+             "and writes waiting for a premise that has not arrived")
+    def health() -> Health | JSONResponse:
         server = server_status()
+        loop = server.restarts is not None and server.restarts.crash_loop
+        said = (f"; crash loop: FalkorDB died {server.restarts.recent} times in the last "
+                f"{server.restarts.window_s:.0f} s, last: {server.restarts.last_crash}"
+                if loop else "")
         if not server.ok:
-            return JSONResponse({"ok": False, "server": server.model_dump(exclude_none=True),
-                                 "detail": server.detail}, 503)
+            return _unhealthy(Health(ok=False, server=server, crash_loop=loop,
+                                     detail=server.detail + said))
         try:
             waiting = [int(v) for v in conn.hvals(layout.WAITING)]
         except redis.ConnectionError:
-            return JSONResponse({"ok": False, "server": {"state": "down"},
-                                 "detail": "FalkorDB unreachable"}, 503)
-        return {"ok": True, "server": server.model_dump(exclude_none=True),
-                "premises_awaited": len(waiting),
-                "longest_wait_s": int(time.time()) - min(waiting) if waiting else 0}
+            return _unhealthy(Health(ok=False, server=ServerStatus(state="down",
+                                                                   restarts=server.restarts),
+                                     crash_loop=loop, detail="FalkorDB unreachable" + said))
+        return Health(ok=True, server=server, crash_loop=loop, detail=server.detail + said,
+                      premises_awaited=len(waiting),
+                      longest_wait_s=int(time.time()) - min(waiting) if waiting else 0)
 
     @app.get("/", include_in_schema=False)
     def root() -> RedirectResponse:
@@ -85,6 +94,24 @@ def create_app(settings: Settings | None = None, conn: redis.Redis | None = None
     app.mount("/docs", StaticFiles(directory=REFERENCE, html=True), name="docs")
     app.add_middleware(Limits, max_body=settings.api_max_body)
     return app
+
+
+class Health(BaseModel):
+    """What ``/api/health`` says: whether the server answers now, what it is doing, and, under
+    `rescind up`, how often it was restarted and whether it is in a crash loop (with its last
+    crash line). A crash loop is reported while the server is up between two deaths, too."""
+
+    ok: bool
+    server: ServerStatus
+    crash_loop: bool = Field(False, description="The server died restarts.loop_after times or "
+                             "more within restarts.window_s (known under `rescind up`)")
+    detail: str = ""
+    premises_awaited: int | None = Field(None, description="Writes waiting for a premise")
+    longest_wait_s: int | None = Field(None, description="The longest such wait")
+
+
+def _unhealthy(health: Health) -> JSONResponse:
+    return JSONResponse(health.model_dump(mode="json", exclude_none=True), 503)
 
 
 def swagger_assets() -> Path:

@@ -14,11 +14,12 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
 import redis
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from rescind.contract.errors import Unavailable
 
@@ -35,6 +36,23 @@ class ServerGone(ServerError):
     """The process that owned a data directory stopped while we waited for its server."""
 
 
+class Restarts(BaseModel):
+    """How often `rescind up`'s supervisor had to start the server again, and why it died last:
+    a crash loop is ``loop_after`` deaths or more within the last ``window_s`` seconds."""
+
+    total: int = Field(0, description="Restarts since `rescind up` started")
+    recent: int = Field(0, description="Deaths within the last window_s seconds")
+    window_s: float = Field(600.0, description="The window recent deaths are counted in")
+    loop_after: int = Field(3, description="Recent deaths from which it is a crash loop")
+    crash_loop: bool = Field(False, description="recent >= loop_after")
+    last_crash: str | None = Field(None, description="The server's last crash line in "
+                                   "falkordb.log (crashed by signal, a failed assertion), or "
+                                   "how it ended when it logged none")
+    last_death_at: datetime | None = Field(None, description="When it last died")
+    next_pause_s: float | None = Field(None, description="The pause before the next restart, "
+                                       "while one is waited for")
+
+
 class ServerStatus(BaseModel):
     """What the server is doing, as health and the progress lines tell it."""
 
@@ -42,6 +60,7 @@ class ServerStatus(BaseModel):
     loaded_percent: float | None = None
     eta_s: int | None = None
     detail: str = ""
+    restarts: Restarts | None = None  # known when `rescind up` supervises the server
 
     @property
     def ok(self) -> bool:

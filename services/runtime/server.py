@@ -14,6 +14,7 @@ import contextlib
 import ctypes
 import fcntl
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -41,6 +42,9 @@ from rescind.runtime.readiness import (
 AOF = ["--appendonly", "yes", "--appendfsync", "everysec", "--aof-use-rdb-preamble", "yes",
        "--auto-aof-rewrite-percentage", "10", "--auto-aof-rewrite-min-size", "16mb"]
 LOG_MAX_BYTES = 8 * 1024 * 1024  # the server's log is moved aside to falkordb.log.1 past this
+# A crash report (stack traces of every thread, registers, a code dump) runs to some 40 KB.
+CRASH_TAIL_BYTES = 256 * 1024
+CRASH_MARKS = ("crashed by signal", "ASSERTION FAILED", "Guru Meditation")
 
 
 def _prctl():
@@ -212,8 +216,31 @@ class EmbeddedFalkorDB:
         how = ("still running" if code is None and self.process else
                f"killed by {signal.Signals(-code).name}" if code is not None and code < 0 else
                f"exit status {code}")
-        said = self._last_errors()
+        said = self.crash_line() or self._last_errors()
         return f"{how}: {said}" if said else how
+
+    def crash_line(self) -> str | None:
+        """What the server's log says of its last crash, on one line: Redis's "crashed by
+        signal" (or a failed assertion) with the function it crashed in, from the log written
+        since it last started; None when it said nothing (killed, or it exited)."""
+        try:
+            with open(self.log_file, "rb") as f:
+                f.seek(max(0, f.seek(0, os.SEEK_END) - CRASH_TAIL_BYTES))
+                tail = f.read().decode(errors="replace").splitlines()
+        except OSError:
+            return None
+        since = max((i for i, t in enumerate(tail) if "Redis is starting" in t), default=0)
+        tail = tail[since:]
+        found = [i for i, t in enumerate(tail) if any(m in t for m in CRASH_MARKS)]
+        if not found:
+            return None
+        line = tail[found[-1]]
+        said = line.split(" # ", 1)[1] if " # " in line else line.strip()
+        report = tail[found[-1]:found[-1] + 40]
+        frame = next((b for a, b in zip(report, report[1:], strict=False)
+                      if a.strip() == "EIP:"), "")  # the instruction it crashed at
+        where = re.search(r"\(([A-Za-z_][A-Za-z0-9_]*)\+0x", frame)
+        return (f"{said} (in {where.group(1)})" if where else said)[:500]
 
     def _last_errors(self, lines: int = 40) -> str:
         """Redis marks warnings and errors with '#': the last of those in the log, or its tail."""

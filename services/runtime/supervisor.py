@@ -1,10 +1,14 @@
 """`rescind up` keeps its embedded FalkorDB running.
 
 When the server dies it is started again on the same port and data directory (the AOF keeps
-the data), after a pause that doubles with each failure up to a cap. A failure is a death or a
-restart that did not come up; ``attempts`` failures within ``window_s`` seconds mean something
-is wrong that a restart will not mend (a corrupt AOF, a full disk, a port taken): the supervisor
-gives up and `up` exits non-zero. Each death and each restart is logged once.
+the data), after a pause that doubles with each death or failed restart up to a cap, and starts
+again from the first pause once the server has stayed up for ``stable_s``: a server that keeps
+dying (a crash loop) is restarted less and less often, while the writer finds the entry it dies
+under (``rescind.workers.held``, crash quarantine). ``attempts`` failures in a row within
+``window_s`` seconds (a death, then restarts that did not come up: a corrupt AOF, a full disk, a
+port taken) mean something is wrong that a restart will not mend: the supervisor gives up and
+`up` exits non-zero. Each death and each restart is logged once; the restarts are counted, the
+server's last crash line (from falkordb.log) kept, and health reports them (``Restarts``).
 """
 
 from __future__ import annotations
@@ -14,11 +18,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 import redis
 from pydantic import BaseModel, Field
 
-from rescind.runtime.readiness import Progress, ServerError, ServerStatus, probe
+from rescind.runtime import telemetry
+from rescind.runtime.readiness import Progress, Restarts, ServerError, ServerStatus, probe
 from rescind.runtime.server import EmbeddedFalkorDB
 
 log = logging.getLogger("rescind.server")
@@ -31,6 +37,12 @@ class RestartPolicy(BaseModel):
     window_s: float = Field(300.0, gt=0, description="The window failures are counted in")
     backoff_s: float = Field(1.0, gt=0, description="Pause before the first restart; doubles")
     backoff_max_s: float = Field(30.0, gt=0, description="Longest pause between restarts")
+    stable_s: float = Field(60.0, gt=0, description="Up this long without dying: the next pause "
+                            "is the first again")
+    loop_after: int = Field(3, ge=1, description="Deaths within loop_window_s that health "
+                            "reports as a crash loop")
+    loop_window_s: float = Field(600.0, gt=0, description="The window deaths are counted in "
+                                 "for a crash loop")
 
     @classmethod
     def from_settings(cls, settings) -> RestartPolicy:
@@ -51,6 +63,12 @@ class Supervisor:
         self.on_give_up = on_give_up
         self.failure: str | None = None  # why it gave up
         self.restarts = 0
+        self.last_crash: str | None = None  # the server's last crash line, or how it ended
+        self._deaths: deque[float] = deque(maxlen=1000)  # when it died (wall clock)
+        self._streak = 0  # deaths and failed restarts since it was last up for stable_s
+        self._up_since: float | None = None
+        self._next_pause: float | None = None
+        self._lock = threading.Lock()
         self._state: ServerStatus | None = None  # restarting, loading or failed; None: look
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="rescind-supervisor",
@@ -78,27 +96,48 @@ class Supervisor:
 
     def status(self) -> ServerStatus:
         """What health reports: our own state while restarting or after giving up, else a look
-        at the server."""
-        return self._state or probe(self._client)
+        at the server; with the restarts either way."""
+        status = self._state or probe(self._client)
+        return status.model_copy(update={"restarts": self.report()})
+
+    def report(self) -> Restarts:
+        """The restarts, the deaths within the crash-loop window, and the last crash line."""
+        p, now = self.policy, time.time()
+        with self._lock:
+            deaths = list(self._deaths)
+        recent = sum(1 for t in deaths if now - t <= p.loop_window_s)
+        return Restarts(total=self.restarts, recent=recent, window_s=p.loop_window_s,
+                        loop_after=p.loop_after, crash_loop=recent >= p.loop_after,
+                        last_crash=self.last_crash, next_pause_s=self._next_pause,
+                        last_death_at=datetime.fromtimestamp(deaths[-1], UTC) if deaths else None)
 
     def _watch(self) -> None:
-        failures: deque[float] = deque()  # when each recent failure happened
+        failures: deque[float] = deque()  # failures in a row: a death, then failed restarts
         while not self._stop.wait(0.2):
             process = self.server.process
             if process is not None and process.poll() is None:
+                if self._up_since is not None and \
+                        time.monotonic() - self._up_since >= self.policy.stable_s:
+                    self._streak, self._up_since = 0, None  # stable: the pause starts afresh
                 continue
             why = self.server.exit_reason()
+            with self._lock:
+                self._deaths.append(time.time())
+            self.last_crash = self.server.crash_line() or why
             log.error("FalkorDB on %s died (%s); restarting it on the same port and data",
                       self.server.url, why)
             while True:
                 pause = self._failed(failures, why)
                 if pause is None:
                     return
+                self._next_pause = pause
                 self._state = ServerStatus(state="restarting", detail=f"FalkorDB died ({why}); "
                                            f"restarting it in {pause:.1f} s")
                 if self._stop.wait(pause):
                     return
+                self._next_pause = None
                 self.restarts += 1
+                telemetry.server_restarts.add(1, {"server": self.server.url})
                 log.warning("restarting FalkorDB on %s (restart %d)", self.server.url,
                             self.restarts)
                 try:
@@ -108,11 +147,14 @@ class Supervisor:
                     log.error("%s", why)
                     continue
                 self._state = None
+                failures.clear()  # it came up: what kills it now is not for giving up on
+                self._up_since = time.monotonic()
                 log.warning("FalkorDB is back on %s", self.server.url)
                 break
 
     def _failed(self, failures: deque[float], why: str) -> float | None:
         """Count one failure; the pause before the next restart, or None if we give up."""
+        self._streak += 1
         now = time.monotonic()
         failures.append(now)
         while now - failures[0] > self.policy.window_s:
@@ -125,7 +167,7 @@ class Supervisor:
             if self.on_give_up is not None:
                 self.on_give_up(self.failure)
             return None
-        return min(self.policy.backoff_max_s, self.policy.backoff_s * 2 ** (len(failures) - 1))
+        return min(self.policy.backoff_max_s, self.policy.backoff_s * 2 ** (self._streak - 1))
 
     def _loading(self, progress: Progress) -> Callable[[ServerStatus], None]:
         """Health says how far the restarted server's loading is; stderr too."""
@@ -157,11 +199,16 @@ class Supervisors:
             s.on_give_up = then
 
     def status(self) -> ServerStatus:
+        """The first node that is not well, else the first; with the restarts of the node that
+        died most often lately."""
         looks = [(s.server.url, s.status()) for s in self.each]
+        worst = max((st.restarts for _, st in looks if st.restarts is not None),
+                    key=lambda r: (r.recent, r.total), default=None)
         for url, status in looks:
             if not status.ok:
-                return status.model_copy(update={"detail": f"{url}: {status.detail}"})
-        return looks[0][1]
+                return status.model_copy(update={"detail": f"{url}: {status.detail}",
+                                                 "restarts": worst})
+        return looks[0][1].model_copy(update={"restarts": worst})
 
     def __enter__(self) -> Supervisors:
         for s in self.each:

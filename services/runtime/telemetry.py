@@ -31,6 +31,15 @@ batch_size = meter.create_histogram("rescind.writer.batch_size", description="En
 premise_never_arrived = meter.create_counter(
     "rescind.writer.premise_never_arrived",
     description="Writes given up (dead-lettered) because a premise never arrived")
+server_deaths = meter.create_counter(
+    "rescind.writer.server_deaths",
+    description="Deaths of FalkorDB seen by the writer with a write batch in flight")
+crash_quarantined = meter.create_counter(
+    "rescind.writer.crash_quarantined",
+    description="Writes dead-lettered because FalkorDB died applying them (crash quarantine)")
+server_restarts = meter.create_counter(
+    "rescind.server.restarts",
+    description="Restarts of the embedded FalkorDB by `rescind up`'s supervisor after it died")
 gate_decisions = meter.create_counter(
     "rescind.gate.decisions", description="Payment gate decisions, by decision: allowed or blocked")
 retraction_ms = meter.create_histogram("rescind.retraction.duration", unit="ms",

@@ -6,6 +6,8 @@ twice the same way is split to find the entry that fails alone (``rescind.worker
 which is dead-lettered with the server's own words, and the others land; any other failure is
 tried again with a pause that doubles up to ``retry_max_s`` (while the server is away, once it
 answers). The trouble is logged when it starts and when it ends, never at each try.
+
+A batch the server dies under is found and set aside by ``rescind.workers.quarantine``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
 
 from rescind.contract import connection, layout
 from rescind.contract import events as ev
@@ -21,6 +22,7 @@ from rescind.contract import streams as st
 from rescind.runtime import telemetry
 from rescind.workers.ingest import Pending, apply_writes, to_write
 from rescind.workers.poison import (
+    Isolated,
     isolate,
     lost_connection,
     reason,
@@ -28,31 +30,11 @@ from rescind.workers.poison import (
     transient,
     words,
 )
+from rescind.workers.quarantine import CrashQuarantine, in_flight_of
+from rescind.workers.state import PRODUCES, Held, Trouble
 
 log = logging.getLogger("rescind.workers")
 
-# Writes whose event produces the memory it names (a premise other writes may rest on).
-_PRODUCES = (ev.ObservationRecorded, ev.MemoryWritten, ev.MemoryAdopted, ev.ActionProposed)
-
-
-@dataclass
-class Held:
-    stream: str
-    entry_id: str
-    event: ev.Event
-    since: float
-    missing: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Trouble:
-    """A tenant's held writes (on one stream) that failed, not for a missing premise: how it
-    last failed, how often, and when to try again. Logged when it starts and when it ends."""
-
-    since: float
-    due: float
-    sig: str | None = None  # the last failure's signature; None: nothing said about the entries
-    tries: int = 1
 
 
 def _order(entry_id: str) -> tuple[int, ...]:
@@ -60,11 +42,11 @@ def _order(entry_id: str) -> tuple[int, ...]:
     return tuple(int(x) for x in entry_id.split("-") if x.isdigit())
 
 
-class HeldWrites:
+class HeldWrites(CrashQuarantine):
     """The writer's held writes: the part of ``rescind.workers.roles.Workers`` that retries."""
 
     def _failed(self, stream: str, tenant: str, items: list[tuple[str, ev.Event]],
-                exc: BaseException, now: float) -> None:
+                exc: BaseException, now: float, at: float | None = None) -> None:
         """A batch of the tenant's writes failed: hold its entries, and try them again at the
         next round. Logged once, when the tenant's trouble starts, not at each try."""
         self._redirected(tenant, exc)
@@ -81,6 +63,7 @@ class HeldWrites:
         sig = None if transient(exc) else signature(exc)
         t = self.trouble.setdefault(key, Trouble(since=now, due=now, sig=sig))
         t.sig = sig if t.sig is None else t.sig
+        in_flight_of(t, items, exc, now if at is None else at)
 
     def retry_held(self) -> None:
         """Try held writes again (those of a tenant in trouble when due); past the patience
@@ -89,8 +72,8 @@ class HeldWrites:
         with self._lost_lock:
             lost, self._lost = self._lost, []
         now = time.monotonic()
-        for stream, tenant, items, exc in lost:
-            self._failed(stream, tenant, items, exc, now)
+        for stream, tenant, items, exc, at in lost:
+            self._failed(stream, tenant, items, exc, now, at)
         by_key = dict(self.held)
         self.held.clear()
         groups: dict[tuple[str, str], list[tuple[str, ev.Event]]] = defaultdict(list)
@@ -101,13 +84,28 @@ class HeldWrites:
         for (stream, tenant), items in groups.items():
             items.sort(key=lambda item: _order(item[0]))
             t = self.trouble.get((stream, tenant))
-            if not self.known(tenant):  # dropped since its writes were held
+            try:
+                known = self.known(tenant)
+            except Exception as exc:  # noqa: BLE001 - the server away: held, none forgotten
+                self.held.update({(stream, k): by_key[(stream, k)] for k, _ in items})
+                if lost_connection(exc):
+                    self.link.lost(exc)
+                    continue
+                raise
+            if not known:  # dropped since its writes were held
                 self._dead_tenant(stream, layout.WRITER_GROUP, tenant, items)
                 self._settled(stream, tenant, items, [], by_key, now)
                 self.trouble.pop((stream, tenant), None)
                 continue
             if t is not None and now < t.due:
                 self.held.update({(stream, k): by_key[(stream, k)] for k, _ in items})
+                continue
+            if t is not None and t.lost_at is not None:
+                items = self._after_loss(stream, tenant, items, by_key, t, now)
+                if items is None:  # the server is away again: tried once it answers
+                    continue
+            if t is not None and t.parts is not None:
+                self._quarantine(stream, tenant, items, by_key, t, now)
                 continue
             try:
                 still = apply_writes(self.graph(tenant), items, moved=self._moved)
@@ -140,6 +138,7 @@ class HeldWrites:
             self._note(stream, k, exc)
         if lost_connection(exc):
             self.link.lost(exc)
+            in_flight_of(t, items, exc, now)
             t.due = now  # at the first round once the server answers again
             return
         sig = None if transient(exc) else signature(exc)
@@ -154,33 +153,44 @@ class HeldWrites:
         """Split a batch that failed twice the same way until the entries that fail alone are
         found: each is dead-lettered with the server's own words, the others land (or wait
         for their premise); what rests on a dead-lettered write is dead-lettered with it."""
+        out = self._split(stream, tenant, items, by_key, exc, now, {})
+        if out.stopped_by is not None:
+            self._again(stream, tenant, out.untried, by_key, out.stopped_by, now)
+        else:
+            del self.trouble[(stream, tenant)]
+
+    def _split(self, stream: str, tenant: str, items: list[tuple[str, ev.Event]],
+               by_key: dict[tuple[str, str], Held], exc: BaseException, now: float,
+               gone: dict[str, str]) -> Isolated:
+        """``_isolate``'s work; the entries not tried (the server went away) are held again.
+        ``gone``: memory ids whose write was dead-lettered (added to), and why."""
         for k, _ in items:
             self.held.pop((stream, k), None)
         graph = self.graph(tenant)
         out = isolate(lambda part: apply_writes(graph, part, moved=self._moved), items, exc)
-        gone: dict[str, str] = {}  # memory id -> why its write was dead-lettered
         for k, e, why in out.refused:
             text = reason(why)
             log.warning("event %s of tenant %s dead-lettered: %s", e.event_id, tenant, text)
             self._dead(stream, k, e, text)
-            if isinstance(e, _PRODUCES):
+            if isinstance(e, PRODUCES):
                 gone[to_write(e).mem_id] = f"event {e.event_id}: {text}"
-        waiting: list[Pending] = []
-        for p in out.waiting:
+        untried = {k for k, _ in out.untried}
+        self._settled(stream, tenant, [(k, e) for k, e in items if k not in untried],
+                      self._orphans(stream, out.waiting, gone), by_key, now)
+        self.held.update({(stream, k): by_key[(stream, k)] for k in untried})
+        return out
+
+    def _orphans(self, stream: str, waiting: list[Pending], gone: dict[str, str]) -> list[Pending]:
+        """Dead-letter the waiting writes that rest on a dead-lettered one; the others wait."""
+        still: list[Pending] = []
+        for p in waiting:
             lost = [m for m in p.missing if m in gone]
             if lost:
                 self._dead(stream, p.key, p.event,
                            f"rests on {lost[0]}, whose write was dead-lettered ({gone[lost[0]]})")
             else:
-                waiting.append(p)
-        untried = {k for k, _ in out.untried}
-        self._settled(stream, tenant, [(k, e) for k, e in items if k not in untried], waiting,
-                      by_key, now)
-        self.held.update({(stream, k): by_key[(stream, k)] for k in untried})
-        if out.stopped_by is not None:
-            self._again(stream, tenant, out.untried, by_key, out.stopped_by, now)
-        else:
-            del self.trouble[(stream, tenant)]
+                still.append(p)
+        return still
 
     def _redirected(self, tenant: str, exc: BaseException) -> None:
         """The tenant's slot is moving or moved to another master (``rescind.runtime.move``):

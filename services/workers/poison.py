@@ -38,6 +38,13 @@ def lost_connection(exc: BaseException) -> bool:
                       | TimeoutError)
 
 
+def in_flight(exc: BaseException) -> bool:
+    """The connection was lost in the middle of a command (not refused, not a server loading
+    its data): the server may have died under what was sent."""
+    return (lost_connection(exc) and not isinstance(exc, redis.BusyLoadingError)
+            and "connecting to" not in str(exc))
+
+
 def transient(exc: BaseException) -> bool:
     """A failure that says nothing about the entries: tried again later, never split."""
     if lost_connection(exc) or isinstance(exc, StalePreview) or redirection(exc) is not None:
@@ -117,5 +124,5 @@ def isolate(apply: Callable[[Items], list[Pending]], items: Items,
     return out
 
 
-__all__ = ["Isolated", "Refused", "isolate", "lost_connection", "reason", "signature",
+__all__ = ["Isolated", "Refused", "in_flight", "isolate", "lost_connection", "reason", "signature",
            "transient", "words"]

@@ -89,7 +89,7 @@ class Workers(HeldWrites):
         # A batch is written while the next is read and planned; once it lands, the statuses it
         # changed are published before its events are acknowledged.
         self.pipeline = Pipeline(moved=self._moved)
-        self._lost: list[tuple[str, str, list, BaseException]] = []  # from the lander thread
+        self._lost: list[tuple[str, str, list, BaseException, float]] = []  # the lander's
         self._lost_lock = threading.Lock()
         self.trouble: dict[tuple[str, str], Trouble] = {}  # by (stream, tenant)
         self.link = Link()  # whether the server answers (rescind.workers.app watches it)
@@ -188,7 +188,7 @@ class Workers(HeldWrites):
                     exc: BaseException) -> None:
         """A batch the pipeline could not write (its thread): held at the next round."""
         with self._lost_lock:
-            self._lost.append((stream, tenant, items, exc))
+            self._lost.append((stream, tenant, items, exc, time.monotonic()))
 
     def _moved(self, graph: TenantGraph, rev: int, at: int, changed: dict[str, Change]) -> None:
         """A write batch landed that took memories OUT (born on an OUT premise) or brought
@@ -330,6 +330,8 @@ class Workers(HeldWrites):
     # -- reaper ---------------------------------------------------------------------------
     def reap(self, group: str, stream: str, entry_id: str, body: object) -> None:
         """An entry claimed from a dead consumer: dead-letter it if it keeps failing, else redo."""
+        if group == layout.WRITER_GROUP and (stream, entry_id) in self.held:
+            return  # held here (waiting, or in crash quarantine): retried by retry_held
         info = self.conn.xpending_range(stream, group, min=entry_id, max=entry_id, count=1)
         deliveries = info[0]["times_delivered"] if info else 1
         if deliveries > self.settings.max_deliveries:

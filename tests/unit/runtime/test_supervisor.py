@@ -33,6 +33,9 @@ class StandIn:
     def exit_reason(self) -> str:
         return "exit status 1: Invalid AOF manifest file format"
 
+    def crash_line(self) -> None:
+        return None
+
     def restart(self, on_progress=None) -> None:
         self.restarts += 1
         if self.restarts <= self.failing:
