@@ -261,6 +261,42 @@ def bench_ingest(
         out.print((out_dir / "ingest.md").read_text(), markup=False)
 
 
+@bench_app.command("fuzz")
+def bench_fuzz(
+    minutes: float = typer.Option(10.0, help="How long to publish hostile events"),
+    tenants: int = typer.Option(3, help="Tenants fuzzed at once"),
+    rate: int = typer.Option(400, help="Events a second (about)"),
+    seed: int = typer.Option(0, help="The random generator's seed (the run is repeatable)"),
+    out_dir: Path = typer.Option(Path("docs/bench"), "--out", help="Where results are written"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Agent-shaped hostile events (every spelling, length and Unicode form) through the real
+    workers on an embedded server of its own: events applied, dead-lettered (with reasons),
+    refused at the edge, and the server's deaths (must be 0)."""
+    from rescind.bench.fuzz import run_fuzz, write
+
+    _at_least("--tenants", tenants, 1)
+    _at_least("--rate", rate, 1)
+    if minutes <= 0:
+        refuse(f"--minutes must be more than 0, not {minutes}")
+    _writable(out_dir)
+    command = " ".join(["rescind bench fuzz", *sys.argv[3:]])
+    err.print(f"fuzzing {tenants} tenant(s) for {minutes:g} min…")
+    result = run_fuzz(minutes * 60, tenants, seed, rate, command.strip())
+    path = write(result, out_dir)
+    if as_json:
+        print(path.read_text())
+    else:
+        d = result.as_dict()
+        out.print(f"published {d['published_total']} (and {d['resent']} sent twice), applied "
+                  f"{d['applied']}, dead-lettered {sum(result.dead_lettered.values())}, refused "
+                  f"at the edge {sum(result.refused_at_edge.values())}, unaccounted "
+                  f"{len(result.unaccounted)}; server deaths {result.server_deaths}; in {path}",
+                  markup=False)
+    if result.server_deaths or result.unaccounted:
+        raise typer.Exit(1)
+
+
 @bench_app.command("cluster")
 def bench_cluster(
     events: int = typer.Option(10_000, help="Events published per ingest run"),
