@@ -16,6 +16,7 @@ from rescind.cli import harness, operate, run
 from rescind.cli.api import api_app
 from rescind.cli.audit import audit_app
 from rescind.cli.cluster import cluster_app
+from rescind.cli.health import health_app
 from rescind.cli.memories import memories_app
 from rescind.cli.sources import sources_app
 from rescind.cli.tenant import tenant_app
@@ -57,3 +58,4 @@ app.add_typer(audit_app, name="audit")
 app.add_typer(tenant_app, name="tenant")
 app.add_typer(sources_app, name="sources")
 app.add_typer(cluster_app, name="cluster")
+app.add_typer(health_app, name="health")

@@ -80,6 +80,7 @@ def replay(
 
 
 ROLES = ("writer", "retraction", "reaper", "gate")
+BEAT_S = 5.0  # how often a worker touches its --heartbeat file
 
 
 def worker(
@@ -90,6 +91,9 @@ def worker(
     partitions: int | None = PartitionsOpt,
     batch: int = typer.Option(500, help="Writer batch size"),
     reaper_idle_ms: int = typer.Option(30_000, help="Claim entries pending this long"),
+    heartbeat: Path | None = typer.Option(None, "--heartbeat", help="Touch this file every "
+                                          f"{BEAT_S:g} s while the workers' loop runs: "
+                                          "`rescind health worker --heartbeat` reads it"),
 ) -> None:
     """Run workers against a FalkorDB server until SIGTERM or Ctrl-C."""
     unknown = [r for r in roles if r not in ROLES]
@@ -101,7 +105,7 @@ def worker(
     with reaching(url):
         ready(url)  # a server loading its data is waited for
     _serve(url, tuple(roles), worker_id or f"{socket.gethostname()}-{os.getpid()}", partitions,
-           batch=batch, reaper_idle_ms=reaper_idle_ms)
+           heartbeat=heartbeat, batch=batch, reaper_idle_ms=reaper_idle_ms)
 
 
 def up(
@@ -164,9 +168,22 @@ def up(
         raise ServerError(f"rescind up stopped: {failure}")
 
 
+async def beat(path: Path, stop, every_s: float = BEAT_S) -> None:
+    """Touch ``path`` every ``every_s`` seconds until ``stop`` is set: the file's age is how
+    long the event loop has not run (a stuck loop stops beating; a server away does not)."""
+    import asyncio
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while not stop.is_set():
+        path.touch()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), every_s)
+
+
 def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int | None,
-           supervisor=None, **tuning: int) -> None:
-    """The workers until SIGINT or SIGTERM, or until ``supervisor`` gives up on the server."""
+           supervisor=None, heartbeat: Path | None = None, **tuning: int) -> None:
+    """The workers until SIGINT or SIGTERM, or until ``supervisor`` gives up on the server;
+    with ``heartbeat``, a file touched while the loop runs."""
     import asyncio
 
     from rescind.engine.gate import GatePolicy
@@ -192,7 +209,13 @@ def _serve(url: str, roles: tuple[str, ...], worker_id: str, partitions: int | N
                                   partitions=config.partitions if partitions is None else partitions,
                                   gate=GatePolicy.from_settings(config),
                                   audit_max_live=config.audit_max_live, **tuning)
-        await serve(settings, roles, stop)
+        beating = asyncio.create_task(beat(heartbeat, stop)) if heartbeat else None
+        try:
+            await serve(settings, roles, stop)
+        finally:
+            if beating is not None:
+                stop.set()
+                await beating
 
     with reaching(url):
         asyncio.run(main())

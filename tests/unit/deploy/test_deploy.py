@@ -133,18 +133,25 @@ def test_yaml_is_lint_clean():
 
 
 def test_every_command_deployed_is_a_real_rescind_command():
-    """Compose services and Kubernetes containers run `rescind` commands that exist, with
-    options those commands take and worker roles that exist; all four roles are deployed."""
-    group = typer.main.get_command(app)
+    """Compose services and Kubernetes containers run `rescind` commands that exist (through
+    their groups: `api mcp --http`), with options those commands take and worker roles that
+    exist; all four roles are deployed."""
     roles = set()
     for args in commands():
-        cmd = group.commands[args[0]]
-        options = {o for p in cmd.params if p.param_type_name == "option" for o in p.opts}
-        given = [a for a in args[1:] if a.startswith("--")]
-        assert set(given) <= options, (args, options)
+        runs_a_real_command(args)
         if args[0] == "worker":
-            roles |= {a for a in args[1:] if not a.startswith("-") and not a.startswith("$")}
+            roles |= set(_roles(args))
     assert roles == set(ROLES)
+
+
+def _roles(args: list[str]) -> list[str]:
+    """The roles of a `worker` argument list: the words before its first option."""
+    words = []
+    for a in args[1:]:
+        if a.startswith("-"):
+            break
+        words.append(a)
+    return words
 
 
 def test_every_setting_deployed_is_a_setting_the_code_reads():
@@ -229,24 +236,29 @@ def test_falkordb_is_internal_and_needs_the_password_rescind_sends():
     db = c["services"]["falkordb"]
     assert "ports" not in db and db["networks"] == ["backend"]
     assert c["networks"]["backend"]["internal"] is True
-    assert db["environment"]["REDIS_ARGS"].startswith(
-        "--requirepass ${FALKORDB_PASSWORD:?set FALKORDB_PASSWORD} ")
-    assert "$$FALKORDB_PASSWORD" in db["healthcheck"]["test"][1]
+    assert db["environment"]["REDIS_ARGS"].startswith("--include /run/falkordb-auth/auth.conf ")
+    assert "falkordb-auth:/run/falkordb-auth:ro" in db["volumes"]
+    assert db["environment"]["REDISCLI_AUTH"] == "${FALKORDB_PASSWORD:?set FALKORDB_PASSWORD}"
+    assert db["depends_on"]["falkordb-auth"]["condition"] == "service_completed_successfully"
     for name, svc in rescind_services().items():
         env = {**c["x-rescind"]["environment"], **svc.get("environment", {})}
         url = env["RESCIND_URL"]
         assert url == "redis://:${FALKORDB_PASSWORD:?set FALKORDB_PASSWORD}@falkordb:6379", name
         assert "backend" in svc["networks"], name
     published = {n for n, svc in c["services"].items() if svc.get("ports")}
-    assert published == {"api", "otel-collector", "cluster-api"}  # the last: profile cluster
-    assert all(p.startswith("127.0.0.1:") for p in c["services"]["otel-collector"]["ports"])
+    assert published == {"api", "otel-collector", "cluster-api", "tls-proxy"}
+    for name in ("api", "otel-collector", "cluster-api"):  # the host's loopback alone
+        assert all(p.startswith("127.0.0.1:") for p in c["services"][name]["ports"]), name
 
     [sts] = [d for d in manifests() if d["kind"] == "StatefulSet"]
     [db] = sts["spec"]["template"]["spec"]["containers"]
-    names = [e["name"] for e in db["env"]]
     [args] = [e["value"] for e in db["env"] if e["name"] == "REDIS_ARGS"]
-    assert args.startswith("--requirepass $(FALKORDB_PASSWORD) ")
-    assert names.index("FALKORDB_PASSWORD") < names.index("REDIS_ARGS")
+    assert args.startswith("--include /run/falkordb-auth/auth.conf ")
+    assert env_of(db)["REDISCLI_AUTH"]["valueFrom"]["secretKeyRef"] == {
+        "name": "falkordb-auth", "key": "password"}
+    [init] = sts["spec"]["template"]["spec"]["initContainers"]
+    assert env_of(init)["FALKORDB_PASSWORD"]["valueFrom"]["secretKeyRef"] == {
+        "name": "falkordb-auth", "key": "password"}
     secret_refs = set()
     for doc in manifests():
         if doc["kind"] not in ("Deployment", "StatefulSet"):
@@ -501,16 +513,22 @@ def test_the_cluster_nodes_are_six_with_their_state_on_their_volumes():
     assert db["image"] == "falkordb/falkordb:v4.16.3"
     env = env_of(db)
     names = list(env)
-    assert names.index("FALKORDB_PASSWORD") < names.index("REDIS_ARGS")
     assert names.index("POD_NAME") < names.index("REDIS_ARGS")
-    assert env["FALKORDB_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "falkordb-auth",
-                                                                     "key": "password"}
+    assert env["REDISCLI_AUTH"]["valueFrom"]["secretKeyRef"] == {"name": "falkordb-auth",
+                                                                 "key": "password"}
     assert env["POD_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
     args = env["REDIS_ARGS"]["value"].split()
     opts = dict(zip(args[::2], args[1::2], strict=True))
-    assert opts["--requirepass"] == opts["--masterauth"] == "$(FALKORDB_PASSWORD)"
+    # requirepass and masterauth: in the file the init container writes from the Secret
+    [init] = spec["template"]["spec"]["initContainers"]
+    assert env_of(init)["FALKORDB_PASSWORD"]["valueFrom"]["secretKeyRef"] == {
+        "name": "falkordb-auth", "key": "password"}
+    script = init["command"][-1]
+    assert "requirepass %s" in script and "masterauth %s" in script
+    assert script.endswith("> " + opts["--include"])
     assert opts["--cluster-enabled"] == "yes" and opts["--appendonly"] == "yes"
-    [mount] = db["volumeMounts"]
+    [mount, auth] = db["volumeMounts"]
+    assert opts["--include"].startswith(auth["mountPath"] + "/") and auth["readOnly"]
     assert opts["--dir"] == mount["mountPath"]
     assert opts["--cluster-config-file"].startswith(mount["mountPath"] + "/")
     assert mount["name"] == spec["volumeClaimTemplates"][0]["metadata"]["name"]
@@ -565,8 +583,8 @@ def test_the_bootstrap_job_names_every_pod_masters_first_and_reads_the_password(
 
 def test_compose_profile_cluster_runs_six_internal_nodes_with_a_password():
     """Profile `cluster`: six nodes of the pinned image, none published, on the internal
-    network alone, each with its own volume, cluster mode, requirepass and masterauth, its
-    service name announced, and the embedded server's AOF."""
+    network alone, each with its own volume, cluster mode, requirepass and masterauth (from the
+    file falkordb-auth writes), its service name announced, and the embedded server's AOF."""
     from rescind.runtime.server import AOF
 
     c = compose()
@@ -579,12 +597,14 @@ def test_compose_profile_cluster_runs_six_internal_nodes_with_a_password():
         assert "ports" not in node and node["networks"] == ["backend"]
         assert node["hostname"] == name
         args = node["environment"]["REDIS_ARGS"]
-        password = "${FALKORDB_PASSWORD:?set FALKORDB_PASSWORD}"
-        assert args.startswith(f"--requirepass {password} --masterauth {password} ")
+        assert args.startswith("--include /run/falkordb-auth/auth.conf ")
+        assert "falkordb-auth:/run/falkordb-auth:ro" in node["volumes"]
+        assert node["depends_on"]["falkordb-auth"]["condition"] == \
+            "service_completed_successfully"
         assert "--cluster-enabled yes" in args and args.endswith(" " + " ".join(AOF))
         assert f"--cluster-announce-hostname {name} " in args
         assert "--cluster-config-file /data/nodes.conf" in args
-        [volume] = node["volumes"]
+        [volume, _auth] = node["volumes"]
         source, target = volume.split(":")
         assert target == "/data" and source in c["volumes"]
         volumes.add(source)
@@ -610,7 +630,7 @@ def test_compose_profile_cluster_bootstraps_then_runs_rescind_on_the_cluster():
     for name, svc in services.items():
         runs_a_real_command(svc["command"])
         if svc["command"][0] == "worker":
-            roles |= set(svc["command"][1:])
+            roles |= set(_roles(svc["command"]))
         if name == "cluster-bootstrap":
             continue
         assert svc["depends_on"]["cluster-bootstrap"]["condition"] == \
