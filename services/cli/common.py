@@ -8,14 +8,16 @@ import signal
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-import redis
 import typer
 from rich.console import Console
 
 from rescind.contract import layout
 from rescind.contract.errors import Unavailable
+
+if TYPE_CHECKING:
+    import redis
 
 out = Console()
 err = Console(stderr=True)
@@ -99,6 +101,8 @@ ByOpt = typer.Option(None, "--by", help="Who decides (signs the decision and the
 @contextlib.contextmanager
 def reaching(url: str | None) -> Iterator[None]:
     """Redis's connection error, told once in Rescind's terms (``Unavailable``, exit 2)."""
+    import redis
+
     try:
         yield
     except redis.ConnectionError as exc:

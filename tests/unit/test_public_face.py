@@ -32,9 +32,10 @@ def test_every_public_name_resolves_to_the_middleware_s_own_object():
 
 
 def test_importing_rescind_loads_no_server_side_code(tmp_path):
-    """In a fresh interpreter, `import rescind` loads only the middleware and the contract of
-    rescind, and none of FastAPI, FalkorDB, FastStream, the MCP server or the CLI."""
-    code = "import json, sys, rescind; print(json.dumps(sorted(sys.modules)))"
+    """In a fresh interpreter, `import rescind` and a public name load only the middleware and
+    the contract of rescind, and none of FastAPI, FalkorDB, FastStream, the MCP server or the
+    CLI."""
+    code = "import json, sys, rescind; rescind.instrument; print(json.dumps(sorted(sys.modules)))"
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=tmp_path, timeout=60)
     assert res.returncode == 0, res.stderr
@@ -45,3 +46,14 @@ def test_importing_rescind_loads_no_server_side_code(tmp_path):
             and not m.startswith(("rescind.middleware", "rescind.contract"))} == set()
     assert not any(m.startswith("rescind.engine") for m in loaded)
     assert [m for m in loaded if m.split(".")[0] in HEAVY] == []
+
+
+def test_importing_the_package_alone_loads_no_interception_layer(tmp_path):
+    """`import rescind` alone (as every `rescind` command does, for its subpackages) loads
+    neither the middleware nor LangChain: they are imported on a public name's first use."""
+    code = "import json, sys, rescind; print(json.dumps(sorted(sys.modules)))"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=60)
+    assert res.returncode == 0, res.stderr
+    loaded = json.loads(res.stdout)
+    assert not [m for m in loaded if m.startswith(("rescind.middleware", "langchain"))]
