@@ -301,7 +301,7 @@ def _window(body: models.Compromise) -> tuple[int | None, int | None]:
 def compromise_preview(graph: TenantGraph, body: models.Compromise, by: str) -> dict:
     start, end = _window(body)
     d = decisions.compromise(graph, body.source, start, end, body.reason, by, rid=body.id)
-    return {**d, "graph": _blast_graph(graph, d, body.source)}
+    return {**d, "graph": _blast_graph(graph, d, d["source"])}
 
 
 def compromise_commit(conn: redis.Redis, graph: TenantGraph, body: models.CompromiseCommit,
@@ -312,7 +312,7 @@ def compromise_commit(conn: redis.Redis, graph: TenantGraph, body: models.Compro
     d = decisions.compromise(graph, body.source, start, end, body.reason, by, commit=True,
                             rid=body.id, rev=body.rev, conn=conn, force=body.force)
     return {**d, "repeated": d.get("repeated", False),
-            "graph": _blast_graph(graph, d, body.source)}
+            "graph": _blast_graph(graph, d, d["source"])}
 
 
 def reinstate_preview(graph: TenantGraph, rid: str, body: models.Reinstatement | None,
