@@ -176,6 +176,9 @@ class ActionTool(BaseModel):
         "both", description="both: propose, ask the gate, run (a payment now); propose: record a "
         "pending action, not gated (a scheduled payment); execute: ask the gate about the "
         "earlier proposal named by `id`, then run it (releasing a scheduled payment)")
+    amount_free: bool = Field(False, description="The operator declares that this action "
+                              "moves no money: the gate judges it without an amount (any other "
+                              "gated call with no amount is refused)")
     receipt: Receipt | None = Field(None, description="What the tool's result says was "
                                     "executed (amount, account, date, reference): a recall "
                                     "asks for that back; the result's text is kept either way")
