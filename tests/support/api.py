@@ -49,6 +49,16 @@ class Story:
     def as_(self, role: str) -> dict[str, str]:
         return self.tokens[role]
 
+    def reinstate(self, rid: str, role: str = "security", reason: str | None = None):
+        """Undo ``rid`` as a person does: preview, then commit at the preview's revision."""
+        body = {"reason": reason} if reason else {}
+        url = f"{self.base}/retractions/{rid}/reinstate"
+        p = self.client.post(f"{url}/preview", json=body, headers=self.as_(role))
+        if p.status_code != 200:
+            return p
+        return self.client.post(url, json={**body, "rev": p.json()["rev"]},
+                                headers=self.as_(role))
+
     def statuses(self) -> dict[str, str]:
         return {r[0]: r[1] for r in self.graph.rows("MATCH (m:Mem)-[st:STATUS]->() RETURN m.id, st.status")}
 

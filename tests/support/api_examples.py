@@ -33,6 +33,22 @@ def _approved(s: Story) -> None:
     assert r.status_code == 200, r.text
 
 
+def _withdrawn(s: Story) -> None:
+    """Precondition of a withdrawal notice: pay-1041's recall approved, exported for the bank,
+    then r-b reinstated (the recall is withdrawn, its notice drafted)."""
+    _approved(s)
+    r = s.client.post(f"{s.base}/recalls/pay-1041/export", json={"format": "csv"},
+                      headers=s.as_("finance"))
+    assert r.status_code == 200, r.text
+    assert s.reinstate("r-b").status_code == 200
+
+
+def _notice_approved(s: Story) -> None:
+    _withdrawn(s)
+    r = s.client.post(f"{s.base}/recalls/pay-1041/notice/approve", headers=s.as_("finance"))
+    assert r.status_code == 200, r.text
+
+
 # Who may do what, as the issue defines the roles: agent (send events, ask the gate), security
 # (preview / commit / reinstate, withdraw, correct), finance (recalls), viewer (read); the admin
 # creates tenants and tokens. People (viewer, security, finance) read; security also reads the
@@ -72,7 +88,10 @@ EXAMPLES: dict[tuple[str, str], Ex] = {
     ("GET", "/recalls/{memory}"): {"roles": READ, "path": {"memory": "pay-1041"}, "first": _commit},
     ("POST", "/retractions/preview"): {"roles": SEC, "json": COMPROMISE},
     ("POST", "/retractions"): {"roles": SEC, "json": lambda s: {**COMPROMISE, "rev": _rev(s)}},
+    ("POST", "/retractions/{rid}/reinstate/preview"): {"roles": SEC, "path": {"rid": "r-b"},
+                                                       "first": _commit},
     ("POST", "/retractions/{rid}/reinstate"): {"roles": SEC, "path": {"rid": "r-b"},
+                                               "json": lambda s: {"rev": _rev(s)},
                                                "first": _commit},
     ("POST", "/withdrawals/preview"): {"roles": SEC, "json": {"memory": "n-bank",
                                                               "reason": "typo"}},
@@ -91,6 +110,11 @@ EXAMPLES: dict[tuple[str, str], Ex] = {
                                        "json": {"text": "called the bank"}, "first": _commit},
     ("POST", "/recalls/{memory}/export"): {"roles": FIN, "path": {"memory": "pay-1041"},
                                         "json": {"format": "camt.056"}, "first": _approved},
+    ("POST", "/recalls/{memory}/notice/approve"): {"roles": FIN, "path": {"memory": "pay-1041"},
+                                                "first": _withdrawn},
+    ("POST", "/recalls/{memory}/notice/export"): {"roles": FIN, "path": {"memory": "pay-1041"},
+                                               "json": {"format": "text"},
+                                               "first": _notice_approved},
     ("POST", "/events"): {"roles": AGENT, "json": lambda s: {"events": [{
         "type": "observation_recorded", "event_id": "ev-1", "tenant": s.tenant, "at": AT,
         "source": "portal:acme", "text": "injected"}]}},

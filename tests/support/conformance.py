@@ -84,7 +84,7 @@ def retract(url: str, tenant: str, source: str) -> str:
 
 
 def reinstate(url: str, tenant: str, rid: str) -> None:
-    decisions.reinstate(TenantGraph(connect(url), tenant), rid, "security")
+    decisions.reinstate(TenantGraph(connect(url), tenant), rid, "security", commit=True)
 
 
 def retract_and_reinstate(url: str, tenant: str, source: str, after: dict[str, str],

@@ -63,7 +63,7 @@ def test_the_shells_decisions_are_audited_and_exported(story, tmp_path):
     again = rescind("recalls", "approve", "pay-1041", "--by", "fran@harborfinch.example", *on,
                     ok=False)
     assert again.returncode == 2 and "approved already" in again.stderr
-    rescind("reinstate", "r-cli", *on)
+    rescind("reinstate", "r-cli", "--commit", *on)
     made = json.loads(rescind("api", "token", "create", "--role", "viewer", "--who", "vic",
                               "--by", "ops@harborfinch.example", *on).stdout)
     rescind("api", "token", "revoke", made["id"], "--by", "ops@harborfinch.example", *on)

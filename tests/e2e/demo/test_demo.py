@@ -114,7 +114,7 @@ def test_reinstating_the_compromise_puts_every_status_back_exactly(replayed, fal
     before security acted (the Friday run added a plan and a payment, both IN)."""
     summary, before = replayed
     g = TenantGraph(connect(falkordb), "demo-test")
-    security.reinstate(g, summary["compromise"]["retraction"], "security")
+    security.reinstate(g, summary["compromise"]["retraction"], "security", commit=True)
     now = statuses(falkordb, "demo-test")
     assert {m: now[m] for m in before} == before
     assert all(now[m] == "IN" for m in now.keys() - before.keys())

@@ -52,8 +52,7 @@ def test_compromise_recall_approve_reinstate_over_http(story):
     assert "approved already" in again.json()["detail"]
     outbox = story.graph.rows("MATCH (o:Outbox) RETURN o.by")
     assert outbox == [[f"finance@{story.tenant}.example"]]
-    back = story.client.post(f"{story.base}/retractions/r-acme/reinstate",
-                             headers=story.as_("security")).json()
+    back = story.reinstate("r-acme").json()
     assert back["direction"] == "IN" and sum(back["counts"].values()) == 7
     assert story.statuses() == before
 
@@ -98,7 +97,7 @@ def test_withdraw_and_correct_preview_then_commit(story):
     assert c["committed"] is True and c["counts"] == p["counts"]
     gone = story.client.get(f"{story.base}/memories/n-bank", headers=story.as_("viewer")).json()
     assert gone["memory"]["status"] == "OUT" and gone["memory"]["cause"] == "wd-1"
-    story.client.post(f"{story.base}/retractions/wd-1/reinstate", headers=sec)
+    story.reinstate("wd-1")
     text = "Acme is paid to IBAN GB12 REAL 0000 1111 2222 33"
     body = {"memory": "n-bank", "reason": "confirmed by phone", "text": text,
             "reviewer": "reviewer:ops"}

@@ -1,6 +1,6 @@
 """What the console reads besides memories: sources with when they were read and whether a
 retraction of them is in force, and a payment's timeline (proposed, gate, executed, held or
-recall drafted, back IN, recall approved)."""
+recall drafted, released or recall withdrawn, recall approved)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def test_sources_say_when_they_were_read_and_whether_they_are_retracted(story):
                                       "to": "2026-11-03T00:00:00Z",
                                       "reason": COMPROMISE["reason"]}]
     assert sources()["contract:acme"]["retracted"] is False
-    story.client.post(f"{story.base}/retractions/r-1/reinstate", headers=story.as_("security"))
+    story.reinstate("r-1")
     assert sources()["portal:acme"]["retracted"] is False
 
 
@@ -76,10 +76,13 @@ def test_a_payments_timeline_from_proposal_to_approved_recall(story):
     assert [s["at"] for s in paid] == sorted(s["at"] for s in paid)
     assert _timeline(story, "pay-1042")[2] == ("held", "went OUT before it was paid: held")
 
-    story.client.post(f"{story.base}/retractions/r-1/reinstate", headers=story.as_("security"))
-    assert _timeline(story, "pay-1042")[3] == ("back IN", "back IN: released")
-    assert _timeline(story, "pay-1041")[-1] == (
-        "back IN", "back IN: the recall is no longer needed")
+    story.reinstate("r-1")
+    step, text = _timeline(story, "pay-1042")[3]
+    assert step == "released" and text.startswith("released (back IN, no longer held), because "
+                                                  f"security@{story.tenant}.example reinstated r-1")
+    step, text = _timeline(story, "pay-1041")[-1]
+    assert step == "recall withdrawn" and text.startswith(
+        "back IN after it was paid: the recall is withdrawn, because ")
     # Not an action: no timeline.
     note = story.client.get(f"{story.base}/memories/n-bank/history", headers=story.as_("viewer"))
     assert "timeline" not in note.json()

@@ -36,9 +36,10 @@ from tests.support.paths import ROOT
 READ = {"whoami", "revision", "list_sources", "search_memories", "explain", "memory_history",
         "memory_as_of", "as_of", "fragility", "pending_payments", "audit_order",
         "retraction_list", "retraction", "gate_log", "recall_list", "recall", "audit_log"}
-DECIDE = {"preview_retraction", "commit_retraction", "reinstate", "preview_withdrawal",
-          "commit_withdrawal", "preview_correction", "commit_correction"}
-FINANCE = {"approve_recall", "reject_recall", "annotate_recall", "export_recall"}
+DECIDE = {"preview_retraction", "commit_retraction", "preview_reinstatement", "reinstate",
+          "preview_withdrawal", "commit_withdrawal", "preview_correction", "commit_correction"}
+FINANCE = {"approve_recall", "reject_recall", "annotate_recall", "export_recall",
+           "approve_withdrawal_notice", "export_withdrawal_notice"}
 TOOLS = READ | DECIDE | FINANCE | {"ask_gate", "send_events"}
 # API routes an assistant does not get: the console's drawing data, and the admin's jobs
 # (tenants and tokens; the MCP tools act on one tenant, so an admin token is refused).
@@ -110,7 +111,8 @@ def test_security_previews_commits_and_reinstates_through_the_assistant(tenant):
                           rev=p["rev"], **WINDOW,
                           id="r-mcp")
         recalls = await call(client, "recall_list")
-        back = await call(client, "reinstate", retraction="r-mcp")
+        ahead = await call(client, "preview_reinstatement", retraction="r-mcp")
+        back = await call(client, "reinstate", retraction="r-mcp", rev=ahead["rev"])
         return p, rev_before, stale, done, recalls, back
 
     p, rev_before, stale, done, recalls, back = session(url, tokens["security"], steps)
@@ -121,8 +123,9 @@ def test_security_previews_commits_and_reinstates_through_the_assistant(tenant):
     assert back["direction"] == "IN" and sum(back["counts"].values()) == 7
     log = TokenStore(connect(url)).conn.xrevrange(layout.audit_key(name))
     entries = [{k.decode(): v.decode() for k, v in f.items()} for _, f in log]
-    assert [(e["action"], e["result"], e["via"]) for e in entries[:3]] == [
-        ("retraction.reinstate", "ok", "mcp"), ("retraction.commit", "ok", "mcp"),
+    assert [(e["action"], e["result"], e["via"]) for e in entries[:4]] == [
+        ("retraction.reinstate", "ok", "mcp"), ("retraction.reinstate.preview", "ok", "mcp"),
+        ("retraction.commit", "ok", "mcp"),
         ("retraction.commit", "refused", "mcp")]
     assert entries[0]["who"] == "security@mcp.example"
 
@@ -153,7 +156,7 @@ def test_a_viewers_assistant_reads_and_searches_but_cannot_decide(tenant):
                 await call(client, "search_memories", query="iban", include_out=True),
                 await call(client, "preview_retraction", source="portal:acme", reason="x"),
                 await call(client, "commit_retraction", source="portal:acme", reason="x", rev=rev),
-                await call(client, "reinstate", retraction="r-1"),
+                await call(client, "reinstate", retraction="r-1", rev=rev),
                 await call(client, "explain", memory="no-such-thing")]
 
     sources, tree, frag, order, search_in, search_all, *refused, missing = session(
@@ -333,12 +336,13 @@ def _finance_day(url: str, name: str, tokens: dict) -> None:
     assert ("recall.approve", "refused", "pay-1042") in entries
 
     async def reinstate(client):
-        return await call(client, "reinstate", retraction="r-fin")
+        ahead = await call(client, "preview_reinstatement", retraction="r-fin")
+        return await call(client, "reinstate", retraction="r-fin", rev=ahead["rev"])
 
     back = session(url, tokens["security"], reinstate)
     [pull] = back["recalls_to_pull"]
     assert (pull["name"], pull["outbox"]) == ("pay-1041", d["approved"]["outbox"])
-    [warning] = back["warnings"]
+    [warning] = [w for w in back["warnings"] if " is IN again" in w]
     assert "pay-1041 is IN again" in warning and d["approved"]["outbox"] in warning
     assert "exported as csv" in warning
 
@@ -569,8 +573,20 @@ async def tour(as_, clients, name) -> dict:
                                                 source="portal:acme", reason="x", rev=1))[1]
 
     # Security reinstates what it did.
-    back = await as_("security", "reinstate", retraction="wd-tour")
+    ahead = await as_("security", "preview_reinstatement", retraction="wd-tour")
+    back = await as_("security", "reinstate", retraction="wd-tour", rev=ahead["rev"])
     assert back["direction"] == "IN"
+    # And the retraction: pay-1041 is IN again, its exported recall withdrawn; finance approves
+    # and exports the withdrawal notice for the bank.
+    ahead = await as_("security", "preview_reinstatement", retraction="r-tour")
+    assert any("withdrawal notice" in w for w in ahead["warnings"])
+    await as_("security", "reinstate", retraction="r-tour", rev=ahead["rev"])
+    assert "viewer role may not" in (await as_("viewer", "approve_withdrawal_notice",
+                                               memory="pay-1041"))[1]
+    n = await as_("finance", "approve_withdrawal_notice", memory="pay-1041")
+    assert (n["state"], n["notice"]["state"]) == ("withdrawn", "approved")
+    letter = await as_("finance", "export_withdrawal_notice", memory="pay-1041")
+    assert "Please disregard our request" in letter["file"]["content"]
     return {"done": True}
 
 

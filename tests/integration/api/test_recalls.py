@@ -193,14 +193,13 @@ def test_reinstating_a_payment_whose_recall_was_approved_says_what_to_pull(day):
     day.client.post(f"{day.base}/recalls/pay-1042/reject", json={"reason": "paid right"},
                     headers=fin)
     ok = day.client.post(f"{day.base}/recalls/pay-1041/approve", headers=fin).json()
-    back = day.client.post(f"{day.base}/retractions/r-fin/reinstate",
-                           headers=day.as_("security")).json()
+    back = day.reinstate("r-fin").json()
     assert back["direction"] == "IN"
     assert [(p["name"], p["outbox"], p["approved_by"]) for p in back["recalls_to_pull"]] == [
         ("pay-1041", f"recall:{ok['action']}", f"finance@{day.tenant}.example")]
-    [warning] = back["warnings"]
+    [warning] = [w for w in back["warnings"] if " is IN again" in w]
     assert warning.startswith("pay-1041 is IN again, but its recall was approved by finance@")
     assert f"pull recall:{ok['action']} from the outbox" in warning
-    # The approved recall stays listed (it is in the outbox); the rejected one is gone.
+    # The approved recall stays listed, withdrawn (the payment is IN); the rejected one is gone.
     rows = day.client.get(f"{day.base}/recalls", headers=fin).json()
-    assert [(r["name"], r["state"]) for r in rows] == [("pay-1041", "approved")]
+    assert [(r["name"], r["state"]) for r in rows] == [("pay-1041", "withdrawn")]

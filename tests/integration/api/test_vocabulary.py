@@ -82,6 +82,6 @@ def test_a_duplicate_compromise_is_409_naming_the_one_in_force_unless_forced(sto
     assert forced.status_code == 200 and forced.json()["retraction"] == "r-2"
     apart = commit("r-3", **{"from": "2026-11-02T09:14:00Z", "to": "2026-11-02T09:14:00Z"})
     assert apart.status_code == 409  # one instant inside r-1's window still overlaps
-    assert story.client.post(f"{url}/r-1/reinstate", headers=sec).status_code == 200
-    assert story.client.post(f"{url}/r-2/reinstate", headers=sec).status_code == 200
+    assert story.reinstate("r-1").status_code == 200
+    assert story.reinstate("r-2").status_code == 200
     assert commit("r-4").status_code == 200

@@ -79,7 +79,7 @@ def test_the_whole_flow_commit_recall_approve_reinstate(story):
     code, _, message = cli(story, "recalls", "approve", "pay-1041", "--by", "finance@example.com")
     assert code == 2 and "approved already" in message
     assert len(g.rows("MATCH (o:Outbox) RETURN o.id")) == 1
-    code, d, _ = cli(story, "reinstate", "r-portal")
+    code, d, _ = cli(story, "reinstate", "r-portal", "--commit")
     assert code == 0 and d["direction"] == "IN" and sum(d["counts"].values()) == 7
     assert statuses(story) == before
 
