@@ -198,7 +198,8 @@ class Reference:
         out = {a for a in self.actions if self.key[a] not in inn}
         recalls = [
             {"action": a, "amount": v["amount"], "payee": v["payee"],
-             "state": "approved" if v["approved"] else "drafted"}
+             "state": ("withdrawn" if v["executed"] and a not in out else "approved")
+             if v["approved"] else "drafted"}
             for a, v in self.actions.items() if v["approved"] or (v["executed"] and a in out)
         ]  # in act order; the stable sort below keeps it for ties
         recalls.sort(key=lambda r: (r["amount"] is None, -(r["amount"] or 0)))
