@@ -75,23 +75,51 @@ def arm(url: str) -> None:
     conn.close()
 
 
+class Fault:
+    """Kills the server under the batches that hold the marked entry (``times`` at most);
+    ``killed``: the size of each such batch."""
+
+    def __init__(self) -> None:
+        self.killed: list[int] = []
+        self.times: int | None = None
+
+    def __call__(self, graph, items) -> None:
+        if any(MARK in getattr(e, "text", "") for _, e in items) and \
+                (self.times is None or len(self.killed) < self.times):
+            self.killed.append(len(items))
+            graph.conn.execute_command("GRAPH.QUERY", PROBE, "CREATE (:T {id: 'a '})")
+
+
 @pytest.fixture
-def fault(monkeypatch):
+def fault(monkeypatch) -> Fault:
     """Wherever the writer applies a batch (its pipeline, its retries, its quarantine): if the
     marked entry is in it, the server is sent the crashing statement first, so that it dies
-    with the batch in flight. Counts the batches it killed the server under, by size."""
-    killed: list[int] = []
+    with the batch in flight."""
+    kill = Fault()
     for module in (roles, held, quarantine):
         real = module.apply_writes
 
         def apply(graph, items, *args, _real=real, **kwargs):
-            if any(MARK in getattr(e, "text", "") for _, e in items):
-                killed.append(len(items))
-                graph.conn.execute_command("GRAPH.QUERY", PROBE, "CREATE (:T {id: 'a '})")
+            kill(graph, items)
             return _real(graph, items, *args, **kwargs)
 
         monkeypatch.setattr(module, "apply_writes", apply)
-    return killed
+    return kill
+
+
+def _start(tmp_path, events: list[ev.Event]) -> tuple[EmbeddedFalkorDB, Publisher]:
+    """A server with the tenants and the bug armed, and ``events`` published before the
+    workers start (so that they read them in one batch)."""
+    server = EmbeddedFalkorDB(tmp_path / "data").start()
+    conn = connect(server.url)
+    for name in sorted({e.tenant for e in events}):
+        tenants.create(conn, name, by="tests")
+    arm(server.url)
+    pub = Publisher(server.url, spool_dir=str(tmp_path / "spool"))
+    for e in events:
+        pub.publish(e)
+    assert pub.flush(30) is not False
+    return server, pub
 
 
 def test_a_batch_the_server_dies_under_is_bisected_and_its_culprit_dead_lettered(
@@ -101,18 +129,10 @@ def test_a_batch_the_server_dies_under_is_bisected_and_its_culprit_dead_lettered
     applying this', its tenant named), the seven others and later writes land, the workers and
     the API stay up, and health reports the crash loop with the server's crash line."""
     t, other = "crashq", "crashq-other"
-    server = EmbeddedFalkorDB(tmp_path / "data").start()
-    url = server.url
-    conn = connect(url)
-    for name in (t, other):
-        tenants.create(conn, name, by="tests")
-    arm(url)
+    server, pub = _start(tmp_path, [seen(t, i, f"Acme {MARK}" if i == 5 else None)
+                                    for i in range(8)] + [seen(other, 0)])
+    url, conn = server.url, connect(server.url)
     policy = RestartPolicy(backoff_s=0.2, backoff_max_s=1.0, loop_after=3)
-    pub = Publisher(url, spool_dir=str(tmp_path / "spool"))
-    # Published before the workers start: they read the eight in one batch.
-    for i in range(8):
-        pub.publish(seen(t, i, f"Acme {MARK}" if i == 5 else None))
-    assert pub.flush(30) is not False
     settings = WorkerSettings(url=url, worker_id="crashq", reaper_idle_ms=2_000)
     api = Settings(admin_token="x" * 32)
     try:
@@ -127,7 +147,11 @@ def test_a_batch_the_server_dies_under_is_bisected_and_its_culprit_dead_lettered
             pub.publish(seen(t, 100))
             pub.publish(seen(other, 1))
             assert pub.flush(30) is not False
-            until("the later writes", lambda: count(url, t) == 8 and count(url, other) == 1)
+            until("the later writes", lambda: count(url, t) == 8 and count(url, other) == 2)
+            # Every entry acknowledged, the dead-lettered one too: none left to the reaper.
+            until("every entry acknowledged", lambda: all(
+                conn.xpending(s, layout.WRITER_GROUP)["pending"] == 0
+                for s in layout.event_streams(settings.partitions)), 30)
             said = health(base)
             assert workers.error is None
     finally:
@@ -135,7 +159,7 @@ def test_a_batch_the_server_dies_under_is_bisected_and_its_culprit_dead_lettered
         server.stop()
 
     # Bisected: two deaths under the eight, then under four, two and one of them.
-    assert fault == [8, 8, 4, 2, 1], fault
+    assert fault.killed == [8, 8, 4, 2, 1], fault.killed
     assert supervisor.restarts == 5 and supervisor.failure is None
     [(_, entry)] = dead
     fields = {k.decode(): v.decode() for k, v in entry.items()}
@@ -157,3 +181,33 @@ def test_a_batch_the_server_dies_under_is_bisected_and_its_culprit_dead_lettered
     assert any("dead-lettered: the server died applying this" in m for m in logged), logged
     crashes = (tmp_path / "data" / "falkordb.log").read_text(errors="replace")
     assert crashes.count("crashed by signal") == 5
+
+
+def test_one_death_under_a_batch_is_taken_for_chance(tmp_path, fault, caplog):
+    """The server dies once under a batch and not when it is tried again: the batch is tried
+    again whole, every write lands, nothing is dead-lettered, and one restart is no crash loop."""
+    t = "crashonce"
+    fault.times = 1
+    server, pub = _start(tmp_path, [seen(t, i, f"Acme {MARK}" if i == 2 else None)
+                                    for i in range(4)])
+    url, conn = server.url, connect(server.url)
+    settings = WorkerSettings(url=url, worker_id="crashonce", reaper_idle_ms=2_000)
+    policy = RestartPolicy(backoff_s=0.2, backoff_max_s=1.0, loop_after=3)
+    try:
+        with caplog.at_level(logging.WARNING, logger="rescind.workers"), \
+                Supervisor(server, policy) as supervisor, \
+                api_thread(url, "127.0.0.1", free_port(), Settings(admin_token="x" * 32),
+                           server_status=supervisor.status) as base, \
+                WorkerThread(settings, ("writer", "retraction", "reaper", "gate")):
+            until("the four writes", lambda: count(url, t) == 4, 120)
+            said = health(base)
+            assert conn.xlen(layout.DEAD) == 0
+    finally:
+        pub.close()
+        server.stop()
+    assert fault.killed == [4] and supervisor.restarts == 1
+    assert said["ok"] is True and said["crash_loop"] is False, said
+    assert said["server"]["restarts"]["total"] == 1
+    logged = [r.getMessage() for r in caplog.records if r.name == "rescind.workers"]
+    assert any("tried again whole" in m for m in logged), logged
+    assert not any("in halves (" in m for m in logged), logged
