@@ -10,12 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from itertools import combinations
 
-from rescind.core.belief import Node, Rules, Window, settle
+from rescind.core.belief import Node, Rules, Status, Window, settle
 
 # The trust domain of what a user types or an agent asserts on its own: not independent
 # evidence, since whoever talks to the agent controls it. Fragility counts it as fallen already.
 UNTRUSTED = "~untrusted"
 UNTRUSTED_KINDS = ("user", "agent")
+# The trust domain of a grounding that is no evidence for a payment's account (see
+# ``rescind.core.evidence``): never lost, and never counted.
+NEUTRAL = "~neutral"
 
 
 def trust_domains(facts: Mapping[str, tuple[str, str]]) -> dict[str, str]:
@@ -32,13 +35,20 @@ def cone_domains(cone: Mapping[str, Node], domain_of: Mapping[str, str], rules: 
         for g in node.groundings
         if rules.grounding_cause(g) is None
     }
-    return sorted(found - {UNTRUSTED})
+    return sorted(found - {UNTRUSTED, NEUTRAL})
 
 
 def falls_with(
     target: str, cone: Mapping[str, Node], domain_of: Mapping[str, str], rules: Rules, domains
 ) -> bool:
     """Would ``target`` be OUT if every source in ``domains`` were retracted for all time?"""
+    return not statuses_without(cone, domain_of, rules, domains)[target].is_in
+
+
+def statuses_without(cone: Mapping[str, Node], domain_of: Mapping[str, str], rules: Rules,
+                     domains) -> dict[str, Status]:
+    """The cone's statuses if every source in ``domains`` (and every UNTRUSTED one) were
+    retracted for all time."""
     fallen = set(domains) | {UNTRUSTED}
     sources = {g.source for node in cone.values() for g in node.groundings}
     extra = [
@@ -48,7 +58,7 @@ def falls_with(
     ]
     trial = Rules(windows=rules.windows + extra, corrections=rules.corrections,
                   withdrawal_order=rules.withdrawal_order)
-    return not settle(cone, {}, trial)[target].is_in
+    return settle(cone, {}, trial)
 
 
 def fragility(

@@ -2,31 +2,39 @@
 it allowed before (the aggregate). Beside ``rescind.graph.queries``, as the recalls' are."""
 
 # A gate decision, kept: what was asked, what the gate said and why. No edges: it is not part of
-# what anything believes, so it is written without the revision guard.
+# what anything believes, so it is written without the revision guard. ``execution`` is what
+# the aggregate counts once (``rescind.core.gate_rule.execution_key``); ``expired`` marks a
+# question judged after its asker stopped waiting (never allowed).
 GATE_RECORD = """
 CREATE (:Gate {id: $id, action: $action, name: $name, at: $at, amount: $amount,
                currency: $currency, base_amount: $base_amount, account: $account,
                account_key: $account_key, payee: $payee, payee_key: $payee_key,
                allowed: $allowed, reason: $reason, fragility: $fragility, domains: $domains,
-               would_fall: $would_fall, aggregate: $aggregate, trace: $trace})
+               would_fall: $would_fall, execution: $execution, expired: $expired,
+               aggregate: $aggregate, trace: $trace})
 """
 
-# What the gate already allowed to the same account or payee since ``since``, in the threshold's
-# currency: the decisions, found by each key's index (an OR of the two scanned every decision
-# in the window); the caller counts each action once, at its largest amount (asked again, a
-# proposal counts once).
+# What the gate already allowed to the same account, and to the same payee, since ``since``, in
+# the threshold's currency: the decisions, found by each key's index (an OR of the two scanned
+# every decision in the window), each row tagged with the key it matched, since the two totals
+# are kept apart. The caller counts each execution once per key, at its largest amount (asked
+# again, a proposal counts once); a decision kept before executions were recorded counts as
+# one execution of its action.
 GATE_ALLOWED_TO = """
 MATCH (d:Gate) WHERE d.account_key = $account_key AND d.allowed AND d.at >= $since
-RETURN d.action AS action, coalesce(d.base_amount, d.amount) AS amount
-UNION
+RETURN 'account' AS by, coalesce(d.execution, d.action) AS execution,
+       coalesce(d.base_amount, d.amount) AS amount
+UNION ALL
 MATCH (d:Gate) WHERE d.payee_key = $payee_key AND d.allowed AND d.at >= $since
-RETURN d.action AS action, coalesce(d.base_amount, d.amount) AS amount
+RETURN 'payee' AS by, coalesce(d.execution, d.action) AS execution,
+       coalesce(d.base_amount, d.amount) AS amount
 """
 
 # The gate's decisions, newest first; of one action when ``action`` is given.
 GATE_LOG = """
 MATCH (d:Gate) WHERE $action IS NULL OR d.action = $action
 RETURN d.at, d.action, d.name, d.amount, d.currency, d.base_amount, d.account, d.payee,
-       d.allowed, d.reason, d.fragility, d.domains, d.would_fall, d.aggregate, d.trace
+       d.allowed, d.reason, d.fragility, d.domains, d.would_fall, d.aggregate, d.trace,
+       coalesce(d.execution, d.action), coalesce(d.expired, false)
 ORDER BY d.at DESC LIMIT $limit
 """

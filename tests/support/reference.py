@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import unicodedata
 from datetime import UTC, datetime, timedelta
+
+from schwifty import IBAN
+from schwifty.exceptions import SchwiftyException
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 LIMIT = 10_000
@@ -25,8 +29,71 @@ def norm(text: str) -> str:
 
 
 def letters(text: str) -> str:
-    """An account as its letters and digits, upper-cased (an IBAN's compact form)."""
-    return "".join(ch for ch in text.upper() if ch.isalnum())
+    """Letters and digits of ``text`` after NFKC, without format characters, digits in ASCII,
+    upper-cased."""
+    text = unicodedata.normalize("NFKC", text)
+    out = []
+    for ch in text:
+        if unicodedata.category(ch) == "Cf":
+            continue
+        if ch.isdecimal():
+            ch = str(unicodedata.decimal(ch))
+        if ch.isalnum():
+            out.append(ch.upper())
+    return "".join(out)
+
+
+LABEL_WORDS = ("BANK ACCOUNT", "ACCOUNT NUMBER", "ACCOUNT NO", "ACCOUNT", "ACCT NO", "ACCT",
+               "IBAN", "A/C", "NO", "NR")
+
+
+def account(text: str) -> str:
+    """docs/scenario-format.md, "The gate": the first valid IBAN among the letters and digits
+    (tried at every length a country's IBAN may have), else the letters and digits left once
+    a leading label and a name in brackets at either end are taken off."""
+    glued = letters(text)
+    for i in range(len(glued) - 3):
+        if glued[i:i + 2].isascii() and glued[i:i + 2].isalpha() and glued[i + 2:i + 4].isdigit():
+            for size in range(15, 35):
+                try:
+                    return IBAN(glued[i:i + size]).compact
+                except (SchwiftyException, ValueError):
+                    pass
+    rest = unicodedata.normalize("NFKC", text).strip()
+    changed = True
+    while changed:
+        changed = False
+        if rest[:1] in "([{<" and any(c in rest for c in ")]}>"):
+            cut = min(rest.index(c) for c in ")]}>" if c in rest)
+            if rest[cut + 1:].strip():
+                rest, changed = rest[cut + 1:].strip(), True
+        if rest[-1:] in ")]}>" and any(c in rest for c in "([{<"):
+            cut = max(rest.rindex(c) for c in "([{<" if c in rest)
+            if rest[:cut].strip():
+                rest, changed = rest[:cut].strip(), True
+        for word in LABEL_WORDS:
+            head = rest[:len(word)].upper()
+            tail = rest[len(word):]
+            if head == word and (not tail[:1].isalnum() or word not in ("NO", "NR")) \
+                    and tail.lstrip(" .:#-").strip() and (word not in ("NO", "NR")
+                                                        or tail.lstrip()[:1] in ".:#-"):
+                rest, changed = tail.lstrip(" .:#=-").strip(), True
+                break
+    return letters(rest)
+
+
+def states(text: str, key: str) -> bool:
+    """A text states an account when its letters and digits hold the account's key, of at
+    least 6 characters."""
+    return len(key) >= 6 and key in letters(text)
+
+
+def payee(text: str) -> str:
+    """A payee: NFKC, format characters dropped, case-folded, anything but letters and digits
+    read as space, runs of space as one."""
+    text = "".join(c for c in unicodedata.normalize("NFKC", text).casefold()
+                   if unicodedata.category(c) != "Cf")
+    return " ".join("".join(c if c.isalnum() else " " for c in text).split())
 
 
 def when(value: str | None) -> datetime | None:
@@ -115,44 +182,49 @@ class Reference:
         act = self.actions[a]
         same = {"amount": lambda x, y: y is not None and abs(x - y) < 0.005,
                 "currency": lambda x, y: x == (y or BASE),
-                "account": lambda x, y: y is not None and letters(x) == letters(y),
-                "payee": lambda x, y: y is not None and norm(x) == norm(y)}
+                "account": lambda x, y: y is not None and account(x) == account(y),
+                "payee": lambda x, y: y is not None and payee(x) == payee(y)}
         if any(not same[f](v, act[f]) for f, v in args.items() if v is not None):
             return {"action": a, "allowed": False, "fragility": 0, "aggregate": 0.0}
         frag = self.fragility(a, act["account"])
         if self.key[a] not in self.status():
             return {"action": a, "allowed": False, "fragility": frag, "aggregate": 0.0}
-        seen: dict[str, float] = {}
+        # Each earlier allowed action once (an act is one proposal: asked again, it is not
+        # added again, and this one's own amount is added below), per account and per payee.
+        to_account: dict[str, float] = {}
+        to_payee: dict[str, float] = {}
         for d in self.allowed:
-            if d["at"] >= now - WINDOW and (
-                    (act["account"] and d["account"] == letters(act["account"]))
-                    or (act["payee"] and d["payee"] == norm(act["payee"]))):
-                seen[d["action"]] = max(seen.get(d["action"], 0.0), d["base"] or 0.0)
-        aggregate = sum(seen.values())
+            if d["action"] == a or d["at"] < now - WINDOW:
+                continue
+            if act["account"] and d["account"] == account(act["account"]):
+                to_account[d["action"]] = max(to_account.get(d["action"], 0.0), d["base"] or 0.0)
+            if act["payee"] and d["payee"] == payee(act["payee"]):
+                to_payee[d["action"]] = max(to_payee.get(d["action"], 0.0), d["base"] or 0.0)
+        aggregate = max(sum(to_account.values()), sum(to_payee.values()))
         entry = {"action": a, "allowed": False, "fragility": frag, "aggregate": aggregate}
         amount, currency = act["amount"], act["currency"] or BASE
-        if amount is not None and currency not in self.rates:
+        if amount is None or currency not in self.rates:  # no amount: refused
             return entry
-        base = None if amount is None or currency == BASE else round(
-            amount * self.rates[currency], 2)
-        base = amount if base is None else base
-        if base is not None and base + aggregate > LIMIT and frag < 2:
+        base = amount if currency == BASE else round(amount * self.rates[currency], 2)
+        if base + aggregate > LIMIT and frag < 2:
             return entry
         self.allowed.append({"action": a, "at": now, "base": base,
-                             "account": letters(act["account"]) if act["account"] else None,
-                             "payee": norm(act["payee"]) if act["payee"] else None})
+                             "account": account(act["account"]) if act["account"] else None,
+                             "payee": payee(act["payee"]) if act["payee"] else None})
         return dict(entry, allowed=True)
 
-    def status(self, lost_domains: frozenset = frozenset(), counts=None) -> set[tuple]:
+    def status(self, lost_domains: frozenset = frozenset(), counts=None,
+               neutral=None) -> set[tuple]:
         """The IN memories: least fixpoint by naive iteration, starting from all OUT. With
-        ``counts`` (fragility), a grounding whose memory and source it refuses is lost too."""
+        ``counts`` (fragility), a grounding whose memory and source it refuses is lost too;
+        with ``neutral``, a grounding it accepts is not lost with its domain."""
         active = [r for r in self.ret.values() if r["active"]]
         withdrawn = {self.key[r["memory"]] for r in active if r["op"] in ("withdraw", "correct")}
 
         def valid(k, source, at, via) -> bool:
             if via is not None and not self.ret[via]["active"]:
                 return False
-            if self.domain[source] in lost_domains:
+            if self.domain[source] in lost_domains and not (neutral and neutral(k, source)):
                 return False
             if counts is not None and not counts(k, source):
                 return False
@@ -174,22 +246,51 @@ class Reference:
                     changed = True
         return inn
 
-    def fragility(self, action: str, account: str | None = None) -> int:
-        """Least number of trust domains to lose for ``action`` to be OUT, where a user's or an
-        agent's word never counts, nor (an account named) an observation not stating it."""
+    def upstream(self, k: tuple) -> set[tuple]:
+        """``k`` and every memory it rests on, through any justification."""
+        seen, todo = {k}, [k]
+        while todo:
+            for j in self.justs[todo.pop()]:
+                for p in j:
+                    if p not in seen:
+                        seen.add(p)
+                        todo.append(p)
+        return seen
+
+    def fragility(self, action: str, paid_to: str | None = None) -> int:
+        """Least number of trust domains to lose for ``action`` to fall. No account named: a
+        user's or an agent's word never counts (lost already). An account named: only a
+        grounding of a trusted source on a memory stating the account counts; every other one
+        stands whatever is lost, and the action falls when it is OUT or no memory it rests on
+        that states the account is IN on counting groundings alone."""
         k = self.key[action]
-
-        def counts(mem: tuple, source: str) -> bool:
-            if self.kind.get(source) in UNTRUSTED_KINDS:
-                return False
-            return account is None or letters(account) in letters(self.text.get(mem, ""))
-
-        if k not in self.status(counts=counts):
-            return 0
         domains = sorted(set(self.domain.values()))
+        if paid_to is None:
+            def trusted(mem: tuple, source: str) -> bool:
+                return self.kind.get(source) not in UNTRUSTED_KINDS
+
+            def stands(lost: frozenset) -> bool:
+                return k in self.status(lost, trusted)
+        else:
+            key = account(paid_to)
+
+            def counted(mem: tuple, source: str) -> bool:
+                return self.kind.get(source) not in UNTRUSTED_KINDS \
+                    and states(self.text.get(mem, ""), key)
+
+            evidence = {m for m in self.upstream(k)
+                        if any(counted(m, g[0]) for g in self.grounds[m])}
+
+            def stands(lost: frozenset) -> bool:
+                if k not in self.status(lost, neutral=lambda m, s: not counted(m, s)):
+                    return False
+                return bool(evidence & self.status(lost, counted))
+
+        if not stands(frozenset()):
+            return 0
         for size in range(1, len(domains) + 1):
             for lost in itertools.combinations(domains, size):
-                if k not in self.status(frozenset(lost), counts):
+                if not stands(frozenset(lost)):
                     return size
         raise AssertionError("an IN memory survived losing every trust domain")
 

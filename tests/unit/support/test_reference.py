@@ -144,11 +144,11 @@ def test_split_payments_add_up_and_a_currency_without_rate_is_refused():
 
 
 def test_a_release_must_name_the_proposals_values():
-    base = [src("s1"), obs("o1", "s1", "pay ACME at X1"),
-            act("a", ["o1"], amount=500, account="X1")]
+    base = [src("s1"), obs("o1", "s1", "pay ACME at X12345"),
+            act("a", ["o1"], amount=500, account="X12345")]
     assert _gates(*base, {"op": "gate", "action": "a", "args": {"amount": 5000}}) == [
         (False, 0, 0)]
-    assert _gates(*base, {"op": "gate", "action": "a", "args": {"amount": 500, "account": "x 1",
+    assert _gates(*base, {"op": "gate", "action": "a", "args": {"amount": 500, "account": "x 123 45",
                                                                "currency": "USD"}}) == [
         (True, 1, 0)]
 
