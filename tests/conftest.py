@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from pathlib import Path
 
 import pytest
+from _pytest.mark.expression import Expression
 
 from rescind.runtime.server import EmbeddedFalkorDB
 
@@ -26,6 +28,20 @@ _counter = itertools.count()
 def kind_of(item: pytest.Item) -> str:
     """The folder right under tests/ that holds the item's file."""
     return Path(item.path).resolve().relative_to(HERE).parts[0]
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``-m unit`` (or any marker expression naming only the kinds) does not import the folders
+    it would deselect whole: importing tests/integration and tests/e2e cost a third of the unit
+    half's time."""
+    folder = collection_path.resolve()
+    if folder.parent != HERE or folder.name not in KINDS:
+        return None
+    expression = config.getoption("markexpr", "")
+    names = set(re.findall(r"[A-Za-z_][\w.]*", expression)) - {"and", "or", "not"}
+    if not expression or not names <= set(KINDS):
+        return None
+    return not Expression.compile(expression).evaluate(lambda name: name == folder.name)
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects by marker
