@@ -22,6 +22,7 @@ from rescind.core.shapes import RetractionResult
 from rescind.engine import retraction as ret
 from rescind.engine.gate import weakest_of
 from rescind.graph import queries as q
+from rescind.graph import version_queries as vq
 from rescind.graph.store import TenantGraph
 from rescind.operator import recalls, sources
 
@@ -55,7 +56,7 @@ def resolve(graph: TenantGraph, ref: str) -> str:
     rows = graph.rows(q.MEMORY_NAMED, {"name": ref})
     if len(rows) == 1:
         return rows[0][0]
-    if keyed := graph.rows(q.MEMORY_KEYED, {"key": ref}):
+    if keyed := graph.rows(vq.CURRENT_OF_KEY, {"key": ref}):
         return keyed[0][0]
     raise NotFound(f"no memory or action {ref!r} in tenant {graph.tenant}")
 
