@@ -200,7 +200,8 @@ class Recorder:
         currency = _currency(tool, name, spec, args)
         if spec.stage == "execute":  # judged by what was proposed; today's values must equal it
             self.gate.ask(name, [], amount, _arg(args, spec.payee), proposed=True,
-                          at=self.clock(), account=_arg(args, spec.account), currency=currency)
+                          at=self.clock(), account=_arg(args, spec.account), currency=currency,
+                          amount_free=spec.amount_free)
             return name
         ctx = self.contexts.get(run)
         payee, account = _arg(args, spec.payee), _arg(args, spec.account)
@@ -223,7 +224,7 @@ class Recorder:
         if spec.stage == "both":
             self.publisher.flush(self.config.gate_timeout_s)  # the gate reads what we sent
             self.gate.ask(name, premises, amount, payee, at=self.clock(), account=account,
-                          currency=currency)
+                          currency=currency, amount_free=spec.amount_free)
         return name
 
     def action_done(self, tool: str, name: str, output: str = "") -> None:

@@ -290,6 +290,10 @@ class GateAsked(Event):
                            "payment being released): judge it by its stored amount and status; "
                            "the call's own amount, currency, account and payee, when given, "
                            "must equal the proposal's")
+    amount_free: bool = Field(False, description="The operator declared the action "
+                              "amount-free: without an amount it is judged, not refused")
+    expires: datetime | None = Field(None, description="When the asker stops waiting: judged "
+                                     "later, the question is recorded as expired, never allowed")
 
 
 class GateAnswered(Event):

@@ -21,7 +21,16 @@ from rescind.contract import events as ev
 from rescind.contract import streams as st
 from rescind.contract.errors import Invalid
 from rescind.core.shapes import Change, GateDecision, RetractionResult
-from rescind.engine.gate import GateCall, GatePolicy, UnknownAction, judge, record
+from rescind.engine.gate import (
+    EXPIRED,
+    GateCall,
+    GatePolicy,
+    UnknownAction,
+    is_expired,
+    judge,
+    late,
+    record,
+)
 from rescind.engine.writes import Pipeline
 from rescind.graph import tenants
 from rescind.graph.store import TenantGraph, connect
@@ -299,7 +308,8 @@ class Workers(HeldWrites):
         pipe.xack(layout.GATE, layout.GATE_GROUP, entry_id)
         # The decision's audit entry rides on the answer's round trip.
         self.audit.queue(pipe, asked.tenant, GATE_ASKER, "gate", asked.action,
-                         ALLOWED if d.allowed else BLOCKED, 200, gate_detail(d, asked))
+                         ALLOWED if d.allowed else EXPIRED if is_expired(d) else BLOCKED, 200,
+                         gate_detail(d, asked))
         *_, audit_length = pipe.execute()
         self.audit.settle(asked.tenant, audit_length)
 
@@ -311,7 +321,8 @@ class Workers(HeldWrites):
         mid = ev.action_id(asked.tenant, asked.action)
         deadline = time.monotonic() + 2.0
         call = GateCall(mid, None if asked.proposed else tuple(asked.premises), asked.amount,
-                        asked.account, asked.payee, ev.to_micros(asked.at), asked.currency)
+                        asked.account, asked.payee, ev.to_micros(asked.at), asked.currency,
+                        asked.amount_free, asked.event_id)
         if asked.proposed:
             while not graph.actions_in([mid]) and time.monotonic() < deadline:
                 time.sleep(0.01)
@@ -324,6 +335,7 @@ class Workers(HeldWrites):
                     and time.monotonic() < deadline:
                 time.sleep(0.01)
             d = judge(graph, call, policy)
+        d = late(d, asked.expires)  # its asker stopped waiting: expired, never allowed
         record(graph, call, d, asked.action, asked.traceparent)
         return d
 
