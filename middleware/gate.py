@@ -29,12 +29,14 @@ class GateClient:
     def ask(self, action: str, premises: list[str], amount: float | None,
             payee: str | None, traceparent: str | None = None, proposed: bool = False,
             at: datetime | None = None, account: str | None = None,
-            currency: str | None = None, amount_free: bool = False) -> GateAnswered:
+            currency: str | None = None, seen: dict[str, str] | None = None,
+            amount_free: bool = False) -> GateAnswered:
         """The gate's answer; GateRefused when it refuses or cannot be reached.
 
         ``proposed``: the action was proposed earlier and is judged by its stored facts.
-        ``amount_free``: the operator declared the action amount-free (without it, a call with
-        no amount is refused).
+        ``seen``: what the asker published before asking (``Publisher.sent_through``): the gate
+        judges once the writer has applied it. ``amount_free``: the operator declared the
+        action amount-free (without it, a call with no amount is refused).
 
         The question says when this asker stops waiting (``expires``, ``timeout_s`` from now);
         judged later, the gate records it as expired, never allowed. The answer is awaited a
@@ -44,7 +46,7 @@ class GateClient:
                           at=at or datetime.now(UTC), action=action,
                           premises=premises or ["none"], amount=amount, payee=payee,
                           account=account, currency=currency, reply_to=reply_to,
-                          traceparent=traceparent, proposed=proposed,
+                          traceparent=traceparent, proposed=proposed, seen=seen or None,
                           amount_free=amount_free,
                           expires=datetime.now(UTC) + timedelta(seconds=self.timeout_s))
         try:

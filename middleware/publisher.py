@@ -82,6 +82,7 @@ class Publisher:
         self._sending = False  # a chunk is on the wire
         self._streak = 0  # sends failed in a row
         self._retry_now = False  # a flush is waiting: skip the backoff
+        self._last: dict[str, str] = {}  # stream -> the id of the last entry sent there
         self._conn = connection.connect(url, socket_connect_timeout=connect_timeout,
                                           socket_timeout=5)
         if tenant is not None:
@@ -156,6 +157,17 @@ class Publisher:
                     return False
                 self._cv.wait(min(remaining, 0.05))
         return True
+
+    def sent_through(self, tenant: str, timeout: float) -> dict[str, str] | None:
+        """Flush, then where this process's events of ``tenant`` ended in their stream ({stream:
+        the last entry id sent}): what the gate waits for the writer to apply before judging.
+        None when they could not all be sent in ``timeout``."""
+        if not self.flush(timeout):
+            return None
+        stream = self.stream_of(tenant)
+        with self._cv:
+            last = self._last.get(stream)
+        return {stream: last} if last else {}
 
     def close(self, timeout: float = 10.0) -> None:
         """Send what can be sent within ``timeout``; the rest stays in the spool for the next
@@ -254,7 +266,7 @@ class Publisher:
                     pipe = self._conn.pipeline(transaction=False)
                     for stream, fields in entries:
                         pipe.xadd(stream, fields)
-                    pipe.execute()
+                    ids = pipe.execute()
                     # Sent once a replica has them too (when there are replicas): a failover
                     # then loses nothing the spool let go of.
                     if not all(connection.replicated(self._conn, s)
@@ -277,6 +289,8 @@ class Publisher:
                         _, _, _, esp, eseg, _ = self.buffer.popleft()
                         if esp is not None and eseg is not None:
                             esp.sent(eseg)
+                for (stream, _), entry in zip(entries, ids, strict=True):
+                    self._last[stream] = entry.decode() if isinstance(entry, bytes) else entry
                 if back:  # Redis is back: what processes that died meanwhile left
                     self._claim_all()
                 self.stats.published += len(entries)

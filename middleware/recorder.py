@@ -201,7 +201,7 @@ class Recorder:
         if spec.stage == "execute":  # judged by what was proposed; today's values must equal it
             self.gate.ask(name, [], amount, _arg(args, spec.payee), proposed=True,
                           at=self.clock(), account=_arg(args, spec.account), currency=currency,
-                          amount_free=spec.amount_free)
+                          seen=self._sent(tool, name), amount_free=spec.amount_free)
             return name
         ctx = self.contexts.get(run)
         payee, account = _arg(args, spec.payee), _arg(args, spec.account)
@@ -222,10 +222,20 @@ class Recorder:
                 account=account, seq=seq))
         premises = alternatives[0]
         if spec.stage == "both":
-            self.publisher.flush(self.config.gate_timeout_s)  # the gate reads what we sent
             self.gate.ask(name, premises, amount, payee, at=self.clock(), account=account,
-                          currency=currency, amount_free=spec.amount_free)
+                          currency=currency, seen=self._sent(tool, name),
+                          amount_free=spec.amount_free)
         return name
+
+    def _sent(self, tool: str, name: str) -> dict[str, str]:
+        """Everything published so far, sent to its stream (the gate judges once the writer has
+        applied it: what the agent saw, not what happened to be written); fail closed if it
+        cannot be sent in time."""
+        seen = self.publisher.sent_through(self.tenant, self.config.gate_timeout_s)
+        if seen is None:
+            raise GateRefused(f"{tool}: what the agent read could not be sent to Rescind in "
+                              f"{self.config.gate_timeout_s}s; {name} does not run")
+        return seen
 
     def action_done(self, tool: str, name: str, output: str = "") -> None:
         """The tool ran: a proposal-only tool (scheduling) leaves its action pending; any other

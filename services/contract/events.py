@@ -286,6 +286,10 @@ class GateAsked(Event):
     account: Account | None = Field(None, description="The account the call pays: "
                                 "only sources stating it count as evidence")
     reply_to: Id
+    seen: dict[tx.line(200), tx.line(64)] | None = Field(
+        None, max_length=64, description="What the asker published before asking: for each "
+        "events stream, the id of its last entry there. The gate judges once the writer has "
+        "applied them, or refuses")
     proposed: bool = Field(False, description="The action was proposed earlier (a scheduled "
                            "payment being released): judge it by its stored amount and status; "
                            "the call's own amount, currency, account and payee, when given, "

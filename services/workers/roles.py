@@ -36,6 +36,7 @@ from rescind.graph import tenants
 from rescind.graph.store import TenantGraph, connect
 from rescind.operator.audit import ALLOWED, BLOCKED, Actor, AuditLog
 from rescind.runtime import telemetry
+from rescind.workers.applied import bad_position, wait_applied
 from rescind.workers.held import Held, HeldWrites, Trouble
 from rescind.workers.ingest import apply_control, apply_writes, decode, refused
 from rescind.workers.link import Link
@@ -81,6 +82,7 @@ class WorkerSettings:
     # pause that doubles up to ``retry_max_s``; a batch that fails twice the same way is split.
     retry_s: float = 0.2
     retry_max_s: float = 10.0
+    applied_wait_s: float = 3.0  # how long the gate waits for what an asker published
     gate: GatePolicy = field(default_factory=GatePolicy)  # RESCIND_GATE_*, as the API's
     audit_max_live: int = layout.AUDIT_MAXLEN  # RESCIND_AUDIT_MAX_LIVE, as the API's
 
@@ -323,6 +325,12 @@ class Workers(HeldWrites):
         call = GateCall(mid, None if asked.proposed else tuple(asked.premises), asked.amount,
                         asked.account, asked.payee, ev.to_micros(asked.at), asked.currency,
                         asked.amount_free, asked.event_id)
+        if asked.seen is not None:  # judge what the agent saw, once the writer has applied it
+            refused = self._unapplied(asked)
+            if refused is not None:
+                d = GateDecision(mid, False, f"blocked: {refused}", 0)
+                record(graph, call, d, asked.action, asked.traceparent)
+                return d
         if asked.proposed:
             while not graph.actions_in([mid]) and time.monotonic() < deadline:
                 time.sleep(0.01)
@@ -338,6 +346,19 @@ class Workers(HeldWrites):
         d = late(d, asked.expires)  # its asker stopped waiting: expired, never allowed
         record(graph, call, d, asked.action, asked.traceparent)
         return d
+
+    def _unapplied(self, asked: ev.GateAsked) -> str | None:
+        """Why the question cannot be judged yet (what its asker published is not applied in
+        ``applied_wait_s``); None once it is."""
+        why = bad_position(asked.seen, self.settings.partitions)
+        if why is not None:
+            return f"the question names what its asker published wrongly: {why}"
+        if wait_applied(self.conn, asked.seen, self.settings.applied_wait_s):
+            return None
+        where = ", ".join(f"{e} on {s}" for s, e in asked.seen.items())
+        return (f"what the agent published before asking ({where}) is not applied yet after "
+                f"{self.settings.applied_wait_s:g}s; the gate judges only what the agent saw: "
+                f"ask again")
 
     # -- reaper ---------------------------------------------------------------------------
     def reap(self, group: str, stream: str, entry_id: str, body: object) -> None:

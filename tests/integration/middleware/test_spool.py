@@ -163,7 +163,7 @@ def test_an_agent_instrumented_while_redis_is_down_starts_fails_closed_and_catch
     assert time.monotonic() - t0 < 1
     PAID.clear()
     t0 = time.monotonic()
-    with pytest.raises(GateRefused, match="could not be asked"):
+    with pytest.raises(GateRefused, match="could not be (asked|sent)"):
         run(wrapped, "pay acme's invoice")
     assert time.monotonic() - t0 < 1.5 and PAID == []
     spooled = recorder.publisher.stats.spooled
