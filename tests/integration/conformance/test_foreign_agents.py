@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 from langgraph.store.memory import InMemoryStore
 
+from rescind.graph import version_queries as vq
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware import SourceTool
 from tests.support import foreign as f
 from tests.support.conformance import (
-    causes,
     invoke,
     record,
     reinstate,
@@ -24,6 +24,13 @@ from tests.support.conformance import (
 )
 
 MODES = ["sync", "async"]
+
+
+def replaced(url: str, tenant: str) -> dict[str, str]:
+    """text of each memory that is no longer current -> why (superseded, deleted)."""
+    g = TenantGraph(connect(url), tenant)
+    texts = dict(g.rows("MATCH (m:Mem) RETURN m.id, m.text"))
+    return {texts[m]: why for m, why in g.rows(vq.NOT_CURRENT, {"ids": sorted(texts)})}
 WEB = {"fetch_page": SourceTool(source="web:{url}", kind="web")}
 IBAN_1, IBAN_2 = "PT50 0002 0123 1234 5678 9015 4", "PT50 0002 0123 9999 8888 7777 6"
 
@@ -32,9 +39,9 @@ IBAN_1, IBAN_2 = "PT50 0002 0123 1234 5678 9015 4", "PT50 0002 0123 9999 8888 77
 def test_memory_agent_a_store_update_supersedes_and_each_version_rests_on_its_message(
         mode, rescind_workers, tenant_name):
     """memory-agent: the node shows memories as a repr; the user's messages are the source.
-    Run 2 updates the same key: v1 goes OUT (superseded), v2 rests on message 2 only, not on
-    v1 that the model was shown. Retracting the user's source takes v2 out; reinstating puts
-    it back; v1 stays superseded."""
+    Run 2 updates the same key: v1 is no longer current but stays IN (not retracted), v2
+    rests on message 2 only, not on v1 that the model was shown. Retracting the user's source
+    takes both out; reinstating puts both back; v1 stays not current."""
     model = f.scripted(
         f.call("upsert_memory", {"content": f"User's IBAN: {IBAN_1}", "context": "chat",
                                  "memory_id": "iban"}), f.done(),
@@ -47,10 +54,10 @@ def test_memory_agent_a_store_update_supersedes_and_each_version_rests_on_its_me
     settle(rescind_workers, graph)
     v1, v2 = f"User's IBAN: {IBAN_1}", f"User's IBAN: {IBAN_2}"
     assert record(rescind_workers, tenant_name) == {
-        v1: ("OUT", {frozenset({"user:u1"})}), v2: ("IN", {frozenset({"user:u1"})})}
-    assert causes(rescind_workers, tenant_name)[v1] == "superseded"
+        v1: ("IN", {frozenset({"user:u1"})}), v2: ("IN", {frozenset({"user:u1"})})}
+    assert replaced(rescind_workers, tenant_name) == {v1: "superseded"}
     retract_and_reinstate(rescind_workers, tenant_name, "user:u1",
-                          after={v1: "OUT", v2: "OUT"}, back={v1: "OUT", v2: "IN"})
+                          after={v1: "OUT", v2: "OUT"}, back={v1: "IN", v2: "IN"})
     graph.rescind.close()
 
 
@@ -59,8 +66,8 @@ def test_langmem_hot_path_adopts_what_predates_the_wrapper_and_a_delete_withdraw
         mode, rescind_workers, tenant_name):
     """langmem's manage/search tools in a react agent whose prompt lists the user's memories.
     A memory already in the store is adopted (grounded on store:preexisting) when the prompt
-    reads it; the new memory rests on the web page it quotes; deleting the old one takes it
-    OUT (deleted). Retracting the page takes out only what rests on it."""
+    reads it; the new memory rests on the web page it quotes; deleting the old one makes it
+    not current (deleted), not OUT. Retracting the page takes out only what rests on it."""
     store = InMemoryStore()
     old_key = "6f1c2a9e-0d4b-4c1e-9a57-3b2f8e1d7c40"  # langmem's ids are UUIDs
     store.put(("memories", "u1"), old_key, {"content": "Preferred contact: email (ticket "
@@ -77,11 +84,11 @@ def test_langmem_hot_path_adopts_what_predates_the_wrapper_and_a_delete_withdraw
     settle(rescind_workers, graph)
     old = "Preferred contact: email (ticket TK-5521)"
     assert record(rescind_workers, tenant_name) == {
-        old: ("OUT", {frozenset({"said by store:preexisting"})}),
+        old: ("IN", {frozenset({"said by store:preexisting"})}),
         office: ("IN", {frozenset({"web:https://acme.example/press"})})}
-    assert causes(rescind_workers, tenant_name)[old] == "deleted"
+    assert replaced(rescind_workers, tenant_name) == {old: "deleted"}
     retract_and_reinstate(rescind_workers, tenant_name, "web:https://acme.example/press",
-                          after={old: "OUT", office: "OUT"}, back={old: "OUT", office: "IN"})
+                          after={old: "IN", office: "OUT"}, back={old: "IN", office: "IN"})
     graph.rescind.close()
 
 
@@ -220,7 +227,8 @@ def test_the_original_graph_object_records_and_a_store_key_is_explained_by_its_v
     assert tree["text"] == f"User's IBAN: {IBAN_2}" and tree["status"] == "IN"
     assert tree["justification_rules"] == ["matched"]
     [[v1]] = g.rows("MATCH (m:Mem {text: $t}) RETURN m.id", {"t": f"User's IBAN: {IBAN_1}"})
-    assert [(h["status"], h["cause"]) for h in g.history(v1)][-1] == ("OUT", "superseded")
+    assert [h["status"] for h in g.history(v1)] == ["IN"]  # replaced, never OUT
+    assert g.rows(vq.NOT_CURRENT, {"ids": [v1]}) == [[v1, "superseded"]]
     original.rescind.close()
 
 
