@@ -8,7 +8,15 @@ from pathlib import Path
 
 import typer
 
-from rescind.cli.common import DataDirOpt, UrlOpt, err, operator_server, refuse, shell_audit
+from rescind.cli.common import (
+    DataDirOpt,
+    UrlOpt,
+    err,
+    operator_server,
+    refuse,
+    shell_audit,
+    shell_time,
+)
 
 audit_app = typer.Typer(help="The audit log: every decision and refusal, from every surface.",
                         no_args_is_help=True)
@@ -16,9 +24,10 @@ audit_app = typer.Typer(help="The audit log: every decision and refusal, from ev
 
 @audit_app.command("export")
 def export(
-    since: str = typer.Option(..., "--since", help="From this time on (ISO 8601 with zone)"),
+    since: str = typer.Option(..., "--since", help="From this time on (ISO 8601; "
+                              "without a zone: UTC)"),
     until: str | None = typer.Option(None, "--until", help="Up to this time, included "
-                                     "(default: the newest entry)"),
+                                     "(default: the newest entry; without a zone: UTC)"),
     tenant: str | None = typer.Option(None, "--tenant", help="One tenant's log; default: every "
                                       "tenant's and the server's"),
     out_file: Path | None = typer.Option(None, "--out", help="Write here (default: stdout)"),
@@ -34,6 +43,7 @@ def export(
     from rescind.operator.audit import to_ms
     from rescind.operator.decisions import parse_time
 
+    since, until = shell_time(since, "--since"), shell_time(until, "--until")
     start = from_micros(parse_time(since, "--since"))
     end = from_micros(parse_time(until, "--until")) if until else None
     if end is not None and to_ms(end) < to_ms(start):

@@ -92,6 +92,26 @@ def checked(max_length: int = 200, one_line: bool = True):
     return callback
 
 
+def shell_time(text: str | None, option: str) -> str | None:
+    """A time typed at the shell, as ISO 8601 with its zone. One without a zone
+    (``2026-11-16 08:00``, ``2026-11-01``) is read as UTC, and the command says so on stderr
+    with the time it took; one that is no time at all is left for ``parse_time`` to refuse."""
+    from datetime import UTC, datetime
+
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        return text
+    if moment.tzinfo is not None:
+        return text
+    moment = moment.replace(tzinfo=UTC)
+    err.print(f"{option} {text} has no zone: read as UTC, "
+              f"{moment.strftime('%Y-%m-%d %H:%M:%S')} UTC", soft_wrap=True, markup=False)
+    return moment.isoformat()
+
+
 Line = checked()  # an id, a name, a source, `by`
 Reason = checked(2000, one_line=False)
 ByOpt = typer.Option(None, "--by", help="Who decides (signs the decision and the audit log); "

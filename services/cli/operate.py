@@ -24,6 +24,8 @@ from rescind.cli.common import (
     emit,
     operator_graph,
     out,
+    refuse,
+    shell_time,
 )
 
 gate_app = typer.Typer(help="The payment gate's decisions (security, finance).",
@@ -35,10 +37,13 @@ recalls_app = typer.Typer(help="Drafted bank recalls of executed payments that w
 
 def compromise(
     source: str = typer.Argument(..., help="The source, e.g. portal:northwind", callback=Line),
-    start: str | None = typer.Option(None, "--from", help="Window start, ISO 8601 with zone",
-                                    callback=checked(64)),
-    end: str | None = typer.Option(None, "--to", help="Window end (included), ISO 8601",
-                                  callback=checked(64)),
+    start: str | None = typer.Option(None, "--from", help="Window start, ISO 8601 (e.g. "
+                                     "2026-11-16T08:00Z; without a zone: UTC)",
+                                     callback=checked(64)),
+    end: str | None = typer.Option(None, "--to", help="Window end (included), ISO 8601 "
+                                   "(without a zone: UTC)", callback=checked(64)),
+    all_time: bool = typer.Option(False, "--all-time", help="No window: everything the source "
+                                  "ever said (required when neither --from nor --to is given)"),
     reason: str = typer.Option(..., help="Why the source is compromised", callback=Reason),
     commit: bool = typer.Option(False, "--commit", help="Apply it (default: preview only)"),
     rev: int | None = typer.Option(None, help="With --commit: refuse if the graph moved past "
@@ -53,11 +58,18 @@ def compromise(
 ) -> None:
     """Declare a source compromised over a window: preview the blast radius, or --commit.
 
-    A commit is refused, naming the retraction, while the source is already retracted over an
-    overlapping window (unless --force)."""
+    The window is --from and/or --to; with neither, --all-time must say that everything the
+    source ever said goes. A commit is refused, naming the retraction, while the source is
+    already retracted over an overlapping window (unless --force)."""
     from rescind.operator import decisions
     from rescind.views import operator as views
 
+    if all_time and (start or end):
+        refuse("--all-time is no window at all: give it, or --from/--to, not both")
+    if not (all_time or start or end):
+        refuse(f"no window: say when {source} was compromised with --from and/or --to (e.g. "
+               "--from 2026-11-16T08:00Z), or --all-time to take out everything it ever said")
+    start, end = shell_time(start, "--from"), shell_time(end, "--to")
     by = decider(by)
     with operator_graph(url, data_dir, tenant) as graph:
         d = audited(graph.conn, graph.tenant, by,
@@ -67,7 +79,8 @@ def compromise(
                         decisions.parse_time(end, "--to"), reason, by, commit, rid, rev,
                         force=force), counts)
     named = d.get("source", source)  # the source the spelling resolved to
-    title = (f"{'Committed' if d['committed'] else 'Preview'}: {named} compromised"
+    title = (f"{'Committed' if d['committed'] else 'Preview'}: {named} compromised "
+             f"{window(decisions.parse_time(start, '--from'), decisions.parse_time(end, '--to'))}"
              + (f" (you wrote {source!r})" if named != source else ""))
     emit(d, as_json, lambda d, c: views.blast_radius(d, c, title))
     if not as_json and not d["committed"]:
@@ -75,7 +88,23 @@ def compromise(
             out.print(f"\n[yellow]already retracted over an overlapping window by {t['id']} "
                       f"({t['from'] or 'open'} to {t['to'] or 'open'}); a commit is refused "
                       "unless --force[/yellow]")
-        out.print(f"\nnothing changed; apply with --commit --rev {d['rev']}")
+        span = window(decisions.parse_time(start, "--from"), decisions.parse_time(end, "--to"))
+        again = "--all-time " if all_time else ""
+        out.print(f"\nnothing changed; to retract {named} {span}, run it again with "
+                  f"{again}--commit --rev {d['rev']}", markup=False)
+
+
+def window(start_us: int | None, end_us: int | None) -> str:
+    """A compromise's window in words, restated in every preview and commit."""
+    from rescind.operator.decisions import when
+
+    if start_us is None and end_us is None:
+        return "over ALL TIME (everything it ever said)"
+    if end_us is None:
+        return f"from {when(start_us)} on (open end)"
+    if start_us is None:
+        return f"up to {when(end_us)} (open start)"
+    return f"from {when(start_us)} to {when(end_us)}"
 
 
 def reinstate(
@@ -229,11 +258,13 @@ def recalls_approve(
 ) -> None:
     """Approve a drafted recall: it is written to the outbox for the bank; nothing else."""
     from rescind.operator.recalls import approve
+    from rescind.views.operator import money
 
     row = _decide(action, by, url, data_dir, tenant, "recall.approve",
                   lambda g, a, by, at: approve(g, a, by, at).to_dict())
     emit(row, as_json, lambda r, c: c.print(
-        f"approved by {r['approved']['by']}: recall of {r['amount']:,.2f} to "
+        f"approved by {r['approved']['by']}: recall of {money(r['amount'], r.get('currency'))} "
+        f"to "
         f"{r['payee_name'] or r['payee']} is in the outbox ({r['outbox']})"
         if r["amount"] is not None else
         f"approved by {r['approved']['by']}: the recall is in the outbox ({r['outbox']})",

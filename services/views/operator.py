@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from functools import cache
+
+from rich import box
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
+from rich.padding import Padding
+from rich.table import Column, Table
+from rich.text import Text
 from rich.tree import Tree
 
 from rescind.core.shapes import BLAST_GROUPS
@@ -14,8 +19,61 @@ LABELS = {"observations": "Observations", "beliefs": "Beliefs", "plans": "Plans"
           "pending_actions": "Pending actions"}
 
 
-def money(amount: float | None) -> str:
-    return "-" if amount is None else f"${amount:,.2f}"
+@cache
+def base_currency() -> str:
+    """The currency of an amount that names none: the gate's (RESCIND_GATE_CURRENCY)."""
+    from rescind.runtime.settings import Settings
+
+    return Settings().gate_currency
+
+
+def money(amount: float | None, currency: str | None = None) -> str:
+    """The one way every command prints an amount: ``2,400.00 USD`` (an amount that names no
+    currency is in the gate's); ``-`` for none."""
+    if amount is None:
+        return "-"
+    return f"{amount:,.2f} {currency or base_currency()}"
+
+
+def at(iso: str | None) -> str:
+    """A stored time (ISO 8601, UTC) as people read it: ``2026-11-20 10:00 UTC``."""
+    return f"{iso[:16].replace('T', ' ')} UTC" if iso else "-"
+
+
+# -- tables that stay readable at any width ----------------------------------------------------
+KEY, TEXT = "key", "text"  # a cell printed whole (ids, amounts, times), or prose that wraps
+_TEXT_MIN = 16  # a prose column narrower than this is no longer readable
+
+
+def fitted(console: Console, title: str, columns: list[tuple[str, str, str]],
+           rows: list[list[str]], *, lead: int = 1) -> None:
+    """``rows`` as a table when it fits ``console``'s width with every KEY cell whole and each
+    TEXT column at least 16 wide; else one block per row (its first ``lead`` cells on one line,
+    the others as indented ``header: value`` lines that wrap). Neither cuts an id or an amount.
+    ``columns``: (header, KEY or TEXT, justify)."""
+    widths = [max([len(header), *(len(line) for r in rows for line in r[i].split("\n"))])
+              if kind == KEY else _TEXT_MIN for i, (header, kind, _) in enumerate(columns)]
+    if sum(widths) + 3 * len(columns) + 1 <= console.width:
+        table = Table(*(Column(header, justify=justify, no_wrap=kind == KEY,
+                               min_width=w if kind == KEY else None,
+                               overflow="fold", ratio=1 if kind == TEXT else None)
+                        for (header, kind, justify), w in zip(columns, widths, strict=True)),
+                      title=title, box=box.SIMPLE_HEAVY)
+        for r in rows:
+            table.add_row(*(Text(cell) for cell in r))
+        console.print(table)
+        return
+    console.print(Text(title, style="bold"))
+    for r in rows:
+        lead_cells = [c.replace("\n", " ") for c in r[:lead] if c]
+        if len("  ".join(lead_cells)) > console.width:  # a long id on a line of its own
+            console.print(Text(lead_cells[0]))
+            lead_cells = ["  ", *lead_cells[1:]]
+        console.print(Text("  ".join(lead_cells)))
+        for (header, _, _), cell in zip(columns[lead:], r[lead:], strict=True):
+            if cell and cell != "-":
+                console.print(Padding(Text(f"{header}: {cell.replace(chr(10), '; ')}"),
+                                      (0, 0, 0, 4), expand=False))
 
 
 def short(text: str | None, width: int = 90) -> str:
@@ -35,23 +93,26 @@ def blast_radius(d: dict, console: Console, title: str) -> None:
             continue
         console.print(f"\n[bold]{LABELS[k]}[/bold]")
         for item in d[k]:
-            amount = f" {money(item['amount'])}" if item.get("amount") is not None else ""
+            amount = (f" {money(item['amount'], item.get('currency'))}"
+                      if item.get("amount") is not None else "")
             hop = f"hop {item['hops']}: " if item.get("hops") is not None else ""  # IN: none
             console.print(f"  {hop}{escape(short(item['text']))}{amount}  "
                           f"[dim]{escape(item['id'])}[/dim]")
     if d.get("to_hold"):
         console.print("\n[bold yellow]Pending payments to hold[/bold yellow]")
         for a in d["to_hold"]:
-            console.print(f"  {money(a['amount'])} to {a['payee']}  ({a['name'] or a['id']})")
+            console.print(f"  {money(a['amount'], a.get('currency'))} to {a['payee']}  "
+                          f"({a['name'] or a['id']})")
     if d.get("to_recall"):
         console.print("\n[bold red]Executed payments to recall (drafts for finance)[/bold red]")
         for a in d["to_recall"]:
-            console.print(f"  {money(a['amount'])} to {a['payee']}  ({a['name'] or a['id']})")
+            console.print(f"  {money(a['amount'], a.get('currency'))} to {a['payee']}  "
+                          f"({a['name'] or a['id']})")
     if d.get("kept"):
         console.print("\n[bold green]Reached but kept IN (an independent reason remains)"
                       "[/bold green]")
         for k in d["kept"]:
-            amount = f" {money(k['amount'])}" if k.get("amount") is not None else ""
+            amount = f" {money(k['amount'], k.get('currency'))}" if k.get("amount") is not None else ""
             console.print(f"  {escape(short(k['text']))}{amount}  [dim]{escape(k['id'])}[/dim]")
             for why in k.get("kept_by") or []:
                 console.print(f"    kept IN by: {escape(kept_reason(why))}")
@@ -64,7 +125,8 @@ def reinstated(d: dict, console: Console, title: str) -> None:
     if d.get("recalls_to_pull"):
         console.print("\n[bold yellow]Approved recalls to pull from the outbox[/bold yellow]")
         for p in d["recalls_to_pull"]:
-            console.print(f"  {escape(p['outbox'])}  {money(p['amount'])}  ({escape(p['name'])})")
+            console.print(f"  {escape(p['outbox'])}  {money(p['amount'], p.get('currency'))}  "
+                          f"({escape(p['name'])})")
         for w in d.get("warnings", []):
             console.print(f"[yellow]warning:[/yellow] {escape(w)}")
 
@@ -86,18 +148,18 @@ def kept_reason(why: dict) -> str:
 
 
 def memories(page: dict, console: Console, title: str) -> None:
-    """A page of memories (``GET /memories``): name or id, kind, status (and why OUT), text."""
+    """A page of memories (``GET /memories``): name or id (whole), kind, status (and why OUT),
+    amount, text."""
     if not page["items"]:
         console.print("no memories match")
         return
-    table = Table(title=title)
-    for col in ("memory", "kind", "status", "text", "amount"):
-        table.add_column(col, justify="right" if col == "amount" else "left")
-    for m in page["items"]:
-        status = m["status"] + (f" ({m['cause']})" if m.get("cause") else "")
-        table.add_row(m.get("name") or m["id"], m["kind"], status, short(m["text"], 70),
-                      money(m["amount"]) if m.get("amount") is not None else "")
-    console.print(table)
+    columns = [("memory", KEY, "left"), ("kind", KEY, "left"), ("status", KEY, "left"),
+               ("amount", KEY, "right"), ("text", TEXT, "left")]
+    rows = [[m.get("name") or m["id"], m["kind"],
+             m["status"] + (f" ({m['cause']})" if m.get("cause") else ""),
+             money(m["amount"], m.get("currency")) if m.get("amount") is not None else "",
+             short(m["text"], 200)] for m in page["items"]]
+    fitted(console, title, columns, rows, lead=4)
     if page.get("next_skip") is not None:
         console.print(f"more: --skip {page['next_skip']}")
 
@@ -111,7 +173,7 @@ def justification_tree(t: dict, console: Console) -> None:
 def _label(n: dict) -> str:
     colour = "green" if n.get("status") == "IN" else "red"
     cause = f" (cause {n['cause']})" if n.get("cause") else ""
-    amount = f" {money(n['amount'])}" if n.get("amount") is not None else ""
+    amount = f" {money(n['amount'], n.get('currency'))}" if n.get("amount") is not None else ""
     return (f"[{colour}]{n.get('status')}[/{colour}]{cause} {n.get('kind')}: "
             f"{short(n.get('text'), 80)}{amount} [dim]{n['id']}[/dim]")
 
@@ -133,7 +195,7 @@ def _grow(branch: Tree, n: dict) -> None:
 
 
 def fragility(d: dict, console: Console) -> None:
-    console.print(f"{short(d['text'])} {money(d.get('amount'))}  [dim]{d['id']}[/dim]")
+    console.print(f"{short(d['text'])} {money(d.get('amount'), d.get('currency'))}  [dim]{d['id']}[/dim]")
     console.print(f"status {d['status']}; fragility [bold]{d['fragility']}[/bold]: compromising "
                   f"{' + '.join(d['would_fake_it']) or 'nothing more'} would fake it")
     console.print(f"trust domains it draws on: {', '.join(d['domains']) or 'none'}")
@@ -154,15 +216,13 @@ def recalls(rows: list[dict], console: Console) -> None:
     if not rows:
         console.print("no recalls: no executed payment rests on anything retracted")
         return
-    table = Table(title="Recall list (largest first)")
-    for col in ("action", "payee", "amount", "paid on", "bank ref", "state", "by"):
-        table.add_column(col, justify="right" if col == "amount" else "left")
-    for r in rows:
-        table.add_row(r.get("name") or r["action"], escape(r.get("payee_name") or r["payee"]
-                                                           or "-"),
-                      money(r["amount"]), (r.get("paid_on") or "-")[:10],
-                      r.get("bank_reference") or "-", r["state"], escape(_decided(r)))
-    console.print(table)
+    columns = [("payment", KEY, "left"), ("amount", KEY, "right"), ("state", KEY, "left"),
+               ("payee", TEXT, "left"), ("paid on", KEY, "left"), ("bank ref", KEY, "left"),
+               ("decided by", TEXT, "left")]
+    fitted(console, "Recall list (largest first)", columns, [
+        [r.get("name") or r["action"], money(r["amount"], r.get("currency")), r["state"],
+         r.get("payee_name") or r["payee"] or "-", (r.get("paid_on") or "-")[:10],
+         r.get("bank_reference") or "-", _decided(r)] for r in rows], lead=3)
 
 
 def _decided(r: dict) -> str:
@@ -177,14 +237,10 @@ def gate_log(rows: list[dict], console: Console) -> None:
     if not rows:
         console.print("no gate decisions yet")
         return
-    table = Table(title="Payment gate decisions (newest first)")
-    for col in ("at", "action", "amount", "account", "decision", "fragility", "would fall",
-                "reason"):
-        table.add_column(col, justify="right" if col in ("amount", "fragility") else "left")
-    for r in rows:
-        amount = money(r["amount"]) + (f" {r['currency']}" if r.get("currency") else "")
-        table.add_row(r["at"][:16].replace("T", " "), r.get("name") or r["action"], amount,
-                      r.get("account") or "-", "allowed" if r["allowed"] else "refused",
-                      str(r["fragility"]), ", ".join(r.get("would_fall") or []) or "-",
-                      r["reason"])
-    console.print(table)
+    columns = [("at", KEY, "left"), ("payment", KEY, "left"), ("amount", KEY, "right"),
+               ("decision", KEY, "left"), ("fragility", KEY, "right"), ("account", TEXT, "left"),
+               ("would fall", TEXT, "left"), ("reason", TEXT, "left")]
+    fitted(console, "Payment gate decisions (newest first)", columns, [
+        [at(r["at"]), r.get("name") or r["action"], money(r["amount"], r.get("currency")),
+         "allowed" if r["allowed"] else "refused", str(r["fragility"]), r.get("account") or "-",
+         ", ".join(r.get("would_fall") or []) or "-", r["reason"]] for r in rows], lead=4)

@@ -58,7 +58,7 @@ def test_the_cli_creates_lists_and_refuses_commands_on_an_unknown_tenant(falkord
         assert bad.exit_code == 2 and "bad tenant name" in bad.output
         ghost = f"{tenant_name}-ghost"
         for args in (["explain", "x"], ["audit-order"], ["recalls", "list"],
-                     ["compromise", "portal:x", "--reason", "hacked"]):
+                     ["compromise", "portal:x", "--all-time", "--reason", "hacked"]):
             res = runner.invoke(cli, [*args, "--tenant", ghost, "--url", falkordb])
             assert res.exit_code == 2, res.output
             assert f"unknown tenant '{ghost}': create it first" in res.output

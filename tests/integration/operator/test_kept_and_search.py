@@ -72,7 +72,7 @@ def test_reinstate_prints_what_came_back_without_hop_none(story):
                "--id", "r-1")[0] == 0
     code, text, _ = run(story, "reinstate", "r-1", "--commit", as_json=False)
     assert code == 0 and "7 went IN" in text and "hop" not in text
-    assert "Wire 6,000.00 to IBAN GB33 BUKB 2020 1555 5555 55 ref INV-1041 $6,000.00" in text
+    assert "Wire 6,000.00 to IBAN GB33 BUKB 2020 1555 5555 55 ref INV-1041 6,000.00 USD" in text
 
 
 def test_the_same_compromise_twice_is_refused_unless_forced(story):

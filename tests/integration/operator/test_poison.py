@@ -40,6 +40,7 @@ def test_a_control_character_in_an_argument_is_a_usage_error_naming_it(falkordb,
 
 
 def test_a_reason_may_hold_tab_and_newline(falkordb, tenant_name):
-    res = CliRunner().invoke(cli, ["compromise", "portal:acme", "--reason", "taken\tover\nby x",
+    res = CliRunner().invoke(cli, ["compromise", "portal:acme", "--all-time", "--reason",
+                                   "taken\tover\nby x",
                                    "--tenant", tenant_name, "--url", falkordb])
     assert res.exit_code == 2 and "unknown source 'portal:acme'" in res.output  # got that far
