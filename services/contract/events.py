@@ -145,7 +145,8 @@ class MemoryWritten(Event):
                                  "is then identified by key and text (store_memory_id), and its "
                                  "versions share the key")
     supersedes: Id | None = Field(None, description="The memory id of the value this one "
-                                  "replaced at the same key: it goes OUT (cause superseded)")
+                                  "replaced at the same key: it is no longer current, and "
+                                  "keeps its status (a valid premise of what rests on it)")
 
     def memory(self) -> str:
         if self.key is not None:
@@ -154,7 +155,8 @@ class MemoryWritten(Event):
 
 
 class MemoryDeleted(Event):
-    """An agent deleted a store item: the version it held goes OUT (cause deleted)."""
+    """An agent deleted a store item: the version it held is no longer current (never served
+    again unless written again) and keeps its status."""
 
     type: Literal["memory_deleted"] = "memory_deleted"
     memory: Id
