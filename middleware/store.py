@@ -1,8 +1,11 @@
 """A delegating LangGraph store: records reads and writes, hides OUT memories from the agent.
 
 A store memory is identified by its namespace and key: a put that changes what a key holds
-supersedes the old value, a delete withdraws it. To know what a put replaces, the items it
-overwrites are read first, in one extra batch.
+supersedes the old value, a delete ends it. Either makes the old version not current, never
+OUT: it needs no hiding here, since the store serves only what each key holds now, and it stays
+a valid premise of what was built on it. What is served is hidden only when it is OUT (the
+status feed). To know what a put replaces, the items it overwrites are read first, in one
+extra batch.
 """
 
 from __future__ import annotations
