@@ -6,6 +6,11 @@ found by looking for whole texts in the model's input, but by matching the *cont
 each delivered item (identifiers such as account and invoice numbers, amounts, phrases such as
 names and addresses) against the written value, however either was rendered.
 
+Facts are values, not lines: identifiers, amounts (any separators, with their currency),
+dates and times (09:30, 9.30 am, 10:00-11:00, ISO dates, 20 Nov 2026) and the phrases between
+them (names, addresses, titles). Labels are not facts: "Bank account:" before a value, one or
+two words just before it ("bank account GB33 …", "IBAN GB33 …"), or before a phrase.
+
 Facts, not items, are the unit: items that state the same fact are alternatives (either would
 justify it: OR), different facts are all needed (AND). The justifications of a write are the
 minimal sets of items that cover every fact it uses. Pure: plain values in, ids out.
@@ -14,6 +19,7 @@ minimal sets of items that cover every fact it uses. Pure: plain values in, ids 
 from __future__ import annotations
 
 import ast
+import bisect
 import itertools
 import json
 import re
@@ -82,6 +88,7 @@ class FactIndex:
         self.ids: dict[str, set[str]] = {}
         self.ids_by_start: dict[str, list[str]] = {}  # first 4 characters -> ids
         self.phrases: dict[str, set[str]] = {}  # " phrase ", as it stands among the words
+        self.values: dict[tuple[str, str], set[str]] = {}  # ("date"|"time", canonical) -> items
         self.by_first: dict[bool, dict[str, list[str]]] = {True: {}, False: {}}  # holds a digit?
         # -> first word -> " phrase "s
 
@@ -89,6 +96,8 @@ class FactIndex:
         for kind, key in item_facts:
             if kind == "num":
                 self.numbers.setdefault(key, set()).add(item)
+            elif kind in _VALUE_KINDS:
+                self.values.setdefault((kind, key), set()).add(item)
             elif kind == "id":
                 if key not in self.ids:
                     self.ids_by_start.setdefault(key[:_START], []).append(key)
@@ -104,24 +113,41 @@ class FactIndex:
                   limit: int = MAX_JUSTIFICATIONS) -> Attribution:
         t = _Target(written)
         families = [items for n in t.numbers if (items := self.numbers.get(n)) is not None]
+        families += [items for v in t.values if (items := self.values.get(v)) is not None]
         if t.starts is None:  # not plain ASCII words: every fact is looked for in the text
             families += [items for key, items in self.ids.items() if key in t.compact]
-            families += [items for key, items in self.phrases.items() if key in t.words]
+            said = [key for key in self.phrases if key in t.words]
         else:  # an identifier starts where a word near the digits starts; a phrase with a word
             near, joined = t.near_words, t.near_compact
             families += [self.ids[key] for p in t.starts
                          for key in self.ids_by_start.get(joined[p:p + _START], ())
                          if joined.startswith(key, p)]
-            families += [self.phrases[key] for word in t.word_set
-                         for key in self.by_first[False].get(word, ()) if key in t.words]
-            families += [self.phrases[key] for word in t.near_set
-                         for key in self.by_first[True].get(word, ()) if key in near]
+            said = [key for word in t.word_set
+                    for key in self.by_first[False].get(word, ()) if key in t.words]
+            said += [key for word in t.near_set
+                     for key in self.by_first[True].get(word, ()) if key in near]
+        families += _unlabelled(said, self.phrases)
         if exclude is not None:
             families = [f - {exclude} if exclude in f else f for f in families]
             families = [f for f in families if f]
         if not families:
             return Attribution([], "none")
         return Attribution(minimal_covers(families, limit), MATCHED)
+
+
+def _unlabelled(said: list[str], phrases: dict[str, set[str]]) -> list[set[str]]:
+    """The families of the phrases matched: a phrase that is another matched one with one or
+    two words before it (its label: "ship to 4 elm court york") is that phrase, so the items
+    stating either are alternatives for it."""
+    found = set(said)
+    if len(found) < 2:
+        return [phrases[p] for p in found]
+
+    def labelled(p: str, q: str) -> bool:
+        return q != p and p.endswith(q) and p.count(" ") - q.count(" ") <= _LABEL_WORDS
+
+    return [set().union(*(phrases[p] for p in found if p == q or labelled(p, q)))
+            for q in found if not any(labelled(q, r) for r in found)]
 
 
 def facts(value: object) -> set[tuple[str, str]]:
@@ -187,6 +213,12 @@ class _Target:
             self.starts = offsets[first:len(lead) + len(middle) + 1]
         self.numbers = {n for m in _NUMBER.finditer(span)
                         if (n := _number(m.group())) is not None}
+        if span:  # dates, times, amounts in any notation: a word either side of the digits
+            before, _, after = text.partition(span)
+            span = " ".join([*before.split()[-2:], span, *after.split()[:2]])
+        found, _ = _values(span)
+        self.values = {(k, v) for k, v in found if k in _VALUE_KINDS}
+        self.numbers |= {v for k, v in found if k == "num"}
         self.numbers |= {n for x in leaves if isinstance(x, int | float)
                          and (n := _number(x)) is not None}
 
@@ -203,22 +235,157 @@ def _digit_span(text: str) -> str:
     return text[start:min(ends) if ends else len(text)]
 
 
-def _segment_facts(segment: str) -> set[tuple[str, str]]:
+# A label ("Bank account:", "Remit address:"): one to five words of letters, then a colon and
+# white space. It is the document's wording, not a fact: "09:30" has digits, so is no label.
+_LABEL = re.compile(r"(?:^|(?<=[\s,;(]))[^\W\d_]+(?:[ \-][^\W\d_]+){0,4}\s*:(?=\s|$)")
+# Capitals before an identifier that starts with digits, apart by a space ("IBAN GB33 …",
+# "ACCT 0417 1643"): a label; "INV-1002" and "MSA-2026-001" keep theirs.
+_LEADING_WORDS = re.compile(r"^(?:[A-Z]+ )+(?=[A-Za-z]*\d)")
+_VALUE_KINDS = ("date", "time")
+_LABEL_WORDS = 2  # words just before a value, or before a phrase, that may be its label
+_MONTHS = {m: i for i, names in enumerate(
+    (("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",),
+     ("jun", "june"), ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"),
+     ("oct", "october"), ("nov", "november"), ("dec", "december")), start=1) for m in names}
+_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?" \
+         r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+# 2026-11-20, 2026-11-20T09:30; 20 Nov 2026, 20 November, 2026; Nov 20, 2026; November 20th 2026
+_DATE = re.compile(
+    r"(?<![\w.])(?:(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})"
+    r"(?:[T ](?P<hh>\d{1,2}):(?P<mm>\d{2})(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+    rf"|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+(?P<y2>\d{{4}})"
+    rf"|{_MONTH.replace('(', '(?P<mon3>', 1)}\s+(?P<d3>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y3>\d{{4}}))"
+    r"(?![\w])", re.IGNORECASE)
+# 09:30, 9:30am, 9.30 a.m., 9 pm, 17:05:00 (a dot or no minutes only with am/pm)
+_TIME = re.compile(
+    r"(?<![\w.:])(?P<h>\d{1,2})(?:(?::(?P<m>\d{2})(?::\d{2})?)"
+    r"(?:\s*(?P<ap>[ap])\.?m\.?)?|(?:\.(?P<m2>\d{2}))?\s*(?P<ap2>[ap])\.?m\.?)(?![\w:])",
+    re.IGNORECASE)
+_CURRENCY = r"(?:[$€£¥₹]|(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|SEK|NOK|DKK|PLN|INR|CNY)(?![A-Za-z]))"
+_AMOUNT_NUM = r"\d{1,3}(?:[,.'\u00a0 ]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?"
+# An amount next to its currency: $34,500.00, EUR 1.280,00, 1 280,00 €, 12'000 CHF
+_MONEY = re.compile(rf"(?<![\w.]){_CURRENCY}\s?(?P<a>{_AMOUNT_NUM})(?![\w])"
+                    rf"|(?<![\w.,])(?P<b>{_AMOUNT_NUM})\s?{_CURRENCY}")
+
+
+def _amount(text: str) -> str | None:
+    """The canonical number of an amount written with any thousands and decimal separators:
+    a last separator followed by one or two digits is the decimal point."""
+    text = text.replace("\u00a0", " ")
+    m = re.fullmatch(r"(.*?)([.,])(\d{1,2})", text)
+    whole, frac = (m.group(1), m.group(3)) if m and not re.search(r"[.,]\d{3}$", text) \
+        else (text, "")
+    digits = re.sub(r"[,.' ]", "", whole)
+    return _number(f"{digits}.{frac}" if frac else digits) if digits.isdigit() else None
+
+
+def _values(text: str) -> tuple[set[tuple[str, str]], list[tuple[int, int]]]:
+    """The dates, times and amounts with their currency in ``text``: facts and their spans."""
     out: set[tuple[str, str]] = set()
-    for m in _IDENT.finditer(segment):
-        token = m.group()
-        compact = _compact(token)
-        if len(compact) >= 4 and any(c.isdigit() for c in compact) and not _is_plain_number(token):
-            out.add(("id", compact))
-    for m in _NUMBER.finditer(segment):
-        if (n := _number(m.group())) is not None:
+    spans: list[tuple[int, int]] = []
+    if not any(c.isdigit() for c in text):
+        return out, spans
+    for m in _DATE.finditer(text):
+        g = m.groupdict()
+        year, day = g["y"] or g["y2"] or g["y3"], g["d"] or g["d2"] or g["d3"]
+        month = int(g["m"]) if g["m"] else _MONTHS.get(
+            (g["mon3"] or _month_of(m.group()) or "").casefold().rstrip("."))
+        if not month or not 1 <= month <= 12 or not 1 <= int(day) <= 31:
+            continue
+        out.add(("date", f"{int(year):04d}-{month:02d}-{int(day):02d}"))
+        if g["hh"] is not None and int(g["hh"]) < 24 and int(g["mm"]) < 60:
+            out.add(("time", f"{int(g['hh']):02d}:{g['mm']}"))
+        spans.append(m.span())
+    dates = list(spans)  # in order, apart
+    for m in _TIME.finditer(text):
+        if _inside(m.span(), dates):
+            continue
+        hour, minute = int(m["h"]), int(m["m"] or m["m2"] or 0)
+        ap = (m["ap"] or m["ap2"] or "").casefold()
+        if ap and not 1 <= hour <= 12 or hour > 23 or minute > 59:
+            continue
+        hour = hour % 12 + (12 if ap == "p" else 0) if ap else hour
+        out.add(("time", f"{hour:02d}:{minute:02d}"))
+        spans.append(m.span())
+    spans.sort()
+    taken = list(spans)
+    for m in _MONEY.finditer(text):
+        if _inside(m.span(), taken):
+            continue
+        if (n := _amount(m["a"] or m["b"])) is not None:
             out.add(("num", n))
-    # A phrase is what a segment says; of a labelled one ("Bank account: ..."), the value: the
-    # label is the document's wording, not a fact, and a note may word it otherwise.
-    words = _words((segment.split(":", 1)[1] if ":" in segment else segment).casefold())
-    phrase = " ".join(words)
-    if len(words) >= 2 and _PHRASE_MIN <= len(phrase) <= _PHRASE_MAX:
-        out.add(("text", phrase))
+            spans.append(m.span())
+    spans.sort()
+    return out, spans
+
+
+def _month_of(matched: str) -> str | None:
+    found = re.search(_MONTH, matched, re.IGNORECASE)
+    return found.group(1) if found else None
+
+
+def _masked(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each of ``spans`` blanked (a separator nothing matches across)."""
+    if not spans:
+        return text
+    out, at = [], 0
+    for a, b in spans:
+        out += [text[at:a], "\x1f" * (b - a)]
+        at = b
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _inside(span: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
+    """Whether ``span`` overlaps one of ``spans`` (sorted, not overlapping each other)."""
+    i = bisect.bisect_left(spans, (span[1], -1)) - 1
+    return i >= 0 and spans[i][1] > span[0]
+
+
+def _segment_facts(segment: str) -> set[tuple[str, str]]:
+    """A segment's facts are its values: identifiers, amounts, dates and times, and the phrases
+    between them (names, addresses, titles). Labels are not facts: a labelled value ("Bank
+    account: GB33 …") is the value, and two words just before a value ("bank account GB33 …",
+    "pay to …") are its unmarked label."""
+    out: set[tuple[str, str]] = set()
+    parts, start = [], 0
+    for m in _LABEL.finditer(segment):
+        parts.append(segment[start:m.start()])
+        start = m.end()
+    parts.append(segment[start:])
+    for part in parts:
+        found, spans = _values(part)
+        out |= found
+        for m in _IDENT.finditer(_masked(part, spans)):  # a value ends an identifier
+            token = _LEADING_WORDS.sub("", m.group())  # "IBAN GB33 …": the label is no part
+            compact = _compact(token)
+            if len(compact) >= 4 and any(c.isdigit() for c in compact) \
+                    and not _is_plain_number(token):
+                out.add(("id", compact))
+                spans.append(m.span())
+        spans.sort()
+        for m in _NUMBER.finditer(_masked(part, spans)):
+            if (n := _number(m.group())) is not None:
+                out.add(("num", n))
+                spans.append(m.span())
+        spans.sort()
+        pieces, at = [], 0
+        for a, b in spans:
+            if a >= at:
+                pieces.append((part[at:a], True))  # followed by a value
+                at = b
+        pieces.append((part[at:], False))
+        for piece, before_value in pieces:
+            words = _words(piece.casefold())
+            if before_value and len(words) <= _LABEL_WORDS:
+                continue  # an unmarked label
+            for drop in range(_LABEL_WORDS + 1):  # and the phrase less one or two leading words,
+                rest = words[drop:]  # which may be an unmarked label ("ship to …")
+                phrase = " ".join(rest)
+                if len(rest) < 2 or len(phrase) < _PHRASE_MIN or (drop and len(rest) < 3):
+                    break
+                if len(phrase) <= _PHRASE_MAX:
+                    out.add(("text", phrase))
     return out
 
 

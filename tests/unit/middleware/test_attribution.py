@@ -179,3 +179,110 @@ def test_looking_near_the_digits_finds_what_scanning_everything_finds(items, wri
     finally:
         at._Target = plain
     assert (fast.justifications, fast.rule) == (slow.justifications, slow.rule)
+
+
+# -- facts are values, not lines (issue 29, findings 3 and 4) -----------------------------------
+def test_a_value_with_an_unmarked_label_is_one_fact_that_either_source_states():
+    """The portal writes "Bank account GB33 …" (no colon), the contract "Remit to: GB33 …":
+    the label's words are no fact, so the note restating the account rests on either (OR)."""
+    portal = Delivered("portal", "Acme Corp portal\nBank account GB33 BUKB 2020 1555 5555 55")
+    contract = Delivered("contract", "MASTER AGREEMENT MSA-2026-001\n"
+                                     "Remit to: GB33 BUKB 2020 1555 5555 55")
+    a = attribute("Acme's bank account GB33 BUKB 2020 1555 5555 55", [portal, contract])
+    assert a.justifications == [("contract",), ("portal",)]
+
+
+def test_a_labelled_address_is_one_fact_that_either_source_states():
+    """ "Remit address: 4 Elm Court, York" and "Ship to 4 Elm Court, York": one address, two
+    sources stating it; neither label is required."""
+    portal = Delivered("portal", "Remit address: 4 Elm Court, York")
+    crm = Delivered("crm", {"delivery": "Ship to 4 Elm Court, York"})
+    a = attribute("Send the cheque to 4 Elm Court, York", [portal, crm])
+    assert a.justifications == [("crm",), ("portal",)]
+
+
+def test_a_time_is_not_a_label_and_its_line_keeps_its_title():
+    """ "09:30 Board review with ops" is a time and a title, not a label "09" and a garbled
+    "30 board review…": the note at "9.30 am" rests on the calendar, not on the weather."""
+    calendar = Delivered("calendar", "Tue 2026-12-01\n09:30 Board review with ops\n"
+                                     "14:00-15:00 Dentist")
+    weather = Delivered("weather", "Forecast for York: light rain after 14:00")
+    a = attribute("Board review with ops at 9.30 am", [calendar, weather])
+    assert a.justifications == [("calendar",)] and a.rule == "matched"
+    assert ("time", "09:30") in facts(calendar.value)
+    assert ("text", "board review with ops") in facts(calendar.value)
+
+
+HOURS = st.integers(0, 23)
+MINUTES = st.integers(0, 59)
+
+
+def _clock(h: int, m: int, style: int) -> str:
+    twelve, ap = (h % 12 or 12), ("am" if h < 12 else "pm")
+    return [f"{h:02d}:{m:02d}", f"{h}:{m:02d}", f"{twelve}.{m:02d} {ap}", f"{twelve}:{m:02d}{ap}",
+            f"{twelve}:{m:02d} {ap[0]}.m."][style]
+
+
+@settings(max_examples=25, deadline=None)
+@given(HOURS, MINUTES, st.integers(0, 4), st.integers(0, 4), HOURS)
+def test_a_time_in_any_rendering_is_the_same_fact(h, m, shown, written, other):
+    """09:30, 9:30, 9.30 am, 9:30am, 9:30 a.m.: the calendar that states the time is the
+    premise whatever notation either side uses; an item with another hour is not."""
+    cal = Delivered("cal", f"Calendar: {_clock(h, m, shown)} Standup")
+    z = Delivered("z", f"Calendar: {_clock(other, (m + 7) % 60, shown)} Lunch")
+    a = attribute(f"call moved to {_clock(h, m, written)}", [cal, z])
+    assert a.justifications == [("cal",)]
+
+
+DAYS = st.dates(min_value=__import__("datetime").date(1990, 1, 1),
+                max_value=__import__("datetime").date(2060, 12, 31))
+
+
+def _day(d, style: int) -> str:
+    return [d.isoformat(), f"{d.day} {d:%b} {d.year}", f"{d:%B} {d.day}, {d.year}",
+            f"{d.isoformat()}T09:00:00Z", f"{d.day} {d:%B} {d.year}"][style]
+
+
+@settings(max_examples=25, deadline=None)
+@given(DAYS, DAYS, st.integers(0, 4), st.integers(0, 4))
+def test_a_date_in_any_rendering_is_the_same_fact(day, other, shown, written):
+    """2026-11-20, 20 Nov 2026, November 20, 2026, an ISO timestamp: one date."""
+    item = Delivered("inv", f"Due date: {_day(day, shown)}")
+    z = Delivered("z", f"Due date: {_day(other, shown)}")
+    a = attribute({"text": f"pay by {_day(day, written)}"}, [item] + ([z] if other != day else []))
+    assert a.justifications == [("inv",)]
+
+
+def _money(cents: int, style: int) -> str:
+    whole, frac = divmod(cents, 100)
+    us = f"{whole:,}.{frac:02d}"
+    eu = us.replace(",", " ").replace(".", ",").replace(" ", ".")
+    return [f"${us}", f"{us} USD", f"EUR {eu}", f"{eu} €", f"{us.replace(',', chr(39))} CHF",
+            f"{whole}.{frac:02d}", f"£{us}"][style]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(10_000, 10**9), st.integers(0, 6), st.integers(0, 6))
+def test_an_amount_with_separators_and_a_currency_is_the_same_fact(cents, shown, written):
+    """$34,500.00, 34,500.00 USD, EUR 34.500,00, 34.500,00 €, 34'500.00 CHF, 34500.00: one
+    amount, whatever the separators."""
+    item = Delivered("inv", f"Total due: {_money(cents, shown)}")
+    z = Delivered("z", f"Total due: {_money(cents + 1234, shown)}")
+    a = attribute(f"Approved {_money(cents, written)} today", [item, z])
+    assert a.justifications == [("inv",)]
+
+
+LABELS = ("Bank account", "IBAN", "Remit to", "Pay to", "Account no", "Beneficiary account")
+
+
+@settings(max_examples=25, deadline=None)
+@given(ACCOUNT, st.sampled_from(LABELS), st.sampled_from(LABELS), st.sampled_from(LABELS),
+       st.booleans(), st.booleans())
+def test_labels_are_not_facts_so_each_source_stating_the_value_is_an_alternative(
+        account, label_a, label_b, label_w, colon_a, colon_b):
+    """Two sources state the account under any labels, with or without a colon; a note states
+    it under a third: two justifications, one on each source."""
+    a_item = Delivered("a", f"Supplier portal\n{label_a}{':' if colon_a else ''} {account}")
+    b_item = Delivered("b", f"Signed contract\n{label_b}{':' if colon_b else ''} {account}")
+    found = attribute(f"Note: {label_w.lower()} {account}", [a_item, b_item])
+    assert found.justifications == [("a",), ("b",)]
