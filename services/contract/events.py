@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import operator
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal, get_args
 
 from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
 
@@ -86,10 +87,35 @@ def from_micros(us: int | None) -> datetime | None:
     return None if us is None else EPOCH + timedelta(microseconds=us)
 
 
+# What an event is for, declared once by each kind (``role = ...``), which says who consumes it:
+#   write    what an agent did or read: the writer applies it, in batches; the API takes it
+#   control  a security or finance decision: the retraction worker applies it, one at a time
+#   gate     a question before an action tool runs, on the gate stream: the gate answers it
+#   answer   the gate's answer, on the asker's reply list
+#   status   a status a commit or a write changed, on the tenant's status stream
+# The workers' handler of each kind is theirs to bind (rescind.workers.ingest); a test checks
+# every kind has one. See docs/architecture.md, "How to add an event kind".
+Role = Literal["write", "control", "gate", "answer", "status"]
+ROLES: tuple[Role, ...] = get_args(Role)
+_KINDS: list[type[Event]] = []  # every event kind, in the order declared
+
+
 class Event(BaseModel):
-    """Fields every event has."""
+    """Fields every event has. Each kind declares its ``role`` (one of ROLES); declaring the
+    class registers it (EVENTS, AnyEvent)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    role: ClassVar[Role]
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        if cls.__dict__.get("role") not in ROLES:
+            raise TypeError(f"event {cls.__name__} declares no role (one of {', '.join(ROLES)})")
+        tag = cls.model_fields["type"].default
+        if any(k.model_fields["type"].default == tag for k in _KINDS):
+            raise TypeError(f"event {cls.__name__}: type {tag!r} is taken")
+        _KINDS.append(cls)
 
     schema_: Literal[1] = Field(SCHEMA, alias="schema", description="Contract version")
     event_id: Id = Field(description="Idempotency key: the same id is applied once")
@@ -103,6 +129,7 @@ class SourceDeclared(Event):
     """A source and its trust domain, named before (or without) anything it says."""
 
     type: Literal["source_declared"] = "source_declared"
+    role = "write"
     source: SourceName
     source_kind: Id
     name: Name | None = None
@@ -114,6 +141,7 @@ class ObservationRecorded(Event):
     """A source tool returned something: what the source said, read at ``at``."""
 
     type: Literal["observation_recorded"] = "observation_recorded"
+    role = "write"
     source: SourceName
     source_kind: Id = "tool"
     source_domain: SourceName | None = Field(None, description="Trust domain; defaults to the "
@@ -134,6 +162,7 @@ class MemoryWritten(Event):
     """An agent wrote a memory; ``premises`` were in its context when it did."""
 
     type: Literal["memory_written"] = "memory_written"
+    role = "write"
     kind: WrittenKind
     text: Text
     premises: Premises
@@ -159,6 +188,7 @@ class MemoryDeleted(Event):
     again unless written again) and keeps its status."""
 
     type: Literal["memory_deleted"] = "memory_deleted"
+    role = "write"
     memory: Id
     key: StoreKey
     agent: Id
@@ -170,6 +200,7 @@ class MemoryAdopted(Event):
     on the source ``store:preexisting`` (its own trust domain), unless the graph knows it."""
 
     type: Literal["memory_adopted"] = "memory_adopted"
+    role = "write"
     kind: WrittenKind
     key: StoreKey
     text: Text
@@ -182,6 +213,7 @@ class ActionProposed(Event):
     """An agent asked to run an action tool; amount and payee come from its arguments."""
 
     type: Literal["action_proposed"] = "action_proposed"
+    role = "write"
     action: Id = Field(description="The proposer's name for the action; unique per tenant")
     text: Text
     premises: Premises
@@ -201,6 +233,7 @@ class ActionExecuted(Event):
     a recall asks back, whatever was proposed."""
 
     type: Literal["action_executed"] = "action_executed"
+    role = "write"
     action: Id = Field(description="The action's name, as in ActionProposed")
     receipt: Reason | None = Field(None, description="The tool's result")
     amount: Amount | None = Field(None, description="The amount executed, from the receipt")
@@ -215,6 +248,7 @@ class ActionFailed(Event):
     """The action tool raised: the proposal did not happen, and is never released."""
 
     type: Literal["action_failed"] = "action_failed"
+    role = "write"
     action: Id = Field(description="The action's name, as in ActionProposed")
     reason: Reason = ""
     seq: Seq | None = Field(None, description="The `seq` of the proposal that failed: once the "
@@ -226,6 +260,7 @@ class SourceCompromised(Event):
     """Security: the source is not to be trusted for reads in [start, end] (open when None)."""
 
     type: Literal["source_compromised"] = "source_compromised"
+    role = "control"
     retraction: Id
     source: SourceName
     start: AwareDatetime | None = None
@@ -236,6 +271,7 @@ class SourceCompromised(Event):
 
 class MemoryWithdrawn(Event):
     type: Literal["memory_withdrawn"] = "memory_withdrawn"
+    role = "control"
     retraction: Id
     memory: Id = Field(description="A memory id, or an action's name")
     reason: Reason = ""
@@ -244,6 +280,7 @@ class MemoryWithdrawn(Event):
 
 class MemoryCorrected(Event):
     type: Literal["memory_corrected"] = "memory_corrected"
+    role = "control"
     retraction: Id
     memory: Id
     text: Text
@@ -253,6 +290,7 @@ class MemoryCorrected(Event):
 
 class RetractionReinstated(Event):
     type: Literal["retraction_reinstated"] = "retraction_reinstated"
+    role = "control"
     retraction: Id
     by: Id
 
@@ -263,6 +301,7 @@ class StatusChanged(Event):
     on the tenant's own status stream."""
 
     type: Literal["status_changed"] = "status_changed"
+    role = "status"
     memory: Id
     status: Literal["IN", "OUT"]
     cause: Id | None = None
@@ -272,6 +311,7 @@ class StatusChanged(Event):
 
 class RecallApproved(Event):
     type: Literal["recall_approved"] = "recall_approved"
+    role = "control"
     action: Id = Field(description="The action's name, as in ActionProposed")
     by: Id
 
@@ -280,6 +320,7 @@ class GateAsked(Event):
     """Before an action tool runs: may it? Answered on ``reply_to`` as a GateAnswered."""
 
     type: Literal["gate_asked"] = "gate_asked"
+    role = "gate"
     action: Id
     premises: Premises
     amount: Amount | None = None
@@ -304,28 +345,30 @@ class GateAsked(Event):
 
 class GateAnswered(Event):
     type: Literal["gate_answered"] = "gate_answered"
+    role = "answer"
     allowed: bool
     reason: tx.text(MAX_TEXT)
     fragility: int
 
 
-AnyEvent = Annotated[
-    SourceDeclared | ObservationRecorded | MemoryWritten | MemoryDeleted | MemoryAdopted
-    | ActionProposed | ActionExecuted | ActionFailed | SourceCompromised
-    | MemoryWithdrawn | MemoryCorrected | RetractionReinstated | StatusChanged | RecallApproved
-    | GateAsked | GateAnswered,
-    Field(discriminator="type"),
-]
+EVENTS: tuple[type[Event], ...] = tuple(_KINDS)  # the registry: every kind, once
+
+
+def of_role(role: Role) -> tuple[type[Event], ...]:
+    """The event kinds that declare ``role``."""
+    return tuple(k for k in EVENTS if k.role == role)
+
+
+AnyEvent = Annotated[functools.reduce(operator.or_, EVENTS), Field(discriminator="type")]
 EVENT = TypeAdapter(AnyEvent)
 
-WRITES = (SourceDeclared, ObservationRecorded, MemoryWritten, MemoryDeleted, MemoryAdopted,
-          ActionProposed, ActionExecuted, ActionFailed)
+WRITES = of_role("write")
+CONTROL = of_role("control")
 PREEXISTING = "store:preexisting"  # the source of adopted store items
-CONTROL = (SourceCompromised, MemoryWithdrawn, MemoryCorrected, RetractionReinstated,
-           RecallApproved)
 
 __all__ = [
-    "EVENT", "PREEXISTING", "SCHEMA", "ActionExecuted", "ActionFailed", "ActionProposed", "AnyEvent", "Event",
+    "CONTROL", "EVENT", "EVENTS", "PREEXISTING", "ROLES", "SCHEMA", "WRITES", "ActionExecuted",
+    "ActionFailed", "ActionProposed", "AnyEvent", "Event", "Role", "of_role",
     "GateAnswered", "GateAsked", "MemoryAdopted", "MemoryCorrected", "MemoryDeleted",
     "MemoryWithdrawn", "MemoryWritten", "ObservationRecorded", "RecallApproved",
     "RetractionReinstated", "SourceCompromised", "SourceDeclared", "StatusChanged", "action_id",
