@@ -14,7 +14,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, V
 
 from rescind.contract import text as tx
 from rescind.contract.errors import Invalid
-from rescind.contract.events import MAX_TEXT, normalise, to_micros
+from rescind.contract.events import MAX_TEXT, SourceName, normalise, to_micros
 from rescind.contract.kinds import WrittenKind
 
 # Every text field is one of the shared types (rescind.contract.text): a NUL or another control
@@ -33,16 +33,16 @@ class _Line(BaseModel):
 
 class SourceLine(_Line):
     op: Literal["source"]
-    id: Id
+    id: SourceName  # canonical (rescind.contract.identity): any spelling names one source
     kind: Id
     name: Name | None = None
-    domain: Id | None = None
+    domain: SourceName | None = None
 
 
 class ObserveLine(_Line):
     op: Literal["observe"]
     id: Id
-    source: Id
+    source: SourceName
     text: Text
     at: AwareDatetime
 
@@ -102,7 +102,7 @@ class ExecuteLine(_Line):
 class RetractLine(_Line):
     op: Literal["retract"]
     id: Id
-    source: Id
+    source: SourceName
     from_: AwareDatetime | None = Field(None, alias="from")
     to: AwareDatetime | None = None
     reason: Reason
