@@ -30,13 +30,16 @@ class GateClient:
             payee: str | None, traceparent: str | None = None, proposed: bool = False,
             at: datetime | None = None, account: str | None = None,
             currency: str | None = None, seen: dict[str, str] | None = None,
-            amount_free: bool = False) -> GateAnswered:
+            amount_free: bool = False,
+            alternatives: list[list[str]] | None = None) -> GateAnswered:
         """The gate's answer; GateRefused when it refuses or cannot be reached.
 
         ``proposed``: the action was proposed earlier and is judged by its stored facts.
         ``seen``: what the asker published before asking (``Publisher.sent_through``): the gate
         judges once the writer has applied it. ``amount_free``: the operator declared the
-        action amount-free (without it, a call with no amount is refused).
+        action amount-free (without it, a call with no amount is refused). ``alternatives``:
+        every justification the call was proposed with, when it has more than one
+        (``premises`` is the first).
 
         The question says when this asker stops waiting (``expires``, ``timeout_s`` from now);
         judged later, the gate records it as expired, never allowed. The answer is awaited a
@@ -47,7 +50,7 @@ class GateClient:
                           premises=premises or ["none"], amount=amount, payee=payee,
                           account=account, currency=currency, reply_to=reply_to,
                           traceparent=traceparent, proposed=proposed, seen=seen or None,
-                          amount_free=amount_free,
+                          amount_free=amount_free, alternatives=alternatives,
                           expires=datetime.now(UTC) + timedelta(seconds=self.timeout_s))
         try:
             self._conn.xadd(layout.GATE, layout.encode(asked.model_dump_json(by_alias=True)))

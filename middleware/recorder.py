@@ -224,7 +224,8 @@ class Recorder:
         if spec.stage == "both":
             self.gate.ask(name, premises, amount, payee, at=self.clock(), account=account,
                           currency=currency, seen=self._sent(tool, name),
-                          amount_free=spec.amount_free)
+                          amount_free=spec.amount_free,
+                          alternatives=alternatives if len(alternatives) > 1 else None)
         return name
 
     def _sent(self, tool: str, name: str) -> dict[str, str]:

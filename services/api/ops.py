@@ -246,11 +246,16 @@ def fragility(graph: TenantGraph, ref: str) -> dict:
 
 
 def pending_payments(graph: TenantGraph, limit: int = 50) -> list[dict]:
-    """Payments not executed yet, each with its fragility; those OUT are held."""
+    """Payments not executed yet, each with its fragility; those OUT are held, but one the
+    gate refused last (never run: nothing to hold) is listed as refused, with why."""
     rows = []
-    for a in [a for a in graph.actions() if not a.get("executed")][:limit]:
+    pending = [a for a in graph.actions() if not a.get("executed")][:limit]
+    last = gate_mod.last_decisions(graph, [a["id"] for a in pending])
+    for a in pending:
         frag, witness, domains = gate_mod.weakest_of(graph, a["id"])
-        rows.append({**public(a), "held": a.get("status") == "OUT", "fragility": frag,
+        refused = a["id"] in last and not last[a["id"]]["allowed"]
+        rows.append({**public(a), "held": a.get("status") == "OUT" and not refused,
+                     "refused": refused, "gate": last.get(a["id"]), "fragility": frag,
                      "would_fake_it": list(witness), "domains": list(domains)})
     rows.sort(key=lambda r: (-(r["amount"] or 0), r["id"]))
     return rows

@@ -341,6 +341,10 @@ class GateAsked(Event):
                               "amount-free: without an amount it is judged, not refused")
     expires: datetime | None = Field(None, description="When the asker stops waiting: judged "
                                      "later, the question is recorded as expired, never allowed")
+    alternatives: list[Premises] | None = Field(None, max_length=64, description="Every "
+                                                "justification the call was proposed with "
+                                                "(``premises`` is the first): a new action is "
+                                                "judged as resting on any of them")
 
 
 class GateAnswered(Event):

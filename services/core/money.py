@@ -64,7 +64,7 @@ def show(amount: float, currency: str | None, base: str) -> str:
 _LABEL = re.compile(
     r"^\s*(?:(?:bank|beneficiary|payee|vendor|supplier|receiving|destination|target)\s+)*"
     r"(?:iban|acct|account|a/c|a\.c\.|konto|compte|cuenta|rekening|bic|swift|sort\s+code)"
-    r"(?:\s*(?:no|nr|num|number|n°|#|id|code))?\s*[:.#=\-–—]*\s*"
+    r"(?:\s*(?:number|num|nr|no|n°|#|id|code))?\s*[:.#=\-–—]*\s*"
     r"|^\s*(?:no|nr|number|n°|#)\s*[:.#=\-–—]+\s*", re.IGNORECASE)
 # A name in brackets at the end (or the start) of an account: "GB33 … (Acme)", "[Acme] 1234".
 _BRACKETED = re.compile(r"\s*[(\[{<][^()\[\]{}<>]*[)\]}>]\s*$|^\s*[(\[{<][^()\[\]{}<>]*[)\]}>]\s*")

@@ -58,6 +58,9 @@ class GateCall:
     currency: str | None = None  # ISO 4217; None: the policy's (unless it requires one)
     amount_free: bool = False  # the operator declared the action amount-free
     ask: str | None = None  # the question's id: a new action's execution (gate_rule.execution_key)
+    # every justification a new action was proposed with (``premises`` is the first): it rests
+    # on any of them
+    alternatives: tuple[tuple[str, ...], ...] | None = None
 
 
 def judge(graph: TenantGraph, call: GateCall, policy: GatePolicy = GatePolicy()) -> GateDecision:
@@ -132,9 +135,11 @@ ASKED = "~asked"  # the node a new action would be, in the cone of its premises
 
 
 def _judge_new(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDecision:
-    """An action not yet in the graph: it would rest on every premise together (one
-    justification), and is judged as that node would be."""
-    premises = list(call.premises or ())
+    """An action not yet in the graph: it would rest on every premise of a justification
+    together, on any of its justifications (``alternatives``, else the premises alone), and is
+    judged as that node would be."""
+    justifications = [tuple(j) for j in call.alternatives or ()] or [tuple(call.premises or ())]
+    premises = list(dict.fromkeys(p for j in justifications for p in j))
     # The premises' facts (the cone's first levels), the rules and the aggregate: one round trip.
     aggregate = _aggregate(call.account, call.payee, call.at, p)
     read = ConeRead(graph, premises, [(q.ACTIVE_RETRACTIONS, None)] + (
@@ -145,13 +150,14 @@ def _judge_new(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDecisio
     if missing:
         return GateDecision(call.action, False,
                             f"blocked: unknown premise(s) {', '.join(missing)}", 0)
-    out = [x for x in premises if not known[x].is_in]
-    if out:
-        return GateDecision(call.action, False, f"blocked: it rests on OUT memory {out[0]} "
-                            f"(cause {known[out[0]].cause})", 0)
+    outs = [[x for x in j if not known[x].is_in] for j in justifications]
+    if all(outs):  # every justification has an OUT premise
+        out = outs[0][0]
+        return GateDecision(call.action, False, f"blocked: it rests on OUT memory {out} "
+                            f"(cause {known[out].cause})", 0)
     c, rules = read.finish(), graph.rules_from(read.rows[0])
     nodes = {m: n for x in premises for m, n in c.of(x).items()}
-    nodes[ASKED] = Node(ASKED, "action", [tuple(premises)])
+    nodes[ASKED] = Node(ASKED, "action", justifications)
     frag, fall, domains = _evidence(c, nodes, ASKED, call.account, rules, p)
     already = _allowed(read.rows[1]) if aggregate else (0.0, 0.0)
     return replace(rule.decide(call.action, call.amount, call.currency, frag, domains, p,
@@ -242,6 +248,15 @@ def _evidence(c: Cone, nodes: dict[str, Node], target: str, account: str | None,
 _LOG_FIELDS = ("at", "action", "name", "amount", "currency", "base_amount", "account", "payee",
                "allowed", "reason", "fragility", "domains", "would_fall", "aggregate", "trace",
                "execution", "expired")
+
+
+def last_decisions(graph: TenantGraph, actions: list[str]) -> dict[str, dict]:
+    """The gate's last decision about each of ``actions`` that it was asked about: whether it
+    allowed it, why, and when (ISO)."""
+    if not actions:
+        return {}
+    return {a: {"allowed": bool(allowed), "reason": reason, "at": from_micros(at).isoformat()}
+            for a, allowed, reason, at in graph.rows(gq.GATE_LAST, {"ids": list(actions)})}
 
 
 def decisions_log(graph: TenantGraph, action: str | None = None, limit: int = 100) -> list[dict]:

@@ -38,3 +38,11 @@ RETURN d.at, d.action, d.name, d.amount, d.currency, d.base_amount, d.account, d
        coalesce(d.execution, d.action), coalesce(d.expired, false)
 ORDER BY d.at DESC LIMIT $limit
 """
+
+# The gate's last decision about each of ``ids`` (actions), with when and why.
+GATE_LAST = """
+MATCH (d:Gate) WHERE d.action IN $ids
+WITH d.action AS action, d ORDER BY d.at DESC
+WITH action, collect([d.allowed, d.reason, d.at])[0] AS last
+RETURN action, last[0], last[1], last[2]
+"""

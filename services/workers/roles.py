@@ -324,7 +324,8 @@ class Workers(HeldWrites):
         deadline = time.monotonic() + 2.0
         call = GateCall(mid, None if asked.proposed else tuple(asked.premises), asked.amount,
                         asked.account, asked.payee, ev.to_micros(asked.at), asked.currency,
-                        asked.amount_free, asked.event_id)
+                        asked.amount_free, asked.event_id,
+                        tuple(map(tuple, asked.alternatives)) if asked.alternatives else None)
         if asked.seen is not None:  # judge what the agent saw, once the writer has applied it
             refused = self._unapplied(asked)
             if refused is not None:
@@ -339,7 +340,8 @@ class Workers(HeldWrites):
             except UnknownAction:
                 d = GateDecision(mid, False, f"blocked: no proposal named {asked.action!r}", 0)
         else:
-            while len(graph.statuses(asked.premises)) < len(set(asked.premises)) \
+            every = {p for j in asked.alternatives or [asked.premises] for p in j}
+            while len(graph.statuses(list(every))) < len(every) \
                     and time.monotonic() < deadline:
                 time.sleep(0.01)
             d = judge(graph, call, policy)
