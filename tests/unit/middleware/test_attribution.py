@@ -6,7 +6,13 @@ import json
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from rescind.middleware.attribution import Delivered, attribute, facts, minimal_covers
+from rescind.middleware.attribution import (
+    _MAX_PARSED,
+    Delivered,
+    attribute,
+    facts,
+    minimal_covers,
+)
 
 PORTAL = Delivered("obs-portal", "Northwind Supplies - supplier portal\n"
                    "Vendor: Northwind Supplies\nNOTICE: we have moved to a new bank.\n"
@@ -68,7 +74,8 @@ def test_hostile_values_are_read_within_bounds_and_never_raise():
         cur = nxt
     cur.append("account ZZ97 QKRB 0000 9034")
     assert facts(deep) == set()
-    huge = repr({f"k{i}": f"value {i}" for i in range(20_000)}) + " INV-123456"
+    huge = repr({f"k{i}": f"value {i}" for i in range(5_000)}) + " INV-123456"
+    assert len(huge) > _MAX_PARSED  # too long to parse: matched as text
     assert ("id", "inv123456") in facts(huge)
     assert attribute("pay INV-123456", [Delivered("big", huge)]).premises == ["big"]
 
@@ -117,9 +124,14 @@ RENDER_WRITE = [
 ]
 
 
-@settings(max_examples=60, deadline=None)
-@given(three_items(), st.sampled_from(range(len(RENDER_ITEM))),
-       st.sampled_from(range(len(RENDER_WRITE))))
+# A sample of each property in this half; tests/integration/middleware/
+# test_attribution_volume.py runs the same bodies on 60, 40 and 200 examples.
+X_Y_RENDERED = (three_items(), st.sampled_from(range(len(RENDER_ITEM))),
+                st.sampled_from(range(len(RENDER_WRITE))))
+
+
+@settings(max_examples=12, deadline=None)
+@given(*X_Y_RENDERED)
 def test_a_value_built_from_x_and_y_never_rests_on_z_whatever_the_rendering(items, ri, rw):
     """The account of X and the invoice of Y, in any rendering of the items and of the written
     value: the premises are X and Y together, never Z."""
@@ -130,7 +142,7 @@ def test_a_value_built_from_x_and_y_never_rests_on_z_whatever_the_rendering(item
     assert "Z" not in attribute(written, delivered).premises
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(three_items())
 def test_every_rendering_of_the_same_items_gives_the_same_premises(items):
     """Dicts, JSON, compact JSON, reprs and `key: value` lines of the same items, and every
@@ -151,10 +163,13 @@ _texts = st.lists(st.sampled_from(_CODE_WORDS + _PLAIN_WORDS), min_size=1, max_s
     " ".join)
 
 
-@given(items=st.lists(_texts, min_size=1, max_size=8), written=_texts,
-       filler=st.integers(0, 60))
+NEAR_DIGITS = {"items": st.lists(_texts, min_size=1, max_size=8), "written": _texts,
+               "filler": st.integers(0, 60)}
+
+
+@given(**NEAR_DIGITS)
 @example(items=["the BUKB QKRB 2020 supplier"], written="paid BUKB QKRB 2020", filler=3)
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=40, deadline=None)
 def test_looking_near_the_digits_finds_what_scanning_everything_finds(items, written, filler):
     """The fast path (identifiers by the start of a word near the digits, phrases by their
     first word) gives the premises a scan of the whole value for every fact gives, with prose
