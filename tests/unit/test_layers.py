@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import tomllib
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +41,8 @@ RANK = {"cli": 10, "bench": 9, "demo": 8, "views": 7, "api": 6, "scenario": 6, "
         "operator": 4, "engine": 3, "graph": 2, "core": 1, "runtime": 1, "middleware": 1,
         "contract": 0}
 HARNESSES = {"demo", "bench"}
-MAX_LINES = 400
+MAX_LINES = 400  # past this a module is worth a look (a warning): split along seams, not to fit
+HARD_LINES = 800  # past this it holds more than one concept: the test fails
 
 # Known violations, as "importer -> imported", each with why it is still here and who removes it.
 # Empty today; an entry is a debt with its reason, and the test fails once it is paid.
@@ -312,10 +314,16 @@ def test_no_import_runs_upward_or_sideways(tree):
     _compare(bad, KNOWN_UPWARD, "import against the layer rule")
 
 
-def test_no_module_over_400_lines():
-    """A module longer than 400 lines is split (or listed, with who splits it)."""
-    found = {name: f"{name}: {n} lines" for name, n in long_modules(modules(package_dirs())).items()}
-    _compare(found, KNOWN_LONG, "module over 400 lines")
+def test_no_module_over_800_lines_and_a_warning_past_400():
+    """A module longer than 800 lines is split (or listed, with who splits it); one past 400
+    is named in a warning: modules are split along seams, not to fit a line count."""
+    known = modules(package_dirs())
+    found = {name: f"{name}: {n} lines" for name, n in long_modules(known, HARD_LINES).items()}
+    _compare(found, KNOWN_LONG, f"module over {HARD_LINES} lines")
+    long = long_modules(known)
+    if long:
+        warnings.warn(f"{len(long)} module(s) over {MAX_LINES} lines (look for a seam): "
+                      + ", ".join(f"{name} ({n})" for name, n in long.items()), stacklevel=1)
 
 
 # -- the checker itself, on a small tree made for it ----------------------------------------
