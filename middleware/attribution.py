@@ -379,11 +379,15 @@ def _segment_facts(segment: str) -> set[tuple[str, str]]:
             words = _words(piece.casefold())
             if before_value and len(words) <= _LABEL_WORDS:
                 continue  # an unmarked label
-            for drop in range(_LABEL_WORDS + 1):  # and the phrase less one or two leading words,
-                rest = words[drop:]  # which may be an unmarked label ("ship to …")
+            shown = _words(piece) if len(words) > 2 else []
+            for drop in range(_LABEL_WORDS + 1):  # and an address or a name less one or two
+                rest = words[drop:]  # leading words, which may be its label ("ship to …")
                 phrase = " ".join(rest)
-                if len(rest) < 2 or len(phrase) < _PHRASE_MIN or (drop and len(rest) < 3):
+                if len(rest) < 2 or len(phrase) < _PHRASE_MIN:
                     break
+                if drop and not (any(c.isdigit() for c in phrase)
+                                 or all(w[:1].isupper() for w in shown[drop:])):
+                    continue
                 if len(phrase) <= _PHRASE_MAX:
                     out.add(("text", phrase))
     return out

@@ -28,8 +28,9 @@ from tests.support.agent import (
 def test_an_unmodified_prebuilt_agent_leaves_its_justifications_in_falkordb(rescind_workers,
                                                                              tenant_name):
     """Portal read -> note -> payment: the note rests on the portal observation (found by the
-    account it repeats: rule ``matched``), the payment on the note, with the rule used
-    recorded; the small payment was allowed and ran."""
+    account it repeats: rule ``matched``); the payment, whose arguments state nothing
+    delivered, on the tool result the model was shown (rule ``turn-context``: a tool result
+    before the run's own note); the rule used is recorded; the small payment ran."""
     note = "Acme is paid to IBAN GB33 BUKB 2020 1555 5555 55"
     wrapped = agent([
         call("read_vendor_portal", {"vendor": "acme"}, 1),
@@ -49,7 +50,7 @@ def test_an_unmodified_prebuilt_agent_leaves_its_justifications_in_falkordb(resc
     tree = decisions.explain(g, belief)  # explain (and the API, the console) show the rule
     assert tree["justification_rules"] == ["matched"]
     assert [p["id"] for p in tree["justifications"][0]] == [obs]
-    assert any(r[0] == "action" and r[2] == belief for r in rows)
+    assert [r[2:] for r in rows if r[0] == "action"] == [[obs, "turn-context"]]
     assert g.rows("MATCH (s:Source)-[:SAID]->(m:Mem {id: $id}) RETURN s.id, s.kind",
                   {"id": obs}) == [["portal:acme", "vendor_portal"]]
     assert PAID == [{"vendor": "acme", "amount": 600}]
