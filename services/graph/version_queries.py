@@ -23,3 +23,7 @@ UNWIND $ids AS id
 MATCH (m:Mem {{id: id}}) WHERE {_NOT_CURRENT}
 RETURN m.id, coalesce(m.replaced, [w IN m.withdrawn_by WHERE w IN ['superseded', 'deleted']][0])
 """
+
+# Versions marked the old way (a withdrawal in ``withdrawn_by``), with their withdrawals: a scan,
+# run once per tenant by rescind.engine.versions.migrate_store_marks.
+LEGACY_MARKED = f"MATCH (m:Mem) WHERE {_LEGACY} RETURN m.id, m.withdrawn_by"

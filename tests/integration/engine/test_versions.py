@@ -66,3 +66,33 @@ def test_in_one_batch_and_through_the_pipeline_the_marks_are_the_same(falkordb, 
     record(g, [Write("e5", red, "belief", "", T0 + 5, key=KEY, deletes=True)])
     assert not_current(g, [red, blue]) == {red: "deleted", blue: "superseded"}
     assert {s.status for s in g.statuses([red, blue]).values()} == {"IN"}
+
+
+def test_a_graph_marked_the_old_way_is_migrated_once(falkordb, tenant_name):
+    """Versions marked as withdrawals (the rule before) with what rested on them OUT: the
+    migration moves each mark to ``replaced`` and brings the chain back IN; a memory also
+    withdrawn by a reviewer stays OUT; a second run finds nothing."""
+    from rescind.engine import retraction as ret
+    from rescind.engine.versions import migrate_store_marks
+
+    g = graph(falkordb, tenant_name)
+    v1, v2, w = ids(g, "York", "York, bakery", "Leeds")
+    o = "obs-dana"
+    record(g, [Write("e0", o, "observation", "I live in York", T0, source="user:dana"),
+               Write("e1", v1, "belief", "York", T0 + 1, premises=(o,), key=KEY),
+               Write("e2", v2, "belief", "York, bakery", T0 + 2, premises=(v1,), key=KEY),
+               Write("e3", w, "belief", "Leeds", T0 + 3, premises=(o,), key=KEY)])
+    ret.run(g, ret.Withdraw("wd", w, "wrong", "reviewer"), T0 + 4)
+    old = {v1: (["superseded"], "OUT", "superseded", 0), v2: ([], "OUT", "superseded", 1),
+           w: (["wd", "deleted"], "OUT", "wd", 0)}
+    for mid, (marks, status, cause, hops) in old.items():  # what the old rule left behind
+        g.rows("MATCH (m:Mem {id: $id})-[st:STATUS]->() SET m.withdrawn_by = $marks, "
+               "st.status = $s, st.cause = $c, st.hops = $h",
+               {"id": mid, "marks": marks, "s": status, "c": cause, "h": hops}, read_only=False)
+    assert migrate_store_marks(g, T0 + 5) == {"versions": 2, "moved": 2}
+    assert {m: s.status for m, s in g.statuses([v1, v2, w]).items()} == {
+        v1: "IN", v2: "IN", w: "OUT"}
+    assert not_current(g, [v1, v2, w]) == {v1: "superseded", w: "deleted"}
+    assert dict(g.rows(vq.LEGACY_MARKED)) == {}
+    assert [h["status"] for h in g.history(v2)][-1] == "IN"
+    assert migrate_store_marks(g, T0 + 6) == {"versions": 0, "moved": 0}
