@@ -75,3 +75,29 @@ def test_the_mcp_server_resolves_a_spelling_and_says_which_source(mcp_tenant):
     spelled, plain = anyio.run(main)
     assert spelled["source"] == plain["source"] == "portal:acme"
     assert spelled["counts"] == plain["counts"]
+
+
+def test_events_posted_with_any_spelling_land_on_the_one_source(rescind_workers, tenant_name):
+    """An agent that does not canonicalise posts observations of ``PORTAL:Acme `` and
+    ``portal:ａｃｍｅ``: the writer files both under ``portal:acme``; no source is added."""
+    from rescind.contract import connection, layout
+    from rescind.scenario.via_streams import wait_idle
+
+    story = make_story(rescind_workers, tenant_name)
+    try:
+        before = sorted(r[0] for r in story.graph.rows("MATCH (s:Source) RETURN s.id"))
+        events = [{"type": "observation_recorded", "event_id": f"sp{i}", "tenant": tenant_name,
+                   "at": "2026-11-05T00:00:00Z", "source": spelled, "text": f"Acme note {i}",
+                   "source_kind": "vendor_portal"}
+                  for i, spelled in enumerate(["PORTAL:Acme ", "portal:ａｃｍｅ"])]
+        r = story.client.post(f"{story.base}/events", headers=story.as_("agent"),
+                              json={"events": events})
+        assert r.status_code == 200, r.text
+        wait_idle(connection.connect(rescind_workers), layout.tenant_stream(tenant_name))
+        g = story.graph
+        assert sorted(r[0] for r in g.rows("MATCH (s:Source) RETURN s.id")) == before
+        assert sorted(g.rows("MATCH (s:Source)-[:SAID]->(m:Mem) WHERE m.text STARTS WITH "
+                             "'Acme note' RETURN s.id, m.text")) == [
+            ["portal:acme", "Acme note 0"], ["portal:acme", "Acme note 1"]]
+    finally:
+        forget(rescind_workers, tenant_name)
