@@ -1,0 +1,47 @@
+"""Finding 8 (issue 28): asking the gate again about a payment never counts it twice (see
+test_reused_ids.py), and a proposal the gate refused is listed as refused, never among the
+pending payments to hold when what it rests on goes OUT."""
+
+from __future__ import annotations
+
+from rescind.api.ops import pending_payments
+from rescind.contract.events import action_id
+from rescind.operator.decisions import compromise
+from tests.support.gate_book import ATTACKER, Book
+
+
+def test_a_refused_proposal_is_listed_as_refused_not_held(falkordb, tenant_name):
+    """$34,500 on the portal alone is refused; $500 on it allowed but not yet paid, and a
+    third never asked. The portal is compromised: the refused one is listed as refused (with
+    the gate's reason), the other two as held."""
+    b = Book(falkordb, tenant_name)
+    b.source("portal:acme", "vendor_portal")
+    portal = b.observe("portal:acme", f"Acme bank account: {ATTACKER}")
+    for name, amount in (("big", 34500), ("small", 500), ("later", 700)):
+        b.propose(name, (portal,), amount=amount, account=ATTACKER, payee="acme")
+    assert not b.ask("big").allowed
+    assert b.ask("small").allowed
+    compromise(b.g, "portal:acme", None, None, "taken over", "security", commit=True)
+    named = {action_id(tenant_name, n): n for n in ("big", "small", "later")}
+    rows = {named[r["id"]]: r for r in pending_payments(b.g)}
+    got = {n: (r["held"], r["refused"]) for n, r in rows.items()}
+    assert got == {"big": (False, True), "small": (True, False), "later": (True, False)}
+    assert "above 10,000" in rows["big"]["gate"]["reason"]
+    assert rows["later"]["gate"] is None
+    b.g.delete()
+
+
+def test_a_proposal_allowed_after_a_refusal_is_no_longer_refused(falkordb, tenant_name):
+    """The gate's last word counts: refused, then (the contract read too) allowed."""
+    b = Book(falkordb, tenant_name)
+    b.source("portal:acme", "vendor_portal")
+    b.source("contract:acme", "signed_contract", "signed-contracts")
+    portal = b.observe("portal:acme", f"Acme bank account: {ATTACKER}")
+    contract = b.observe("contract:acme", f"Remit to {ATTACKER}")
+    b.propose("pay", (portal,), amount=34500, account=ATTACKER, payee="acme")
+    assert not b.ask("pay").allowed
+    b.propose("pay", (portal,), (contract,), amount=34500, account=ATTACKER, payee="acme")
+    assert b.ask("pay").allowed
+    [row] = pending_payments(b.g)
+    assert (row["held"], row["refused"], row["gate"]["allowed"]) == (False, False, True)
+    b.g.delete()
