@@ -20,6 +20,9 @@ def render(report: dict, console: Console, title: str = "scenario") -> None:
         table.add_row(mid, f"[{colour}]{st['status']}[/{colour}]", st["cause"] or "",
                       "" if st["hops"] is None else str(st["hops"]))
     console.print(table)
+    if replaced := report.get("replaced"):
+        console.print("[bold]No longer current[/bold] (updated or deleted; status unchanged): "
+                      + escape(", ".join(f"{m} ({why})" for m, why in replaced.items())))
     if report["gates"]:
         console.print("[bold]Gate decisions[/bold]")
         for g in report["gates"]:
