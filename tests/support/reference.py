@@ -43,14 +43,51 @@ def letters(text: str) -> str:
     return "".join(out)
 
 
-LABEL_WORDS = ("BANK ACCOUNT", "ACCOUNT NUMBER", "ACCOUNT NO", "ACCOUNT", "ACCT NO", "ACCT",
-               "IBAN", "A/C", "NO", "NR")
+LEADING = ("bank", "beneficiary", "payee", "vendor", "supplier", "receiving", "destination",
+           "target")
+LABELS = ("iban", "acct", "account", "a/c", "a.c.", "konto", "compte", "cuenta", "rekening",
+          "bic", "swift", "sort code")
+AFTER = ("number", "num", "nr", "no", "n°", "#", "id", "code")
+PUNCT = ":.#=-–—"
+
+
+def _unlabelled(text: str) -> str:
+    """``text`` without one leading label (docs/scenario-format.md, "Keys"), or as it is."""
+    low, i = text.lower(), len(text) - len(text.lstrip())
+    while True:  # words that may come before the label itself, each followed by space
+        word = next((w for w in LEADING if low.startswith(w, i)
+                     and low[i + len(w):i + len(w) + 1].isspace()), None)
+        if word is None:
+            break
+        i += len(word)
+        i += len(low[i:]) - len(low[i:].lstrip())
+    label = next((w for w in LABELS if low.startswith(w, i)), None)
+    if label is not None:
+        i += len(label)
+        j = i + len(low[i:]) - len(low[i:].lstrip())
+        after = next((w for w in AFTER if low.startswith(w, j)), None)
+        if after is not None:
+            i = j + len(after)
+    else:
+        j = i
+        after = next((w for w in AFTER if low.startswith(w, j)), None)
+        if after is None:
+            return text
+        k = j + len(after)
+        k += len(low[k:]) - len(low[k:].lstrip())
+        if low[k:k + 1] == "" or low[k] not in PUNCT:
+            return text
+        i = k
+    rest = text[i:].lstrip()
+    while rest[:1] and rest[0] in PUNCT:
+        rest = rest[1:]
+    return rest.lstrip()
 
 
 def account(text: str) -> str:
-    """docs/scenario-format.md, "The gate": the first valid IBAN among the letters and digits
-    (tried at every length a country's IBAN may have), else the letters and digits left once
-    a leading label and a name in brackets at either end are taken off."""
+    """docs/scenario-format.md, "Keys": the first valid IBAN among the letters and digits
+    (tried at every length an IBAN may have), else the letters and digits left once leading
+    labels and names in brackets at either end are taken off."""
     glued = letters(text)
     for i in range(len(glued) - 3):
         if glued[i:i + 2].isascii() and glued[i:i + 2].isalpha() and glued[i + 2:i + 4].isdigit():
@@ -59,27 +96,17 @@ def account(text: str) -> str:
                     return IBAN(glued[i:i + size]).compact
                 except (SchwiftyException, ValueError):
                     pass
-    rest = unicodedata.normalize("NFKC", text).strip()
-    changed = True
-    while changed:
-        changed = False
-        if rest[:1] in "([{<" and any(c in rest for c in ")]}>"):
-            cut = min(rest.index(c) for c in ")]}>" if c in rest)
-            if rest[cut + 1:].strip():
-                rest, changed = rest[cut + 1:].strip(), True
-        if rest[-1:] in ")]}>" and any(c in rest for c in "([{<"):
-            cut = max(rest.rindex(c) for c in "([{<" if c in rest)
-            if rest[:cut].strip():
-                rest, changed = rest[:cut].strip(), True
-        for word in LABEL_WORDS:
-            head = rest[:len(word)].upper()
-            tail = rest[len(word):]
-            if head == word and (not tail[:1].isalnum() or word not in ("NO", "NR")) \
-                    and tail.lstrip(" .:#-").strip() and (word not in ("NO", "NR")
-                                                        or tail.lstrip()[:1] in ".:#-"):
-                rest, changed = tail.lstrip(" .:#=-").strip(), True
-                break
-    return letters(rest)
+    rest = unicodedata.normalize("NFKC", text)
+    while True:
+        shorter = _unlabelled(rest)
+        if shorter[:1] in "([{<" and any(c in shorter for c in ")]}>"):
+            shorter = shorter[min(shorter.index(c) for c in ")]}>" if c in shorter) + 1:]
+        tail = shorter.rstrip()
+        if tail[-1:] in ")]}>" and any(c in tail for c in "([{<"):
+            shorter = tail[:max(tail.rindex(c) for c in "([{<" if c in tail)]
+        if shorter == rest or not shorter.strip():
+            return letters(rest)
+        rest = shorter
 
 
 def states(text: str, key: str) -> bool:

@@ -116,3 +116,17 @@ def test_a_late_decision_is_expired_and_never_allowed():
     """An allowed decision judged after the asker stopped waiting is refused as expired."""
     d = rule.expired(rule.decide("a", 10, None, 1, (), rule.GatePolicy()), 3.2)
     assert not d.allowed and d.reason.startswith("expired: judged 3.2s")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_the_reference_reads_every_spelling_as_the_gate_does(data):
+    """tests/support/reference.py, written from docs/scenario-format.md, gives the same
+    account and payee keys as the gate on every spelling drawn."""
+    from tests.support import reference
+
+    account = data.draw(st.sampled_from(IBANS + OTHERS))
+    spelling = data.draw(spelled(account))
+    assert reference.account(spelling) == normalise_account(spelling)
+    payee = data.draw(st.sampled_from(["Acme Corp", "Straße GmbH", "ＡＣＭＥ\u200b  corp."]))
+    assert reference.payee(payee) == normalise_payee(payee)

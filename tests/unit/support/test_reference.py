@@ -172,3 +172,28 @@ def test_correction_rests_on_reviewer_and_reinstate_undoes_it():
     assert undone["memories"]["c1"]["status"] == "OUT"
     assert undone["memories"]["b1"]["status"] == "OUT"  # o1 is retracted
     assert undone["held"] == ["a1"]
+
+
+def test_a_gate_asked_again_counts_its_action_once_and_no_amount_is_refused():
+    """Issue 28, findings 8 and 5: the same action gated twice is not added to its own
+    aggregate; an action with no amount is refused."""
+    base = [src("s1"), obs("o1", "s1", "pay ACME at DE12 5001 0517")]
+    again = _gates(*base, act("a", ["o1"], amount=9000, account="DE12 5001 0517"),
+                   {"op": "gate", "action": "a"}, {"op": "gate", "action": "a"})
+    assert again == [(True, 1, 0), (True, 1, 0)]
+    assert _gates(*base, act("n", ["o1"], account="DE12 5001 0517"),
+                  {"op": "gate", "action": "n"}) == [(False, 1, 0)]
+
+
+def test_a_premise_not_stating_the_account_neither_holds_nor_brings_down():
+    """Finding 7: the user's message and the contract, the contract stating the account, is
+    fragility 1 (not 0); through a note the portal also backs, 2."""
+    base = [src("u", kind="user"), src("c", "signed-contracts", kind="contract"), src("p"),
+            obs("said", "u", "Pay Umbrella's INV-5."),
+            obs("oc", "c", "Remit to DE12 5001 0517"), obs("op", "p", "IBAN DE12 5001 0517")]
+    assert _gates(*base, act("a", ["said", "oc"], amount=15000, account="DE1250010517"),
+                  {"op": "gate", "action": "a"}) == [(False, 1, 0)]
+    assert _gates(*base, write("n", "Umbrella banks at DE12 5001 0517", ["oc"]),
+                  write("n2", "Umbrella banks at DE12 5001 0517", ["op"]),
+                  act("a", ["said", "n"], amount=15000, account="DE1250010517"),
+                  {"op": "gate", "action": "a"}) == [(True, 2, 0)]
