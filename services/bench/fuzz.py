@@ -163,6 +163,8 @@ class Fuzzer:
             rid = t.eid()
             name = rng.choice(t.sources)
             source = name if rng.random() < 0.7 else spell(name, rng)
+            if rng.random() < 0.1:  # a source nobody read: the engine refuses it (a dead letter)
+                source = f"portal:never-read-{rng.randint(1, 10**6)}"
             e = self._publish(t, lambda: ev.SourceCompromised(
                 **base, event_id=rid, retraction=f"r-{rid}", source=source, reason="fuzz",
                 by=spell("sam@harborfinch.example", rng)), "decision")
@@ -170,8 +172,9 @@ class Fuzzer:
                 t.retractions.append(e.retraction)
         elif roll < 0.94 and t.mems:
             rid = t.eid()
+            target = rng.choice(t.mems) if rng.random() < 0.9 else f"bel-{rng.getrandbits(80):020x}"
             self._publish(t, lambda: ev.MemoryWithdrawn(
-                **base, event_id=rid, retraction=f"w-{rid}", memory=rng.choice(t.mems),
+                **base, event_id=rid, retraction=f"w-{rid}", memory=target,
                 reason="fuzz", by="sam"), "decision")
         elif roll < 0.97 and t.retractions:
             self._publish(t, lambda: ev.RetractionReinstated(
