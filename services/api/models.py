@@ -164,8 +164,8 @@ class NewToken(Body):
     who: Ident = Field(description="Whose token: it signs the audit log and every decision")
 
 
-AgentEvent = Annotated[ev.SourceDeclared | ev.ObservationRecorded | ev.MemoryWritten
-                       | ev.ActionProposed | ev.ActionExecuted, Field(discriminator="type")]
+# What agents may send: every write event (role "write" in rescind.contract.events).
+AgentEvent = ev.one_of(ev.WRITES)
 
 
 class EventBatch(Body):

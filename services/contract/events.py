@@ -363,7 +363,12 @@ def of_role(role: Role) -> tuple[type[Event], ...]:
     return tuple(k for k in EVENTS if k.role == role)
 
 
-AnyEvent = Annotated[functools.reduce(operator.or_, EVENTS), Field(discriminator="type")]
+def one_of(kinds: tuple[type[Event], ...]) -> object:
+    """The type of an event of one of ``kinds`` (for pydantic), told apart by its ``type``."""
+    return Annotated[functools.reduce(operator.or_, kinds), Field(discriminator="type")]
+
+
+AnyEvent = one_of(EVENTS)
 EVENT = TypeAdapter(AnyEvent)
 
 WRITES = of_role("write")
@@ -372,7 +377,7 @@ PREEXISTING = "store:preexisting"  # the source of adopted store items
 
 __all__ = [
     "CONTROL", "EVENT", "EVENTS", "PREEXISTING", "ROLES", "SCHEMA", "WRITES", "ActionExecuted",
-    "ActionFailed", "ActionProposed", "AnyEvent", "Event", "Role", "of_role",
+    "ActionFailed", "ActionProposed", "AnyEvent", "Event", "Role", "of_role", "one_of",
     "GateAnswered", "GateAsked", "MemoryAdopted", "MemoryCorrected", "MemoryDeleted",
     "MemoryWithdrawn", "MemoryWritten", "ObservationRecorded", "RecallApproved",
     "RetractionReinstated", "SourceCompromised", "SourceDeclared", "StatusChanged", "action_id",

@@ -18,8 +18,10 @@ import redis
 from faststream import AckPolicy
 from faststream.redis import RedisBroker, RedisClusterBroker, RedisStreamMessage, StreamSub
 from faststream.redis.opentelemetry import RedisTelemetryMiddleware
+from pydantic import SkipValidation
 
 from rescind.contract import connection, layout
+from rescind.contract import events as ev
 from rescind.contract import streams as st
 from rescind.contract.errors import Invalid
 from rescind.engine import collector
@@ -29,6 +31,8 @@ from rescind.workers.poison import lost_connection
 from rescind.workers.roles import Workers, WorkerSettings
 
 log = logging.getLogger("rescind.workers")
+
+ROLES = ("writer", "retraction", "reaper", "gate")  # what a worker process may run
 
 
 def _entry_ids(msg: RedisStreamMessage) -> list[str]:
@@ -108,8 +112,19 @@ def build(settings: WorkerSettings, roles: tuple[str, ...],
         broker = RedisBroker(settings.url, logger=log, middlewares=[RedisTelemetryMiddleware()])
     st.ensure_groups(workers.conn, settings.partitions)
     if "gate" in roles:
+        with contextlib.suppress(redis.ResponseError):  # BUSYGROUP: declared already
+            workers.conn.xgroup_create(layout.GATE, layout.GATE_GROUP, id="$", mkstream=True)
+    subscribe(broker, workers, roles, layout.event_streams(settings.partitions))
+    return broker, workers
+
+
+def subscribe(broker: RedisBroker, workers: Workers, roles: tuple[str, ...],
+              streams: list[str]) -> None:
+    """The subscribers of ``roles``: on each events stream of ``streams``, and on the gate's.
+    What the workers run, and what the AsyncAPI document describes (rescind.workers.spec)."""
+    if "gate" in roles:
         _gate(broker, workers)
-    for name in layout.event_streams(settings.partitions):
+    for name in streams:
         if "writer" in roles:
             _writer(broker, workers, name)
         if "retraction" in roles:
@@ -117,7 +132,6 @@ def build(settings: WorkerSettings, roles: tuple[str, ...],
         if "reaper" in roles:
             for group in layout.GROUPS:
                 _reaper(broker, workers, name, group)
-    return broker, workers
 
 
 async def serve(settings: WorkerSettings, roles: tuple[str, ...], stop: asyncio.Event,
@@ -288,13 +302,24 @@ class WorkerThread:
         self.stop()
 
 
+# What each subscriber is handed, by role (rescind.contract.events): FastStream describes it in
+# the AsyncAPI document from these annotations. SkipValidation: the workers decode each entry
+# themselves, so that one that is not an event is dead-lettered with its reason.
+Writes = SkipValidation[list[ev.one_of(ev.WRITES)]]
+Decision = SkipValidation[ev.one_of(ev.CONTROL)]
+Question = SkipValidation[ev.one_of(ev.of_role("gate"))]
+Claimed = SkipValidation[ev.one_of(ev.WRITES + ev.CONTROL)]
+
+
 def _writer(broker: RedisBroker, workers: Workers, name: str) -> None:
     s = workers.settings
 
     @broker.subscriber(stream=StreamSub(name, group=layout.WRITER_GROUP, consumer=workers.consumer(
         "writer"), batch=True, max_records=s.batch, polling_interval=s.polling_ms),
-        ack_policy=AckPolicy.MANUAL, parser=_keep_raw)
-    async def on_writes(placeholders: list, msg: RedisStreamMessage) -> None:
+        ack_policy=AckPolicy.MANUAL, parser=_keep_raw, title="justification-writer",
+        description="Justified writes, in batches; one events stream per partition "
+                    "(RESCIND_PARTITIONS, by crc32 of the tenant)")
+    async def on_writes(placeholders: Writes, msg: RedisStreamMessage) -> None:
         async with workers.lock:
             await asyncio.to_thread(_paused, workers.write_batch, name, _raw_entries(msg))
 
@@ -305,21 +330,21 @@ def _retraction(broker: RedisBroker, workers: Workers, name: str) -> None:
     @broker.subscriber(stream=StreamSub(name, group=layout.RETRACTION_GROUP,
                                         consumer=workers.consumer("retraction"),
                                         polling_interval=s.polling_ms),
-                       ack_policy=AckPolicy.MANUAL)
-    async def on_control(body: object, msg: RedisStreamMessage) -> None:
+                       ack_policy=AckPolicy.MANUAL, title="retraction-worker",
+                       description="Security and finance decisions, one at a time")
+    async def on_control(body: Decision, msg: RedisStreamMessage) -> None:
         [(entry_id, raw)] = _entries(msg, [body])
         async with workers.lock:
             await asyncio.to_thread(workers.control, name, entry_id, raw)
 
 
 def _gate(broker: RedisBroker, workers: Workers) -> None:
-    with contextlib.suppress(redis.ResponseError):  # BUSYGROUP: declared already
-        workers.conn.xgroup_create(layout.GATE, layout.GATE_GROUP, id="$", mkstream=True)
-
     @broker.subscriber(stream=StreamSub(layout.GATE, group=layout.GATE_GROUP,
                                         consumer=workers.consumer("gate"), polling_interval=20),
-                       ack_policy=AckPolicy.MANUAL)
-    async def on_gate(body: object, msg: RedisStreamMessage) -> None:
+                       ack_policy=AckPolicy.MANUAL, title="payment-gate",
+                       description="Asked before an action tool runs; answered on the "
+                                   "question's reply_to list")
+    async def on_gate(body: Question, msg: RedisStreamMessage) -> None:
         [(entry_id, raw)] = _entries(msg, [body])
         await asyncio.to_thread(workers.gate, entry_id, raw)  # reads only: no lock needed
 
@@ -330,8 +355,10 @@ def _reaper(broker: RedisBroker, workers: Workers, name: str, group: str) -> Non
     @broker.subscriber(stream=StreamSub(name, group=group, consumer=workers.consumer("reaper"),
                                         min_idle_time=s.reaper_idle_ms,
                                         polling_interval=max(s.polling_ms, 200)),
-                       ack_policy=AckPolicy.MANUAL)
-    async def on_claimed(body: object, msg: RedisStreamMessage) -> None:
+                       ack_policy=AckPolicy.MANUAL, title=f"reaper-{group}",
+                       description=f"Entries of group {group} that a dead consumer left "
+                                   "pending: redone, or dead-lettered once delivered too often")
+    async def on_claimed(body: Claimed, msg: RedisStreamMessage) -> None:
         [(entry_id, raw)] = _entries(msg, [body])
         async with workers.lock:
             await asyncio.to_thread(workers.reap, group, name, entry_id, raw)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from opentelemetry import propagate, trace
 from pydantic import ValidationError
@@ -74,14 +76,6 @@ class Pending:
     missing: list[str] = field(default_factory=list)
 
 
-_WRITTEN = (ev.ObservationRecorded, ev.MemoryWritten, ev.MemoryAdopted, ev.MemoryDeleted,
-            ev.ActionProposed)
-# Adopted store items rest on this source: a trust domain of its own, retractable as a whole.
-_PREEXISTING = ev.SourceDeclared(event_id="store-preexisting", tenant="x", at=ev.EPOCH,
-                                 source=ev.PREEXISTING, source_kind="store",
-                                 name="the agent's store before Rescind wrapped it")
-
-
 def trace_id(traceparent: str | None) -> str | None:
     """The trace id of a W3C ``traceparent`` (``00-<32 hex>-<16 hex>-<flags>``), else None."""
     parts = (traceparent or "").split("-")
@@ -94,29 +88,96 @@ def trace_id(traceparent: str | None) -> str | None:
     return None
 
 
-def to_write(e: ev.Event) -> Write:
-    if isinstance(e, ev.ObservationRecorded):
-        return Write(e.event_id, ev.memory_id(e.tenant, "observation", e.text), "observation",
-                     e.text, ev.to_micros(e.at), name=e.name or e.event_id, source=e.source,
-                     trace=trace_id(e.traceparent))
-    if isinstance(e, ev.MemoryWritten):
-        return Write(e.event_id, e.memory(), e.kind, e.text, ev.to_micros(e.at),
-                     name=e.name or e.key or e.event_id, premises=tuple(e.premises),
-                     agent=e.agent, run=e.run, rule=e.rule, key=e.key, supersedes=e.supersedes,
-                     trace=trace_id(e.traceparent))
-    if isinstance(e, ev.MemoryAdopted):
-        return Write(e.event_id, e.memory(), e.kind, e.text, ev.to_micros(e.at), name=e.key,
-                     source=ev.PREEXISTING, key=e.key, adopt=True)
-    if isinstance(e, ev.MemoryDeleted):
-        return Write(e.event_id, e.memory, "belief", "", ev.to_micros(e.at), name=e.key,
-                     agent=e.agent, run=e.run, key=e.key, deletes=True)
-    assert isinstance(e, ev.ActionProposed)
+def _observed(e: ev.ObservationRecorded) -> Write:
+    return Write(e.event_id, ev.memory_id(e.tenant, "observation", e.text), "observation", e.text,
+                 ev.to_micros(e.at), name=e.name or e.event_id, source=e.source,
+                 trace=trace_id(e.traceparent))
+
+
+def _written(e: ev.MemoryWritten) -> Write:
+    return Write(e.event_id, e.memory(), e.kind, e.text, ev.to_micros(e.at),
+                 name=e.name or e.key or e.event_id, premises=tuple(e.premises), agent=e.agent,
+                 run=e.run, rule=e.rule, key=e.key, supersedes=e.supersedes,
+                 trace=trace_id(e.traceparent))
+
+
+def _adopted(e: ev.MemoryAdopted) -> Write:
+    return Write(e.event_id, e.memory(), e.kind, e.text, ev.to_micros(e.at), name=e.key,
+                 source=ev.PREEXISTING, key=e.key, adopt=True)
+
+
+def _deleted(e: ev.MemoryDeleted) -> Write:
+    return Write(e.event_id, e.memory, "belief", "", ev.to_micros(e.at), name=e.key,
+                 agent=e.agent, run=e.run, key=e.key, deletes=True)
+
+
+def _proposed(e: ev.ActionProposed) -> Write:
     extra = {"amount": e.amount, "currency": e.currency, "payee": e.payee, "account": e.account,
              "executed": e.executed, "executed_at": ev.to_micros(e.at) if e.executed else None,
              "seq": e.seq if e.seq is not None else ev.to_micros(e.at)}
     return Write(e.event_id, ev.action_id(e.tenant, e.action), "action", e.text,
                  ev.to_micros(e.at), name=e.action, premises=tuple(e.premises), agent=e.agent,
                  run=e.run, rule=e.rule, extra=extra, trace=trace_id(e.traceparent))
+
+
+def _declared_source(e: ev.SourceDeclared) -> dict:
+    return {"id": e.source, "kind": e.source_kind, "name": e.name or e.source,
+            "domain": e.source_domain or e.source}
+
+
+def _observed_source(e: ev.ObservationRecorded) -> dict:
+    return {"id": e.source, "kind": e.source_kind, "name": e.source,
+            "domain": e.source_domain or e.source}
+
+
+def _preexisting(e: ev.MemoryAdopted) -> dict:
+    """Adopted store items rest on this source: a trust domain of its own, retractable whole."""
+    return {"id": ev.PREEXISTING, "kind": "store", "domain": ev.PREEXISTING,
+            "name": "the agent's store before Rescind wrapped it"}
+
+
+def _settle_executed(graph: TenantGraph, e: ev.ActionExecuted, action: dict) -> None:
+    execute(graph, action["id"], ev.to_micros(e.at), paid_as(e))
+
+
+def _settle_failed(graph: TenantGraph, e: ev.ActionFailed, action: dict) -> None:
+    stored = action.get("seq")
+    if e.seq is None or stored is None or stored == e.seq:  # else: a later try replaced it
+        fail(graph, action["id"], ev.to_micros(e.at), e.reason)
+
+
+@dataclass(frozen=True)
+class OnWrite:
+    """What the writer does with one kind of write event, in this order within a batch."""
+
+    # The source it names, made first; a declaration (``declares``) names it over an observation.
+    source: Callable[[Any], dict] | None = None
+    declares: bool = False
+    write: Callable[[Any], Write] | None = None  # then recorded, with the batch's other writes
+    produces: bool = False  # its write makes the memory it names: other writes may rest on it
+    # Last, applied to the stored action it names (held until that is stored).
+    settle: Callable[[TenantGraph, Any, dict], None] | None = None
+
+
+# The writer's handler of every write event (role "write"); tests/unit/workers/test_registry.py
+# checks each kind in ev.WRITES has one.
+WRITE: dict[type[ev.Event], OnWrite] = {
+    ev.SourceDeclared: OnWrite(source=_declared_source, declares=True),
+    ev.ObservationRecorded: OnWrite(source=_observed_source, write=_observed, produces=True),
+    ev.MemoryWritten: OnWrite(write=_written, produces=True),
+    ev.MemoryDeleted: OnWrite(write=_deleted),
+    ev.MemoryAdopted: OnWrite(source=_preexisting, declares=True, write=_adopted, produces=True),
+    ev.ActionProposed: OnWrite(write=_proposed, produces=True),
+    ev.ActionExecuted: OnWrite(settle=_settle_executed),
+    ev.ActionFailed: OnWrite(settle=_settle_failed),
+}
+# The write events whose write makes a memory (what a held write may wait for).
+PRODUCES = tuple(k for k, h in WRITE.items() if h.produces)
+
+
+def to_write(e: ev.Event) -> Write:
+    """The graph write of a recorded write event (``OnWrite.write``)."""
+    return WRITE[type(e)].write(e)
 
 
 def apply_writes(graph: TenantGraph, items: list[tuple[str, ev.Event]],
@@ -129,14 +190,12 @@ def apply_writes(graph: TenantGraph, items: list[tuple[str, ev.Event]],
     rests on it) is held back, unacknowledged, and tried again with later batches; after the
     worker's patience runs out it is dead-lettered with the missing ids. Nothing is dropped.
     """
-    declared = [e for _, e in items if isinstance(e, ev.SourceDeclared)]
-    if any(isinstance(e, ev.MemoryAdopted) for _, e in items):
-        declared.append(_PREEXISTING.model_copy(update={"tenant": graph.tenant}))
-    observed = [e for _, e in items if isinstance(e, ev.ObservationRecorded)]
-    _ensure_sources(graph, declared, observed)
-    writes = [(k, e) for k, e in items if isinstance(e, _WRITTEN)]
-    executions = [(k, e) for k, e in items if isinstance(e, ev.ActionExecuted | ev.ActionFailed)
-                  and not _proposed_after(e, k, items)]
+    handled = [(k, e, WRITE[type(e)]) for k, e in items]
+    _ensure_sources(graph, [h.source(e) for _, e, h in handled if h.source and h.declares]
+                    + [h.source(e) for _, e, h in handled if h.source and not h.declares])
+    writes = [(k, e) for k, e, h in handled if h.write]
+    settles = [(k, e, h.settle) for k, e, h in handled if h.settle
+               and not _proposed_after(e, k, items)]
     held: list[Pending] = []
     while writes:
         try:
@@ -166,18 +225,13 @@ def apply_writes(graph: TenantGraph, items: list[tuple[str, ev.Event]],
                     held.append(Pending(k, e, sorted(missing & set(e.premises)) or
                                         sorted(set(e.premises) - set(produced.values()))))
             writes = [(k, e) for k, e in writes if k not in blocked]
-    for k, e in executions:
+    for k, e, settle in settles:
         target = ev.action_id(e.tenant, e.action)
         found = graph.actions_in([target])
         if not found:
             held.append(Pending(k, e, [target]))
             continue
-        if isinstance(e, ev.ActionFailed):
-            stored = found[0].get("seq")
-            if e.seq is None or stored is None or stored == e.seq:  # else: a later try replaced it
-                fail(graph, target, ev.to_micros(e.at), e.reason)
-        else:
-            execute(graph, target, ev.to_micros(e.at), paid_as(e))
+        settle(graph, e, {**found[0], "id": target})
     return held
 
 
@@ -209,16 +263,13 @@ def _trace_of(events: list[ev.Event]):
     return contexts[0], links
 
 
-def _ensure_sources(graph: TenantGraph, declared: list[ev.SourceDeclared],
-                    observed: list[ev.ObservationRecorded]) -> None:
+def _ensure_sources(graph: TenantGraph, sources: list[dict]) -> None:
+    """Make the sources not in the graph yet; the first naming of each wins."""
     wanted: dict[str, dict] = {}
-    for e in declared:
-        wanted.setdefault(e.source, {"id": e.source, "kind": e.source_kind,
-                                     "name": e.name or e.source,
-                                     "domain": e.source_domain or e.source})
-    for e in observed:
-        wanted.setdefault(e.source, {"id": e.source, "kind": e.source_kind, "name": e.source,
-                                     "domain": e.source_domain or e.source})
+    for source in sources:
+        wanted.setdefault(source["id"], source)
+    if not wanted:
+        return
     missing = [s for s in wanted if s not in graph.domains(list(wanted))]
     if not missing:
         return
@@ -226,21 +277,32 @@ def _ensure_sources(graph: TenantGraph, declared: list[ev.SourceDeclared],
                                           graph.revision()))
 
 
+def _compromised(graph: TenantGraph, e: ev.SourceCompromised, at: int) -> RetractionResult:
+    op = ret.Retract(e.retraction, e.source, ev.to_micros(e.start) if e.start else None,
+                     ev.to_micros(e.end) if e.end else None, e.reason, e.by)
+    return ret.run(graph, op, at)
+
+
+def _approved(graph: TenantGraph, e: ev.RecallApproved, at: int) -> None:
+    approve(graph, ev.action_id(e.tenant, e.action), e.by, at)
+
+
+# The retraction worker's handler of every decision (role "control"), given the graph, the
+# event and its time in microseconds; tests/unit/workers/test_registry.py checks each kind in
+# ev.CONTROL has one.
+CONTROL: dict[type[ev.Event], Callable[[TenantGraph, Any, int], RetractionResult | None]] = {
+    ev.SourceCompromised: _compromised,
+    ev.MemoryWithdrawn: lambda graph, e, at: ret.run(
+        graph, ret.Withdraw(e.retraction, e.memory, e.reason, e.by), at),
+    ev.MemoryCorrected: lambda graph, e, at: ret.run(
+        graph, ret.Correct(e.retraction, e.memory, e.text, e.by, reason="correction",
+                           name=e.name), at),
+    ev.RetractionReinstated: lambda graph, e, at: ret.run(
+        graph, ret.Reinstate(e.retraction, e.by), at),
+    ev.RecallApproved: _approved,
+}
+
+
 def apply_control(graph: TenantGraph, e: ev.Event) -> RetractionResult | None:
     """Run one security or finance decision; a ``refused`` error when the engine refuses it."""
-    at = ev.to_micros(e.at)
-    if isinstance(e, ev.SourceCompromised):
-        op = ret.Retract(e.retraction, e.source,
-                         ev.to_micros(e.start) if e.start else None,
-                         ev.to_micros(e.end) if e.end else None, e.reason, e.by)
-        return ret.run(graph, op, at)
-    if isinstance(e, ev.MemoryWithdrawn):
-        return ret.run(graph, ret.Withdraw(e.retraction, e.memory, e.reason, e.by), at)
-    if isinstance(e, ev.MemoryCorrected):
-        return ret.run(graph, ret.Correct(e.retraction, e.memory, e.text, e.by,
-                                          reason="correction", name=e.name), at)
-    if isinstance(e, ev.RetractionReinstated):
-        return ret.run(graph, ret.Reinstate(e.retraction, e.by), at)
-    if isinstance(e, ev.RecallApproved):
-        approve(graph, ev.action_id(e.tenant, e.action), e.by, at)
-    return None
+    return CONTROL[type(e)](graph, e, ev.to_micros(e.at))

@@ -6,9 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rescind.contract import events as ev
-
-# Writes whose event produces the memory it names (a premise other writes may rest on).
-PRODUCES = (ev.ObservationRecorded, ev.MemoryWritten, ev.MemoryAdopted, ev.ActionProposed)
+from rescind.workers.ingest import PRODUCES  # writes that make a memory: from the writer's table
 
 
 @dataclass
