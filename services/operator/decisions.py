@@ -206,7 +206,8 @@ def _releases(graph: TenantGraph, result: RetractionResult, committed: bool) -> 
     pending = [i.id for i in radius.pending_actions]
     back = [i.id for i in radius.executed_actions]
     facts = {f["id"]: f for f in graph.memories([*pending, *back])}
-    release = [_item(facts.get(m, {"id": m}), None) for m in pending]
+    release = [{**_item(facts.get(m, {"id": m}), None),
+                "currency": facts.get(m, {}).get("currency")} for m in pending]
     withdraw = recalls.withdrawals(graph, back)
     pull = recalls.in_the_outbox(graph, back) if back else []
     warnings = [recalls.release_warning(r, committed) for r in release]

@@ -24,10 +24,12 @@ def chromium() -> str:
     return path
 
 
-def sign_in(browser, base: str, token: str) -> Page:
-    """A new page signed in with ``token``; ``page.errors`` collects page errors and console
-    errors (CSP violations, failed requests)."""
-    page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+def sign_in(browser, base: str, token: str, timezone_id: str | None = None) -> Page:
+    """A new page signed in with ``token`` (in the browser's time zone ``timezone_id``, default
+    the machine's); ``page.errors`` collects page errors and console errors (CSP violations,
+    failed requests)."""
+    zone = {"timezone_id": timezone_id} if timezone_id else {}
+    page = browser.new_context(viewport={"width": 1400, "height": 900}, **zone).new_page()
     page.set_default_timeout(15_000)
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))

@@ -98,7 +98,7 @@ async function signIn(token) {
   $("#session").hidden = false;
   $("#app").hidden = false;
   state.rev = null;
-  show("overview");
+  show(me.role === "finance" ? "recalls" : "overview");
 }
 
 function signOut(note = "") {
@@ -567,7 +567,7 @@ function asOfAt(at) {
 
 async function runAsOf(event) {
   if (event) event.preventDefault();
-  const at = $("#asof-at").value.trim(), rev = $("#asof-rev").value.trim();
+  const at = typed([["at", "#asof-at"]], "#asof-zone").at || "", rev = $("#asof-rev").value.trim();
   if (Boolean(at) === Boolean(rev)) {
     fail(new Error("Give a time or a revision (one of the two)."));
     return;
@@ -637,8 +637,12 @@ function restated(d) {
 let answer = null;
 
 // Opens the modal confirmation; resolves with {force} on confirm, null on cancel.
-function confirmDecision(title, rows, { button = "Confirm and commit", duplicates = [] } = {}) {
+function confirmDecision(title, rows, { button = "Confirm and commit", duplicates = [],
+  style = "danger", lead = "" } = {}) {
   $("#confirm-title").textContent = title;
+  $("#confirm-lead").textContent = lead;
+  $("#confirm-lead").hidden = !lead;
+  $("#confirm-ok").className = style;
   $("#confirm-body").replaceChildren(...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
   $("#confirm-dups").hidden = !duplicates.length;
   $("#confirm-dups-text").textContent = duplicates.map((r) =>
@@ -711,11 +715,24 @@ function allTime() {
   for (const f of ["#from", "#to"]) { $(f).disabled = all; if (all) $(f).value = ""; }
 }
 
+// Times typed without a zone are read as UTC, and the page says so (``#zone-note``).
+function typed(ids, note) {
+  const out = {};
+  const assumed = [];
+  for (const [key, id] of ids) {
+    const text = $(id).value.trim();
+    if (!text) continue;
+    const t = L.typedTime(text);
+    out[key] = t.iso;
+    if (t.assumed) assumed.push(`${text} as ${t.iso}`);
+  }
+  $(note).textContent = assumed.length ? `No time zone given: read as UTC (${assumed.join(", ")}).` : "";
+  return out;
+}
+
 function compromiseBody() {
   const body = { source: $("#src").value, reason: $("#reason").value.trim() };
-  if ($("#from").value.trim()) body.from = $("#from").value.trim();
-  if ($("#to").value.trim()) body.to = $("#to").value.trim();
-  return body;
+  return { ...body, ...typed([["from", "#from"], ["to", "#to"]], "#window-zone") };
 }
 
 // An open window (a bound missing) retracts everything the source said on that side: only
@@ -854,13 +871,53 @@ async function commit() {
   }
 }
 
+// Undoing a retraction moves money: held payments are released and recalls withdrawn. The
+// preview says which (with amounts), a confirmation restates it, the commit is made at the
+// preview's revision, and the API's warnings (what to pull, what to tell the bank) stay on
+// the page after it.
+const moneyOf = (i) => L.amount(i.amount, i.currency, base()) || "an unknown amount";
+
+function reinstateRows(p) {
+  const released = (p.to_release || []).map((i) => `${L.action(i, base()).label}`);
+  const recalls = (p.recalls_to_withdraw || []).map((w) =>
+    `${w.name}: ${moneyOf(w)} (${w.state}) — ${w.becomes}`);
+  return [
+    ["Comes back IN", `${total(p.counts)} memor${total(p.counts) === 1 ? "y" : "ies"}`],
+    ["Held payments released", released.length ? `${released.length}, totalling ` +
+      `${sumOf(p.to_release)}: ${released.join("; ")}` : "none"],
+    ["Recalls withdrawn", recalls.length ? recalls.join("; ") : "none"],
+    ["Recalls to pull from the outbox", (p.recalls_to_pull || []).length
+      ? p.recalls_to_pull.map((x) => `${x.name} (${moneyOf(x)})`).join("; ") : "none"],
+  ];
+}
+
+function showWarnings(list) {
+  $("#warnings").replaceChildren(...(list || []).map((w) => el("li", {}, w)));
+  $("#warnings-box").hidden = !(list || []).length;
+}
+
 async function reinstate(id) {
   try {
-    const d = await api(T(`/retractions/${ref(id)}/reinstate`), { method: "POST" });
-    say(`Reinstated ${id}: ${total(d.counts)} memories came back IN.`);
+    const r = state.retractions.get(id) || { id };
+    const p = await api(T(`/retractions/${ref(id)}/reinstate/preview`), { method: "POST", body: {} });
+    const what = r.source ? `the retraction of ${sourceLabel(r.source)}` : `${r.kind || "retraction"} ${id}`;
+    const rows = [["Undo", `${what} (${id}), made because: ${r.reason || "no reason given"}`],
+      ...reinstateRows(p), ...((p.warnings || []).length ? [["What follows", p.warnings.join(" ")]] : []),
+      ["At revision", `${p.rev} (refused if the graph has changed since the preview)`]];
+    const ok = await confirmDecision(`Reinstate ${id}?`, rows, { button: "Confirm and reinstate",
+      lead: "Reinstating moves money: the held payments listed are released (the gate judges them " +
+        "again when the agent asks to pay) and the recalls listed are withdrawn." });
+    if (!ok) { say("Not reinstated: nothing has changed."); return; }
+    const d = await api(T(`/retractions/${ref(id)}/reinstate`), { method: "POST", body: { rev: p.rev } });
+    say(`Reinstated ${id}: ${total(d.counts)} memories came back IN; ` +
+      `${(d.to_release || []).length} held payment(s) released, ` +
+      `${(d.recalls_to_withdraw || []).length} recall(s) withdrawn.`);
+    showWarnings(d.warnings);
     await loadContext();
     await loadRetractions();
-  } catch (err) { fail(err); }
+  } catch (err) {
+    if (err.status === 409) fail(new Error(`${err.message} — preview again.`)); else fail(err);
+  }
 }
 
 // -- withdraw or correct one memory (security), from its details ---------------------------------
@@ -895,16 +952,33 @@ async function decideOnMemory(kind, event) {
 // adds notes, and exports an approved recall for the bank; every other role only reads.
 const decidedBy = (r) => {
   const d = r.state === "exported" && r.exports.length ? r.exports[r.exports.length - 1]
-    : { approved: r.approved, rejected: r.rejected }[r.state];
-  return d ? `${d.by}, ${String(d.at || "").slice(0, 16).replace("T", " ")} UTC` : "";
+    : { approved: r.approved, rejected: r.rejected, withdrawn: r.withdrawn }[r.state];
+  return d ? `${d.by || "?"}, ${L.time(d.at)}` : "";
 };
+
+// What waits for finance: drafted recalls to approve or reject, withdrawal notices to approve,
+// approved ones to export. On the Recalls tab and on its button.
+function recallCounts(rows) {
+  const n = (f) => rows.filter(f).length;
+  const decide = n((r) => r.state === "drafted");
+  const notices = n((r) => r.notice && r.notice.state === "drafted");
+  const toExport = n((r) => r.state === "approved") + n((r) => r.notice && r.notice.state === "approved");
+  const parts = [`${decide} recall${decide === 1 ? "" : "s"} to decide (approve or reject)`,
+    `${notices} withdrawal notice${notices === 1 ? "" : "s"} to approve`,
+    `${toExport} approved, to export for the bank`];
+  $("#recall-counts").textContent = `Waiting for finance: ${parts.join(" · ")}.`;
+  const waiting = decide + notices;
+  $("#recalls-badge").textContent = String(waiting);
+  $("#recalls-badge").hidden = !waiting;
+}
 
 async function loadRecalls() {
   const rows = await api(T("/recalls"));
+  recallCounts(rows);
   $("#recall-list tbody").replaceChildren(...rows.map((r) => {
     const tr = el("tr", { "data-name": r.name, "data-state": r.state, class: "clickable" },
       el("td", {}, r.name), el("td", { class: "payee" }, r.payee_name || r.payee || ""),
-      el("td", { class: "n" }, L.amount(r.amount, r.currency, base())), el("td", {}, (r.paid_on || "").slice(0, 10)),
+      el("td", { class: "n" }, L.amount(r.amount, r.currency, base())), el("td", {}, L.time(r.paid_on)),
       el("td", {}, r.bank_reference || ""), el("td", { class: "state" }, r.state),
       el("td", { class: "by" }, decidedBy(r)));
     tr.addEventListener("click", () => showRecall(r));
@@ -916,9 +990,12 @@ async function loadRecalls() {
 }
 
 const RECALL_NOTE = {
-  drafted: "", rejected: "Rejected: this recall will not be sent.",
-  approved: "Approved: the recall is in the outbox.",
+  drafted: "Drafted: nothing is sent until finance approves it and exports the file for the bank.",
+  rejected: "Rejected: this recall will not be sent.",
+  approved: "Approved: the recall is in the outbox. Nothing has reached the bank: export the file " +
+    "and send it through the bank's portal.",
   exported: "Approved and exported: the recall is in the outbox.",
+  withdrawn: "Withdrawn: the payment is IN again; this recall is not to be sent.",
 };
 
 function showRecall(r) {
@@ -936,9 +1013,27 @@ function showRecall(r) {
   $("#approve-btn").hidden = r.state !== "drafted";
   $("#reject-box").hidden = r.state !== "drafted";
   $("#export-box").hidden = !["approved", "exported"].includes(r.state);
-  for (const b of ["#approve-btn", "#reject-btn", "#note-btn", "#export-btn"]) $(b).disabled = false;
-  $("#approve-note").textContent = RECALL_NOTE[r.state] ||
-    (finance ? "" : "Only finance can approve a recall.");
+  const n = r.notice;
+  $("#notice-box").hidden = !n;
+  $("#notice-approve-btn").hidden = !n || n.state !== "drafted";
+  $("#notice-export-box").hidden = !n || n.state === "drafted";
+  $("#notice").hidden = !n;
+  $("#notice").textContent = n ? n.text : "";
+  for (const b of ["#approve-btn", "#reject-btn", "#note-btn", "#export-btn", "#notice-approve-btn",
+    "#notice-export-btn"]) $(b).disabled = false;
+  const why = r.withdrawn ? ` ${r.withdrawn.why} (${L.time(r.withdrawn.at)}).` : "";
+  const notice = n ? ` It had been exported: the withdrawal notice below (${n.state}) asks the ` +
+    "bank to disregard it." : "";
+  $("#approve-note").textContent = finance || r.state !== "drafted"
+    ? (RECALL_NOTE[r.state] || "") + why + notice : "Only finance can approve a recall.";
+}
+
+// What the open recall is, for a confirmation: amount and currency, payee, account, bank data.
+function recallRows(r) {
+  return [["Payment", `${r.name}: ${L.amount(r.amount, r.currency, base()) || "amount unknown"} to ` +
+    `${r.payee_name || r.payee || "?"}`], ["Account", r.account || "as paid"],
+  ["Paid on", r.paid_on ? L.time(r.paid_on) : "not in the bank's receipt"],
+  ["Bank reference", r.bank_reference || "none"], ["Reason", r.reason || "—"]];
 }
 
 // One decision on the open recall: the button waits, the list reloads, the message says what
@@ -953,16 +1048,46 @@ async function decideRecall(button, path, body, done) {
   } catch (err) { $(button).disabled = false; fail(err); }
 }
 
-function approve() {
+async function approve() {
+  const r = state.recall;
+  if (!r) return;
+  const money = L.amount(r.amount, r.currency, base()) || "an unknown amount";
+  const ok = await confirmDecision(`Approve the recall of ${money}?`, recallRows(r), {
+    button: `Approve recall of ${money}`, style: "primary",
+    lead: `This cannot be undone. Approving writes the request to claw back ${money} from ` +
+      `${r.payee_name || r.payee || "the payee"} to the outbox; nothing reaches the bank until ` +
+      "you export the file and send it." });
+  if (!ok) { say("Not approved: nothing has changed."); return; }
   return decideRecall("#approve-btn", "approve", null,
-    (r) => `Approved the recall of ${r.name}: it is in the outbox for the bank.`);
+    (x) => `Approved the recall of ${x.name} (${money}): it is in the outbox. Export it to send it to the bank.`);
 }
 
-function reject() {
+async function reject() {
+  const r = state.recall;
   const reason = $("#reject-reason").value.trim();
   if (!reason) { fail(new Error("Say why the recall is rejected.")); return; }
+  if (!r) return;
+  const money = L.amount(r.amount, r.currency, base()) || "an unknown amount";
+  const ok = await confirmDecision(`Reject the recall of ${money}?`, [...recallRows(r),
+    ["Why rejected", reason]], { button: `Reject recall of ${money}`, style: "danger",
+    lead: `This cannot be undone: the request to claw back ${money} will never be sent.` });
+  if (!ok) { say("Not rejected: nothing has changed."); return; }
   return decideRecall("#reject-btn", "reject", { reason },
-    (r) => `Rejected the recall of ${r.name}: it will not be sent.`);
+    (x) => `Rejected the recall of ${x.name} (${money}): it will not be sent.`);
+}
+
+async function approveNotice() {
+  const r = state.recall;
+  if (!r || !r.notice) return;
+  const money = L.amount(r.amount, r.currency, base()) || "an unknown amount";
+  const ok = await confirmDecision(`Approve the withdrawal notice for ${money}?`, [...recallRows(r),
+    ["Requests to disregard", r.notice.disregard.map((e) => `${e.format} of ${L.time(e.at)}`).join("; ")]],
+  { button: "Approve withdrawal notice", style: "primary",
+    lead: `The bank holds our request to claw back ${money}. Approving the notice puts the letter ` +
+      "asking the bank to disregard it in the outbox; export it and send it to the bank." });
+  if (!ok) { say("Not approved: nothing has changed."); return; }
+  return decideRecall("#notice-approve-btn", "notice/approve", null,
+    (x) => `Approved the withdrawal notice of ${x.name}: export it and send it to the bank.`);
 }
 
 async function annotate() {
@@ -975,12 +1100,13 @@ async function annotate() {
 
 // The export answers the file itself: it is saved through a link to a blob, named as the API
 // names it (Content-Disposition).
-async function exportRecall() {
+async function exportRecall(notice = false) {
   if (!state.recall) return;
-  const format = $("#export-format").value;
-  $("#export-btn").disabled = true;
+  const format = $(notice ? "#notice-format" : "#export-format").value;
+  const button = notice ? "#notice-export-btn" : "#export-btn";
+  $(button).disabled = true;
   try {
-    const res = await fetch(T(`/recalls/${ref(state.recall.action)}/export`), {
+    const res = await fetch(T(`/recalls/${ref(state.recall.action)}/${notice ? "notice/export" : "export"}`), {
       method: "POST", body: JSON.stringify({ format }),
       headers: { Authorization: `Bearer ${state.token}`, "Content-Type": "application/json" },
     });
@@ -995,9 +1121,9 @@ async function exportRecall() {
     link.click();
     link.remove();
     setTimeout(() => URL.revokeObjectURL(url), 10_000);
-    say(`Exported the recall of ${state.recall.name} as ${format}.`);
+    say(`Exported the ${notice ? "withdrawal notice" : "recall"} of ${state.recall.name} as ${format}.`);
     await loadRecalls();
-  } catch (err) { fail(err); } finally { $("#export-btn").disabled = false; }
+  } catch (err) { fail(err); } finally { $(button).disabled = false; }
 }
 
 // -- the payment gate's decisions ---------------------------------------------------------------
@@ -1005,7 +1131,7 @@ async function exportRecall() {
 // decision, its reason, the fragility, one smallest set of the trust domains that would have to
 // fall to fake the payment (of those it counted as evidence) and what was already allowed to the
 // same account or payee.
-const when = (t) => (t ? String(t).replace(/\.\d+/, "").replace(/\+00:00$/, "Z") : "");
+const when = (t) => L.time(t);
 const counted = (d) => (d.domains || []).join(" + ") || "—";
 const wouldFall = (d) => (d.would_fall || []).join(" + ") || "—";
 const gateBadge = (d) => el("span", { class: `badge ${d.allowed ? "in" : "out"}` },
@@ -1095,8 +1221,23 @@ async function loadPayments() {
     onclick: () => openDetail(p.id) },
   el("td", {}, L.action(p, base()).label), el("td", {}, L.vendor(p.payee || "")),
   el("td", { class: "n" }, amountOf(p)),
-  el("td", {}, badge(p.status), p.held ? " held" : ""), el("td", { class: "n" }, p.fragility),
-  el("td", {}, p.would_fake_it.join(" + ") || "—"))));
+  el("td", {}, badge(p.status), p.held ? " held" : ""),
+  el("td", { class: "n" }, p.held ? "—" : p.fragility),
+  el("td", {}, p.held ? "rests on what was retracted" : p.would_fake_it.join(" + ") || "—"),
+  el("td", { class: "next-step" }, nextStep(p)))));
+}
+
+// What happens next to a payment not yet made, in words.
+function nextStep(p) {
+  if (!p.held) {
+    return "When the agent asks to pay, the gate judges it on the trust domains it rests on.";
+  }
+  const r = state.retractions.get(p.cause);
+  const why = r ? ` (${r.source ? sourceLabel(r.source) : r.kind} retracted: ${short(r.reason || r.id, 80)})` : "";
+  return `Held${why}: the gate refuses it while it stays OUT. Next: review the retraction. If ` +
+    "it was wrong, security reinstates it (preview, then confirm) and the payment is released " +
+    "for the gate to judge again; to cancel the payment for good, security withdraws it from " +
+    "its details. Rescind never pays it by itself.";
 }
 
 async function loadAudit() {
@@ -1135,7 +1276,9 @@ $("#correct-form").addEventListener("submit", (e) => decideOnMemory("correct", e
 $("#approve-btn").addEventListener("click", approve);
 $("#reject-btn").addEventListener("click", reject);
 $("#note-btn").addEventListener("click", annotate);
-$("#export-btn").addEventListener("click", exportRecall);
+$("#export-btn").addEventListener("click", () => exportRecall(false));
+$("#notice-approve-btn").addEventListener("click", approveNotice);
+$("#notice-export-btn").addEventListener("click", () => exportRecall(true));
 $("#refused-only").addEventListener("change", renderGates);
 $("#close-detail").addEventListener("click", () => {
   ask("detail");

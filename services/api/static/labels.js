@@ -11,12 +11,32 @@ export function amount(x, currency, base = "USD") {
   return `${num(x)} ${currency || base}`;
 }
 
-// "2026-11-17T10:00:00Z" → "2026-11-17 10:00 UTC" (seconds kept when not zero).
+// The viewer's time zone (the browser's), and how a time is shown in it: "2026-11-17 10:00 UTC"
+// for a viewer in UTC, "2026-11-17 11:00 GMT+1" in Berlin (seconds kept when not zero). A
+// text that is not a time is shown as it is.
+export const zone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+
 export function time(t) {
   if (!t) return "";
-  const m = String(t).match(/^(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d)(?::(\d\d))?/);
-  if (!m) return String(t);
-  return `${m[1]} ${m[2]}${m[3] && m[3] !== "00" ? ":" + m[3] : ""} UTC`;
+  const ms = Date.parse(String(t));
+  if (!/^\d{4}-\d\d-\d\d[T ]\d\d:\d\d/.test(String(t)) || Number.isNaN(ms)) return String(t);
+  const parts = Object.fromEntries(new Intl.DateTimeFormat("en-US", { timeZone: zone(),
+    year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit",
+    second: "2-digit", hourCycle: "h23", timeZoneName: "short" }).formatToParts(new Date(ms))
+    .map((p) => [p.type, p.value]));
+  const sec = parts.second && parts.second !== "00" ? `:${parts.second}` : "";
+  return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}${sec} ` +
+    `${parts.timeZoneName || "UTC"}`;
+}
+
+// A time as a person types it, for the API (ISO 8601 with a zone): "2026-11-16 08:00",
+// "2026-11-16T08:00" or "2026-11-16" have no zone and are read as UTC (``assumed`` says so);
+// one with Z or ±HH:MM is kept. Anything else is returned as typed, for the API to refuse.
+export function typedTime(text) {
+  const t = String(text || "").trim();
+  const m = t.match(/^(\d{4}-\d\d-\d\d)(?:[T ](\d\d:\d\d(?::\d\d(?:\.\d+)?)?))?$/);
+  if (!m) return { iso: t, assumed: false };
+  return { iso: `${m[1]}T${m[2] || "00:00"}Z`, assumed: true };
 }
 
 const SHORT = new Set(["ap", "ar", "ai", "id", "hr", "it", "qa", "ops"]);

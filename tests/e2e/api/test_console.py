@@ -195,28 +195,89 @@ def test_security_and_finance_do_the_whole_flow_in_the_console(seeded, browser):
 
     fin = sign_in(browser, base, tokens["finance"])
     expect(fin.locator("nav button[data-tab=retract]")).to_be_hidden()
-    fin.click("nav button[data-tab=recalls]")
+    # Finance lands on Recalls, with what waits for a decision counted and the outbox explained.
+    expect(fin.locator("nav button[data-tab=recalls]")).to_have_class(re.compile("active"))
+    expect(fin.locator("#recalls")).to_be_visible()
+    expect(fin.locator("#recall-counts")).to_have_text(
+        "Waiting for finance: 1 recall to decide (approve or reject) · 0 withdrawal notices to "
+        "approve · 0 approved, to export for the bank.")
+    expect(fin.locator("#recalls-badge")).to_have_text("1")
+    expect(fin.locator("#outbox-help")).to_contain_text("Rescind sends nothing to the bank")
     fin.click("#recall-list tr[data-name=pay-1041]")
     expect(fin.locator("#draft")).to_contain_text("RECALL REQUEST")
     expect(fin.locator("#draft")).to_contain_text("Reason: Acme's supplier portal was taken over")
+    # Approve is the primary action; Reject does not outweigh it.
+    expect(fin.locator("#approve-btn")).to_have_class("primary")
+    expect(fin.locator("#reject-btn")).to_have_class("secondary")
+    rev = graph.revision()
+    fin.fill("#reject-reason", "the vendor confirmed by phone")
+    fin.click("#reject-btn")  # a rejection waits for its confirmation too; cancelled here
+    expect(fin.locator("#confirm")).to_be_visible()
+    expect(fin.locator("#confirm-title")).to_have_text("Reject the recall of 6,000.00 USD?")
+    expect(fin.locator("#confirm-ok")).to_have_text("Reject recall of 6,000.00 USD")
+    fin.click("#confirm-cancel")
+    expect(fin.locator("#message")).to_have_text("Not rejected: nothing has changed.")
+    fin.fill("#reject-reason", "")
     fin.click("#approve-btn")
+    expect(fin.locator("#confirm")).to_be_visible()  # approval cannot be undone: confirmed first
+    expect(fin.locator("#confirm-title")).to_have_text("Approve the recall of 6,000.00 USD?")
+    expect(fin.locator("#confirm-lead")).to_contain_text(
+        "This cannot be undone. Approving writes the request to claw back 6,000.00 USD")
+    restated = dict(zip(fin.locator("#confirm dt").all_inner_texts(),
+                        fin.locator("#confirm dd").all_inner_texts(), strict=True))
+    assert restated["Payment"].startswith("pay-1041: 6,000.00 USD to "), restated
+    expect(fin.locator("#confirm-ok")).to_have_class("primary")
+    expect(fin.locator("#confirm-ok")).to_have_text("Approve recall of 6,000.00 USD")
+    assert graph.revision() == rev  # nothing decided yet
+    shot(fin, "05-finance-approve-confirm", full_page=False, docs=False)
+    fin.click("#confirm-ok")
     expect(fin.locator("#recall-list tr[data-name=pay-1041]")).to_have_attribute(
         "data-state", "approved")
-    expect(fin.locator("#approve-note")).to_have_text("Approved: the recall is in the outbox.")
+    expect(fin.locator("#approve-note")).to_contain_text("Approved: the recall is in the outbox.")
+    expect(fin.locator("#recalls-badge")).to_be_hidden()
     assert graph.rows("MATCH (o:Outbox) RETURN o.by") == [["fran@harborfinch.example"]]
     shot(fin, "05-finance-approved", docs=False)
     fin.click("nav button[data-tab=overview]")
     expect(card(fin, "pay-1041")).to_have_attribute("data-status", "OUT")
 
     sec.click("nav button[data-tab=retract]")
+    rev = graph.revision()
     sec.locator("#retractions tr[data-state=committed] button.reinstate").click()
+    # Reinstating moves money: a preview, restated in a confirmation, before anything changes.
+    expect(sec.locator("#confirm-title")).to_have_text(re.compile(r"^Reinstate cmp-"))
+    restated = dict(zip(sec.locator("#confirm dt").all_inner_texts(),
+                        sec.locator("#confirm dd").all_inner_texts(), strict=True))
+    assert restated["Held payments released"] == "1, totalling 34,500.00 USD: Pay Acme Ltd " \
+        "34,500.00 USD", restated
+    assert restated["Recalls withdrawn"].startswith("pay-1041: 6,000.00 USD (approved)"), restated
+    assert restated["Recalls to pull from the outbox"] == "pay-1041 (6,000.00 USD)"
+    assert "would be released" in restated["What follows"]
+    assert graph.revision() == rev  # the preview changed nothing
+    shot(sec, "06-security-reinstate-confirm", full_page=False, docs=False)
+    sec.click("#confirm-cancel")
+    expect(sec.locator("#message")).to_have_text("Not reinstated: nothing has changed.")
+    assert graph.revision() == rev
+    sec.locator("#retractions tr[data-state=committed] button.reinstate").click()
+    sec.click("#confirm-ok")
     expect(sec.locator("#message")).to_contain_text("7 memories came back IN")
+    expect(sec.locator("#message")).to_contain_text("1 held payment(s) released")
+    # The API's warnings stay on the page after the commit: what to pull from the outbox.
+    expect(sec.locator("#warnings-box")).to_be_visible()
+    expect(sec.locator("#warnings")).to_contain_text("pay-1041 is IN again, but its recall was "
+                                                     "approved by fran@harborfinch.example")
     expect(sec.locator("#retractions tr[data-state=reinstated]")).to_have_count(1)
     shot(sec, "06-security-reinstated", docs=False)
     # The finance page was not touched: it learns of the change by itself.
     expect(card(fin, "pay-1041")).to_have_attribute("data-status", "IN")
     expect(fin.locator("#rev")).to_have_text(str(graph.revision()))
     shot(fin, "07-finance-live-update", docs=False)
+    fin.click("nav button[data-tab=recalls]")  # the approved recall is withdrawn, not sendable
+    expect(fin.locator("#recall-list tr[data-name=pay-1041]")).to_have_attribute(
+        "data-state", "withdrawn")
+    fin.click("#recall-list tr[data-name=pay-1041]")
+    expect(fin.locator("#approve-note")).to_contain_text("Withdrawn: the payment is IN again")
+    expect(fin.locator("#export-box")).to_be_hidden()
+    expect(fin.locator("#approve-btn")).to_be_hidden()
 
     after = {r[0]: r[1] for r in graph.rows("MATCH (m:Mem)-[st:STATUS]->() RETURN m.id, st.status")}
     assert after == before
@@ -273,7 +334,7 @@ def test_the_gate_tab_lists_decisions_and_opens_each_payment(seeded, browser):
     assert rows.nth(1).locator(".badge.out").count() == 1
     assert rows.nth(0).locator(".badge.in").count() == 1
     when, name, amount, payee, account, _, fragility, domains, aggregate, reason = cells(0)
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", when)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)? UTC", when)  # the viewer's zone
     assert (name, amount, payee, account) == ("pay-new", "900.00 USD", "Acme Ltd", ACCOUNT)
     assert (fragility, domains, aggregate) == (
         str(new["fragility"]), " + ".join(new["would_fall"]) or "—", "6,000.00")
@@ -421,6 +482,12 @@ def test_the_approvers_day_review_reject_approve_export(recalls_day, browser, tm
     expect(fin.locator("#error")).to_have_text("Say why the recall is rejected.")
     fin.fill("#reject-reason", "Acme confirmed INV-1042 reached its own account")
     fin.click("#reject-btn")
+    restated = dict(zip(fin.locator("#confirm dt").all_inner_texts(),
+                        fin.locator("#confirm dd").all_inner_texts(), strict=True))
+    assert restated["Payment"] == f"pay-1042: 34,500.00 USD to {NAME}"
+    assert restated["Why rejected"] == "Acme confirmed INV-1042 reached its own account"
+    expect(fin.locator("#confirm-ok")).to_have_class("danger")
+    fin.click("#confirm-ok")
     expect(big).to_have_attribute("data-state", "rejected")
     expect(draft).to_contain_text("RECALL REQUEST - REJECTED by fran@harborfinch.example")
     expect(draft).to_contain_text("Rejected because: Acme confirmed INV-1042 reached its own")
@@ -436,8 +503,10 @@ def test_the_approvers_day_review_reject_approve_export(recalls_day, browser, tm
     expect(draft).to_contain_text("Called Acme AP: they never changed banks. Bank case C-778.")
     expect(fin.locator("#note-text")).to_have_value("")
     fin.click("#approve-btn")
+    expect(fin.locator("#confirm-title")).to_have_text("Approve the recall of 6,000.00 USD?")
+    fin.click("#confirm-ok")
     expect(small).to_have_attribute("data-state", "approved")
-    expect(fin.locator("#approve-note")).to_have_text("Approved: the recall is in the outbox.")
+    expect(fin.locator("#approve-note")).to_contain_text("Approved: the recall is in the outbox.")
     expect(draft).to_contain_text("RECALL REQUEST - APPROVED by fran@harborfinch.example")
 
     fin.select_option("#export-format", "camt.056")
@@ -466,4 +535,34 @@ def test_the_approvers_day_review_reject_approve_export(recalls_day, browser, tm
     sec.click("#recall-list tr[data-name=pay-1042]")
     expect(sec.locator("#draft")).to_contain_text("REJECTED by fran@harborfinch.example")
     expect(sec.locator("#recall-actions")).to_be_hidden()
+
+    # Security reinstates (previewed, confirmed): the exported recall is withdrawn and finance
+    # approves, then exports, the withdrawal notice for the bank.
+    sec.click("nav button[data-tab=retract]")
+    sec.locator("#retractions tr[data-id=r-fin] button.reinstate").click()
+    expect(sec.locator("#confirm-title")).to_have_text("Reinstate r-fin?")
+    restated = dict(zip(sec.locator("#confirm dt").all_inner_texts(),
+                        sec.locator("#confirm dd").all_inner_texts(), strict=True))
+    assert "pay-1041: 6,000.00 USD (exported)" in restated["Recalls withdrawn"], restated
+    assert "withdrawal notice" in restated["Recalls withdrawn"]
+    sec.click("#confirm-ok")
+    expect(sec.locator("#warnings")).to_contain_text("tell the bank to disregard that request")
+    fin.click("nav button[data-tab=overview]")
+    fin.click("nav button[data-tab=recalls]")
+    expect(small).to_have_attribute("data-state", "withdrawn")
+    expect(fin.locator("#recall-counts")).to_contain_text("1 withdrawal notice to approve")
+    small.click()
+    expect(fin.locator("#export-box")).to_be_hidden()  # a withdrawn recall is not exported
+    expect(fin.locator("#notice")).to_contain_text("WITHDRAWAL OF RECALL REQUEST - DRAFT")
+    fin.click("#notice-approve-btn")
+    expect(fin.locator("#confirm-title")).to_have_text(
+        "Approve the withdrawal notice for 6,000.00 USD?")
+    fin.click("#confirm-ok")
+    expect(fin.locator("#notice")).to_contain_text("APPROVED by fran@harborfinch.example")
+    with fin.expect_download() as got:
+        fin.click("#notice-export-btn")
+    letter = tmp_path / got.value.suggested_filename
+    got.value.save_as(letter)
+    assert letter.name == "recall-withdrawal-pay-1041.txt"
+    assert "Please disregard our request to recall" in letter.read_text()
     assert fin.errors == [] and sec.errors == []

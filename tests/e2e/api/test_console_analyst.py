@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -259,6 +260,8 @@ def test_the_analysts_day(day, browser):
     # -- Reinstate: a false alarm --------------------------------------------------------------
     tab(page, "Retractions")
     row.get_by_role("button", name="Reinstate").click()
+    expect(page.locator("#confirm-title")).to_have_text(re.compile(r"^Reinstate "))
+    page.locator("#confirm-ok").click()  # reinstating moves money: confirmed first
     expect(page.locator("#message")).to_contain_text("1 memories came back IN")
     expect(row.locator(".state")).to_have_text("reinstated")
     tab(page, "Overview")
@@ -411,5 +414,6 @@ def test_the_analyst_withdraws_a_note_and_corrects_another(day, browser):
     no_ids(" ".join(page.locator("#retractions .of").all_inner_texts()))
     shot(page, "analyst-12-withdrawn-and-corrected")
     withdrawal.get_by_role("button", name="Reinstate").click()
+    page.locator("#confirm-ok").click()
     expect(withdrawal.locator(".state")).to_have_text("reinstated")
     assert json.dumps(page.errors) == "[]"
