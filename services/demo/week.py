@@ -54,7 +54,10 @@ def intercept_config(tenant: str, url: str) -> InterceptConfig:
     return InterceptConfig(
         tenant=tenant, url=url, users=None,
         sources={
-            "read_vendor_portal": SourceTool(source="portal:{vendor}", kind="vendor_portal"),
+            # One domain per vendor, as the desk's schedule (not the model) names the vendor
+            # each run is about: its configurable ``vendor``, vouched for here.
+            "read_vendor_portal": SourceTool(source="portal:{vendor}", kind="vendor_portal",
+                                             domain="portal:{vendor}", vouched=["vendor"]),
             "read_contract": SourceTool(source="contract:{vendor}", kind="signed_contract",
                                         domain="signed-contracts"),
         },
