@@ -31,6 +31,7 @@ from rescind.engine.gate import (
     late,
     record,
 )
+from rescind.engine.versions import migrate_store_marks
 from rescind.engine.writes import Pipeline
 from rescind.graph import tenants
 from rescind.graph.store import TenantGraph, connect
@@ -110,8 +111,26 @@ class Workers(HeldWrites):
 
     def graph(self, tenant: str) -> TenantGraph:
         if tenant not in self.graphs:
-            self.graphs[tenant] = TenantGraph(self.conn, tenant)
+            graph = TenantGraph(self.conn, tenant)
+            self._migrate(graph)
+            self.graphs[tenant] = graph
         return self.graphs[tenant]
+
+    @staticmethod
+    def _migrate(graph: TenantGraph) -> None:
+        """Once per process and tenant, before its first event: store versions marked under the
+        old rule (an update or delete as a withdrawal) become merely not current, and what the
+        marks held OUT is settled (rescind.engine.versions; one read when there is none)."""
+        if not graph.exists():
+            return
+        try:
+            done = migrate_store_marks(graph)
+        except Exception as exc:  # the events are applied either way; the next process retries
+            log.warning("%s: could not move old store marks (%s)", graph.tenant, exc)
+            return
+        if done["versions"]:
+            log.info("%s: %d store version(s) marked under the old rule are now not current; "
+                     "%d memories changed status", graph.tenant, done["versions"], done["moved"])
 
     # -- writer ---------------------------------------------------------------------------
     def write_batch(self, stream: str, entries: list[tuple[str, object]]) -> None:
