@@ -108,3 +108,17 @@ def test_resolve_names_the_source_of_a_spelling_or_the_near_ones(legacy):
     assert code == 0 and d["id"] == "contract:northwind"
     code, _, err = cli(legacy, "resolve", "contract:northwnd")
     assert code == 2 and "did you mean 'contract:northwind'" in err
+
+
+def test_the_compromise_command_says_which_source_a_spelling_named(legacy):
+    """`rescind compromise "Contract:NORTHWIND "` previews ``contract:northwind`` and says
+    what was typed."""
+    url, tenant = legacy
+    res = CliRunner().invoke(app, ["compromise", "Contract:NORTHWIND ", "--reason", "hacked",
+                                   "--from", "2026-01-01T00:00Z", "--by", "sam", "--url", url,
+                                   "--tenant", tenant],
+                             env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    out = " ".join(res.stdout.split())
+    assert "Preview: contract:northwind compromised" in out
+    assert "(you wrote 'Contract:NORTHWIND ')" in out
