@@ -24,7 +24,8 @@ err = Console(stderr=True)
 
 UrlOpt = typer.Option(None, "--url", help="A running FalkorDB server (redis://host:port)",
                       envvar="RESCIND_URL")
-DataDirOpt = typer.Option(Path(".rescind/data"), "--data-dir", envvar="RESCIND_DATA_DIR",
+DEFAULT_DATA_DIR = Path(".rescind/data")
+DataDirOpt = typer.Option(DEFAULT_DATA_DIR, "--data-dir", envvar="RESCIND_DATA_DIR",
                           help="Without --url: the embedded server's data (kept between commands)")
 TenantOpt = typer.Option("demo", "--tenant", envvar="RESCIND_TENANT", help="Tenant name")
 JsonOpt = typer.Option(False, "--json", help="Print JSON for scripts")
@@ -32,19 +33,30 @@ PartitionsOpt = typer.Option(None, "--partitions", min=1, help="Event stream par
                              f"RESCIND_PARTITIONS or {layout.PARTITIONS}); the agents' must match")
 
 
-def decider(by: str | None) -> str:
-    """Who signs a decision made at the shell: ``--by``, else the OS user; never a made-up
-    default. Without either the command stops before it starts."""
-    if by is not None:
-        if not by.strip():
-            refuse("--by is empty: say who decides")
-        return by.strip()
+def os_user() -> str:
+    """The login name the operating system gives this process; its uid when it has none (a
+    container's user without a passwd entry)."""
     import getpass
+    import os
 
     try:
         return getpass.getuser()
-    except (KeyError, OSError):  # no login name and no user entry (some containers)
-        refuse("cannot tell who you are from the OS: say who decides with --by")
+    except (KeyError, OSError):
+        return f"uid {os.getuid()}"
+
+
+def decider(by: str | None) -> str:
+    """Who signs a decision made at the shell: the OS user, which the machine vouches for.
+    ``--by`` is what the person says of themselves: recorded beside it as a note, ``sam (--by
+    fran@example.com)``, never in its place (anyone at a shell can type any name; see
+    docs/operating.md, "Who signs a decision at the shell")."""
+    user = os_user()
+    if by is None:
+        return user
+    if not by.strip():
+        refuse("--by is empty: say who decides, or leave it out to sign as the OS user")
+    by = by.strip()
+    return user if by == user else f"{user} (--by {by})"
 
 
 def shell_audit(conn: redis.Redis):
@@ -114,8 +126,9 @@ def shell_time(text: str | None, option: str) -> str | None:
 
 Line = checked()  # an id, a name, a source, `by`
 Reason = checked(2000, one_line=False)
-ByOpt = typer.Option(None, "--by", help="Who decides (signs the decision and the audit log); "
-                     "default: the OS user", callback=Line)
+ByOpt = typer.Option(None, "--by", help="Who you are, as a note beside the signature: "
+                     "decisions are signed by the OS user, e.g. 'sam (--by fran@example.com)'",
+                     callback=Line)
 
 
 @contextlib.contextmanager
@@ -187,13 +200,17 @@ def shared_or_own_server(url: str | None, data_dir: Path) -> Iterator[tuple[str,
     """As ``operator_server``, with whether the server is this command's own (started here on
     ``data_dir``, so nothing else serves its tenants) rather than ``url`` or another process's
     (``rescind up`` on the same data directory)."""
-    from rescind.runtime.readiness import DataDirInUse, ServerGone, reach
+    from rescind.runtime.readiness import DataDirInUse, ServerGone, owned, reach
     from rescind.runtime.server import EmbeddedFalkorDB
 
     with contextlib.ExitStack() as stack:
         own = False
         if url:
             url = ready(url)
+        elif not owned(data_dir):  # never a second server beside the one `rescind up` runs
+            from rescind.cli.serving import refuse_second_server
+
+            refuse_second_server(data_dir)
         for attempt in range(2):  # the owner may stop between our two looks: start our own
             try:
                 if not url:

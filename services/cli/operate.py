@@ -245,8 +245,8 @@ def _decide(action: str, by: str | None, url, data_dir, tenant, what: str, decid
                        summary or (lambda r: {"action": r["action"], "amount": r["amount"]}))
 
 
-FinanceBy = typer.Option(None, "--by", help="Who in finance decides; default: the OS user",
-                         callback=Line)
+FinanceBy = typer.Option(None, "--by", help="Who in finance decides, as a note beside the "
+                         "signature: decisions are signed by the OS user", callback=Line)
 
 
 @recalls_app.command("approve")

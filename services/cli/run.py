@@ -154,10 +154,16 @@ def up(
         said = f"FalkorDB: {server.where}" if cluster else \
             f"FalkorDB on {server.url} (data in {data_dir})"
         out.print(f"{said}; workers: {', '.join(ROLES)}")
+        base = None
         if api_port:
             base = stack.enter_context(api_thread(server.url, settings.api_host, api_port,
                                                   settings, server_status=supervisor.status))
             out.print(f"API on {base}/api/v1, console on {base}/console/")
+        from rescind.cli.serving import announced, exports
+
+        entry = stack.enter_context(announced(None if cluster else data_dir, server.url, base))
+        out.print("In other shells, for `rescind` commands to use this server (not start "
+                  "their own):\n  " + "\n  ".join(exports(entry)), markup=False, soft_wrap=True)
         try:
             _serve(server.url, ROLES, f"up-{os.getpid()}", partitions, supervisor=supervisor)
         except Unavailable:  # the workers' last flush met the dead server: say why it died

@@ -27,7 +27,7 @@ tenant_app = typer.Typer(help="Tenants: each has a graph of its own; the events 
 @tenant_app.command("create")
 def create(
     name: str = typer.Argument(..., help="1 to 64 characters from a-z, 0-9, '_' and '-'"),
-    by: str | None = typer.Option(None, "--by", help="Who creates it (default: the OS user)",
+    by: str | None = typer.Option(None, "--by", help="Who creates it: a note beside the OS user, who signs",
                                   callback=Line),
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, as_json: bool = JsonOpt,
 ) -> None:
@@ -72,7 +72,7 @@ def move(
         None, "--max-pause", min=0.0,
         help="Refuse when the graph's MIGRATE is expected to block the masters longer than "
              "this many seconds (default: half the cluster-node-timeout)"),
-    by: str | None = typer.Option(None, "--by", help="Who moves it (default: the OS user)",
+    by: str | None = typer.Option(None, "--by", help="Who moves it: a note beside the OS user, who signs",
                                   callback=Line),
     url: str | None = typer.Option(..., "--url", envvar="RESCIND_URL",
                                    help="A node of the Redis Cluster (redis://host:port)"),

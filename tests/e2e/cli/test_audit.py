@@ -21,6 +21,7 @@ from rescind.operator.audit import AuditLog
 from rescind.runtime.settings import Settings
 from tests.support.api import ADMIN, forget, make_story
 from tests.support.paths import ROOT
+from tests.support.shell import signed
 
 RESCIND = [sys.executable, "-m", "rescind.cli"]
 WINDOW = ["--from", "2026-11-01T00:00Z", "--to", "2026-11-03T00:00Z"]
@@ -73,12 +74,12 @@ def test_the_shells_decisions_are_audited_and_exported(story, tmp_path):
     me = getpass.getuser()
     expected = [
         ("retraction.preview", "portal:acme", me, "ok", "200"),
-        ("retraction.commit", "portal:acme", "sam@harborfinch.example", "ok", "200"),
-        ("recall.approve", "pay-1041", "fran@harborfinch.example", "ok", "200"),
-        ("recall.approve", "pay-1041", "fran@harborfinch.example", "refused", "409"),
+        ("retraction.commit", "portal:acme", signed("sam@harborfinch.example"), "ok", "200"),
+        ("recall.approve", "pay-1041", signed("fran@harborfinch.example"), "ok", "200"),
+        ("recall.approve", "pay-1041", signed("fran@harborfinch.example"), "refused", "409"),
         ("retraction.reinstate", "r-cli", me, "ok", "200"),
-        ("token.create", "viewer:vic", "ops@harborfinch.example", "ok", "200"),
-        ("token.revoke", made["id"], "ops@harborfinch.example", "ok", "200"),
+        ("token.create", "viewer:vic", signed("ops@harborfinch.example"), "ok", "200"),
+        ("token.revoke", made["id"], signed("ops@harborfinch.example"), "ok", "200"),
     ]
     api_log = story.client.get(f"{story.base}/audit", headers=story.as_("security"),
                                params={"limit": 20}).json()  # live, then archived
@@ -87,7 +88,7 @@ def test_the_shells_decisions_are_audited_and_exported(story, tmp_path):
             for e in reversed(shell)] == expected
     assert {e["role"] for e in shell} == {"operator"}
     r = story.client.get(f"{story.base}/retractions/r-cli", headers=story.as_("viewer")).json()
-    assert (r["by"], r["reinstated_by"]) == ("sam@harborfinch.example", me)
+    assert (r["by"], r["reinstated_by"]) == (signed("sam@harborfinch.example"), me)
 
     assert redis_archives(story.url, t), "kept to 5 live entries, the older ones are archived"
     out = tmp_path / "audit.jsonl"
@@ -122,7 +123,8 @@ def test_a_replay_is_one_entry_of_the_new_tenants_log(falkordb, tenant_name):
         assert twice.returncode == 2 and "fresh tenant" in twice.stderr
         refused, done = AuditLog(redis.Redis.from_url(falkordb)).entries(tenant_name, 2)
         assert (done["action"], done["target"], done["who"], done["via"], done["result"]) == (
-            "scenario.replay", "vendor-portal.jsonl", "rita@harborfinch.example", "cli", "ok")
+            "scenario.replay", "vendor-portal.jsonl", signed("rita@harborfinch.example"), "cli",
+            "ok")
         assert json.loads(done["detail"])["gates"] == 2
         assert (refused["result"], refused["status"], refused["who"]) == (
             "refused", "422", getpass.getuser())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import http.server
+import json
 import os
 import re
 import subprocess
@@ -51,6 +52,8 @@ def test_a_worker_is_healthy_while_its_loop_beats(tmp_path):
     assert res.returncode == 1 and re.search(r"last beat 12\d s ago", res.stderr)
     res = health("worker", "--heartbeat", str(tmp_path / "none"))
     assert res.returncode == 1 and "no heartbeat yet" in res.stderr
+    res = health("worker", "--heartbeat", str(path), "--max-age", "30", "--json")
+    assert res.returncode == 1 and json.loads(res.stdout)["healthy"] is False
 
 
 def test_the_api_is_healthy_only_while_its_falkordb_answers(falkordb):

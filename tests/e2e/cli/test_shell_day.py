@@ -128,3 +128,25 @@ def test_times_without_a_zone_are_read_as_utc_and_said_so(week):
     assert bad.returncode == 2 and "not an ISO 8601" in bad.stderr
     audit = rescind(week, "audit", "export", "--since", "2026-11-01")
     assert audit.returncode == 0 and "--since 2026-11-01 has no zone: read as UTC" in audit.stderr
+
+
+def test_a_shell_decision_is_signed_by_the_os_user_with_by_as_a_note(week):
+    """`--by` cannot put a name in place of the OS user's: the note on the recall and its audit
+    entry are signed 'root (--by fran@harborfinch.example)'; without --by, or with the OS
+    user's own name, the OS user alone."""
+    import getpass
+
+    from rescind.operator.audit import AuditLog
+
+    me = getpass.getuser()
+    claimed = json.loads(rescind(week, "recalls", "annotate", "pay-1041", "bank case opened",
+                                 "--by", "fran@harborfinch.example", "--json").stdout)
+    plain = json.loads(rescind(week, "recalls", "annotate", "pay-1041", "called the bank",
+                               "--json").stdout)
+    own = json.loads(rescind(week, "recalls", "annotate", "pay-1041", "again", "--by", me,
+                             "--json").stdout)
+    assert [n["by"] for n in own["notes"]] == [f"{me} (--by fran@harborfinch.example)", me, me]
+    assert claimed["notes"][0]["by"] != "fran@harborfinch.example"
+    assert plain["notes"][1]["by"] == me
+    entries = AuditLog(connect(week[0])).entries(week[1], 3)
+    assert [e["who"] for e in entries] == [me, me, f"{me} (--by fran@harborfinch.example)"]

@@ -17,6 +17,7 @@ from rescind.graph.store import TenantGraph, connect
 from rescind.runtime.settings import Settings
 from rescind.scenario.format import ScenarioError
 from rescind.scenario.replay import replay_text
+from tests.support.shell import signed
 from tests.support.texts import APPROVE_WITHOUT_DRAFT
 
 ADMIN = "test-admin-token-not-for-production"
@@ -52,7 +53,7 @@ def test_the_cli_creates_lists_and_refuses_commands_on_an_unknown_tenant(falkord
         again = runner.invoke(cli, ["tenant", "create", name, "--url", falkordb])
         assert again.exit_code == 0 and "exists already" in again.output
         listed = runner.invoke(cli, ["tenant", "list", "--url", falkordb, "--json"])
-        assert {"name": name} | {"created_by": "sam"} in [
+        assert {"name": name} | {"created_by": signed("sam")} in [
             {k: t[k] for k in ("name", "created_by")} for t in json.loads(listed.output)]
         bad = runner.invoke(cli, ["tenant", "create", "Not A Name", "--url", falkordb])
         assert bad.exit_code == 2 and "bad tenant name" in bad.output

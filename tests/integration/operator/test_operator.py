@@ -12,6 +12,7 @@ from rescind.contract import connection, layout
 from rescind.graph.store import TenantGraph, connect
 from rescind.scenario.replay import replay_text
 from tests.support.paths import ROOT
+from tests.support.shell import signed
 
 WINDOW = ["--from", "2026-11-01T00:00Z", "--to", "2026-11-03T00:00Z"]
 
@@ -74,8 +75,8 @@ def test_the_whole_flow_commit_recall_approve_reinstate(story):
     code, row, _ = cli(story, "recalls", "approve", "pay-1041", "--by", "finance@example.com")
     assert code == 0 and row["state"] == "approved"
     g = TenantGraph(connect(story[0]), story[1])
-    assert g.rows("MATCH (o:Outbox) RETURN o.action, o.by") == [[rows[0]["action"],
-                                                                 "finance@example.com"]]
+    assert g.rows("MATCH (o:Outbox) RETURN o.action, o.by") == [
+        [rows[0]["action"], signed("finance@example.com")]]
     code, _, message = cli(story, "recalls", "approve", "pay-1041", "--by", "finance@example.com")
     assert code == 2 and "approved already" in message
     assert len(g.rows("MATCH (o:Outbox) RETURN o.id")) == 1

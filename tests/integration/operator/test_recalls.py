@@ -12,6 +12,7 @@ from rescind.cli.main import app
 from rescind.graph.store import TenantGraph, connect
 from rescind.operator.audit import AuditLog
 from tests.support.recalls import ATTACK, COMPROMISE, NAME, NS, check_camt056, replay_finance_story
+from tests.support.shell import signed
 
 WINDOW = ["--from", COMPROMISE["from"], "--to", COMPROMISE["to"]]
 
@@ -47,11 +48,11 @@ def test_finance_reviews_rejects_annotates_approves_and_exports_at_the_shell(sto
     assert code == 2 and "say why the recall is rejected" in message
     code, r, _ = cli(story, "recalls", "reject", "pay-1042", "--reason", "Acme says it was paid "
                      "to its own account", "--by", "fran")
-    assert code == 0 and r["state"] == "rejected" and r["rejected"]["by"] == "fran"
+    assert code == 0 and r["state"] == "rejected" and r["rejected"]["by"] == signed("fran")
     code, r, _ = cli(story, "recalls", "annotate", "pay-1041", "Bank case C-778 opened",
                      "--by", "fran")
     assert code == 0 and [(n["by"], n["text"]) for n in r["notes"]] == [
-        ("fran", "Bank case C-778 opened")]
+        (signed("fran"), "Bank case C-778 opened")]
     code, _, message = cli(story, "recalls", "export", "pay-1041", "--by", "fran")
     assert code == 2 and "only an approved recall is exported" in message
     code, r, _ = cli(story, "recalls", "approve", "pay-1041", "--by", "fran")
@@ -59,7 +60,7 @@ def test_finance_reviews_rejects_annotates_approves_and_exports_at_the_shell(sto
     code, _, message = cli(story, "recalls", "reject", "pay-1041", "--reason", "x", "--by", "fran")
     assert code == 2 and "cannot be rejected now" in message
     code, _, message = cli(story, "recalls", "approve", "pay-1042", "--by", "fran")
-    assert code == 2 and "rejected by fran" in message
+    assert code == 2 and f"rejected by {signed('fran')}" in message
 
     out = tmp_path / "recall.xml"
     code, text, _ = cli(story, "recalls", "export", "pay-1041", "--format", "camt.056", "--out",
@@ -80,7 +81,7 @@ def test_finance_reviews_rejects_annotates_approves_and_exports_at_the_shell(sto
                                                        ("pay-1041", "exported")]
     code, text, _ = cli(story, "recalls", "list", as_json=False)
     [row] = [line for line in text.splitlines() if "pay-1042" in line]
-    assert "rejected" in row and "fran," in row
+    assert "rejected" in row and f"{signed('fran')}," in " ".join(text.split())
     log = [(e["action"], e["result"], e["who"], e["via"])
            for e in reversed(AuditLog(connect(story[0])).entries(story[1], 30))
            if e["action"].startswith("recall.")]
@@ -89,7 +90,7 @@ def test_finance_reviews_rejects_annotates_approves_and_exports_at_the_shell(sto
         ("recall.export", "refused"), ("recall.approve", "ok"), ("recall.reject", "refused"),
         ("recall.approve", "refused"), ("recall.export", "ok"), ("recall.export", "ok"),
         ("recall.export", "refused")]
-    assert {(w, v) for _, _, w, v in log} == {("fran", "cli")}
+    assert {(w, v) for _, _, w, v in log} == {(signed("fran"), "cli")}
 
 
 def test_reinstate_warns_of_an_approved_recall_in_the_outbox(story):
@@ -101,7 +102,7 @@ def test_reinstate_warns_of_an_approved_recall_in_the_outbox(story):
     code, text, _ = cli(story, "reinstate", "r-fin", "--by", "sam", "--commit", as_json=False)
     flat = " ".join(text.split())
     assert code == 0 and "1 to pull from the outbox" in flat
-    assert "pay-1041 is IN again, but its recall was approved by fran" in flat
+    assert f"pay-1041 is IN again, but its recall was approved by {signed('fran')}" in flat
     assert f"pull {r['outbox']} from the outbox" in flat
     # Retracted again and reinstated again: still in the outbox, still warned, in JSON too.
     code, d, _ = cli(story, "compromise", "portal:acme", *WINDOW, "--reason", "again",
