@@ -103,10 +103,11 @@ def next_commands(summary: dict, url: str | None, data_dir: Path, own: bool) -> 
     steps = [
         (f"recalls list {tail}", "finance: the payments to recall"),
         (f"recalls show {recall} {tail}", "the drafted recall and its evidence"),
-        (f"recalls approve {recall} --by finance {tail}", "finance approves it (to the outbox)"),
+        (f"recalls approve {recall} {tail}", "finance approves it (to the outbox; signed by "
+         "your OS user)"),
         (f"explain {recall} {tail}", "why the payment went out, and why it is OUT now"),
         (f"fragility payment:INV-2001 {tail}", "the trust domains an attacker would need"),
-        (f"reinstate {retraction} --by security {tail}", "preview undoing it (--commit applies)"),
+        (f"reinstate {retraction} {tail}", "preview undoing it (--commit applies)"),
     ]
     if own:  # the API and console on the data directory (no `rescind up` serves it yet)
         steps.append((f"up{' --data-dir ' + shlex.quote(str(data_dir)) if '--data-dir' in opts else ''}",

@@ -22,8 +22,10 @@ def test_make_demo_is_answered_with_the_venvs_rescind(monkeypatch, tmp_path):
     steps = harness.next_commands(WEEK, None, Path(".rescind/data"), own=True)
     commands = [s["command"] for s in steps]
     assert commands[0] == ".venv/bin/rescind recalls list"
-    assert ".venv/bin/rescind recalls approve payment:INV-1001 --by finance" in commands
-    assert ".venv/bin/rescind reinstate r-northwind-portal --by security" in commands
+    # no made-up signer: the OS user signs a decision at the shell (--by is only a note)
+    assert ".venv/bin/rescind recalls approve payment:INV-1001" in commands
+    assert ".venv/bin/rescind reinstate r-northwind-portal" in commands
+    assert not [c for c in commands if "--by" in c]
     assert commands[-1] == ".venv/bin/rescind up"
     assert all(s["what"] for s in steps)
 
