@@ -121,9 +121,9 @@ class Workers(HeldWrites):
         """Once per process and tenant, before its first event: store versions marked under the
         old rule (an update or delete as a withdrawal) become merely not current, and what the
         marks held OUT is settled (rescind.engine.versions; one read when there is none)."""
-        if not graph.exists():
-            return
         try:
+            if not graph.exists():
+                return
             done = migrate_store_marks(graph)
         except Exception as exc:  # the events are applied either way; the next process retries
             log.warning("%s: could not move old store marks (%s)", graph.tenant, exc)
