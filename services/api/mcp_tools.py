@@ -36,6 +36,7 @@ from rescind.contract import text as tx
 from rescind.contract.errors import Invalid
 from rescind.contract.kinds import AnyKind, StatusName
 from rescind.graph.store import TenantGraph
+from rescind.operator import audit_text
 
 SCHEME = "rescind"  # resources: rescind://{tenant}/…
 
@@ -90,7 +91,7 @@ def register(tool: Callable, resource: Callable) -> None:
     ``resource(uri, name, description)``: decorators that check the caller first."""
 
     def _counts(d: dict) -> dict:
-        return {"retraction": d.get("retraction"), "counts": d.get("counts"), "rev": d.get("rev")}
+        return audit_text.radius(d)  # which, why, counts, the payments held or recalled
 
     T = "/api/v1/tenants/{tenant}"
 

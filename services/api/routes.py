@@ -31,6 +31,7 @@ from rescind.api.models import (
 from rescind.api.state import Api, Guard, get_api
 from rescind.contract import text as tx
 from rescind.contract.kinds import AnyKind, StatusName
+from rescind.operator import audit_text
 
 router = APIRouter(prefix="/api/v1")
 
@@ -63,7 +64,7 @@ def _cap(api: Api, limit: int) -> int:
 
 
 def _counts(d: dict) -> dict:
-    return {"retraction": d.get("retraction"), "counts": d.get("counts"), "rev": d.get("rev")}
+    return audit_text.radius(d)  # which, why, counts, the payments held or recalled
 
 
 # -- who, tenants, tokens, audit (admin) --------------------------------------------------------
@@ -111,16 +112,42 @@ def revoke_token(tenant: Tenant, token_id: Annotated[str, Path(pattern=r"^[0-9a-
                        lambda: api.tokens.revoke(tenant, token_id))
 
 
-@router.get(T + "/audit", tags=["admin"], summary="The audit log, newest first")
-def audit_log(tenant: Tenant, me: Auditor, api: ApiDep, limit: Limit = 100) -> list[dict]:
-    return api.audit.entries(api.graph(tenant).tenant, _cap(api, limit))
+AuditCursor = Annotated[str | None, Query(
+    pattern=r"^[0-9]{1,20}-[0-9]{1,20}$",
+    description="The next page: the entries older than this entry id (the X-Next-Before header "
+                "of the page before)")]
+_AUDIT_PAGING = {"X-Total-Count": {"description": "Entries in the log, live and archived",
+                                   "schema": {"type": "integer"}},
+                 "X-Next-Before": {"description": "The `before` of the next page (absent on "
+                                   "the last page)", "schema": {"type": "string"}}}
+
+
+def _audit_page(api: Api, scope: str | None, response: Response, limit: int,
+                before: str | None) -> list[dict]:
+    """One page of a scope's log, newest first; the total and the next page's cursor in the
+    headers (the body stays the list of entries)."""
+    page = api.audit.entries(scope, _cap(api, limit), before)
+    response.headers["X-Total-Count"] = str(api.audit.total(scope))
+    if len(page) == _cap(api, limit) and page:
+        response.headers["X-Next-Before"] = page[-1]["id"]
+    return page
+
+
+@router.get(T + "/audit", tags=["admin"], summary="The audit log, newest first, a page at a time",
+            responses={200: {"headers": _AUDIT_PAGING}})
+def audit_log(tenant: Tenant, me: Auditor, api: ApiDep, response: Response, limit: Limit = 100,
+              before: AuditCursor = None) -> list[dict]:
+    """Each entry: who (role, via), action, target, result, status, ``detail`` (a JSON object:
+    counts, amounts, why) and ``summary`` (the entry as a sentence); times to the second."""
+    return _audit_page(api, api.graph(tenant).tenant, response, limit, before)
 
 
 @router.get("/audit", tags=["admin"],
             summary="The server's audit log (unknown tokens, refusals outside a tenant), newest "
-                    "first")
-def server_audit_log(me: Admin, api: ApiDep, limit: Limit = 100) -> list[dict]:
-    return api.audit.entries(None, _cap(api, limit))
+                    "first, a page at a time", responses={200: {"headers": _AUDIT_PAGING}})
+def server_audit_log(me: Admin, api: ApiDep, response: Response, limit: Limit = 100,
+                     before: AuditCursor = None) -> list[dict]:
+    return _audit_page(api, None, response, limit, before)
 
 
 # -- reading ----------------------------------------------------------------------------------

@@ -83,8 +83,10 @@ def audited(conn: redis.Redis, tenant: str | None, by: str, action: str, target:
 
 
 def counts(d: dict) -> dict:
-    """What the audit keeps of a blast radius."""
-    return {"retraction": d.get("retraction"), "counts": d.get("counts"), "rev": d.get("rev")}
+    """What the audit keeps of a blast radius: which, why, counts, the payments it moves."""
+    from rescind.operator.audit_text import radius
+
+    return radius(d)
 
 
 def checked(max_length: int = 200, one_line: bool = True):

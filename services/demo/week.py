@@ -27,7 +27,9 @@ from rescind.graph.store import TenantGraph, connect
 from rescind.middleware import InterceptConfig, Recorder, instrument
 from rescind.middleware.config import ActionTool, Receipt, SourceTool
 from rescind.middleware.gate import GateClient, GateRefused
+from rescind.operator import audit_text
 from rescind.operator import decisions as security
+from rescind.operator.audit import Actor, AuditLog
 from rescind.operator.recalls import recall_list
 from rescind.scenario.via_streams import wait_idle
 from rescind.workers.app import WorkerSettings, WorkerThread
@@ -39,6 +41,9 @@ ATTACK = ("2026-11-16T08:00:00Z", "2026-11-18T12:00:00Z")  # when the page showe
 BANK_RECEIPT = Receipt(amount=r"^Paid \$([0-9,]+(?:\.[0-9]+)?) ", account=r" to account (.+?) for ",
                        reference=r"\((PAY-[0-9]+)\)", value_date=r" at (\S+?)\.?$")
 REASON = "Northwind's supplier portal was taken over: the bank details on it were the attacker's"
+# Who decides in the story, as the audit log names them (via: demo).
+SECURITY = Actor("security", "security", "", "demo")
+DEMO = Actor("demo", "admin", "", "demo")
 
 
 def intercept_config(tenant: str, url: str) -> InterceptConfig:
@@ -133,7 +138,11 @@ def run(url: str, tenant: str = "demo", mode: str | None = None, recording: Path
     graph = TenantGraph(connect(url), tenant)
     graph.delete()  # the demo tenant starts afresh, and so do its agents' status caches
     st.forget_status(conn, tenant)
-    tenants.create(graph.server, tenant, by="demo")  # its agents' events are applied only then
+    audit = AuditLog(conn)
+    audit.audited(tenant, DEMO, "tenant.create", tenant,  # its agents' events apply only then
+                  lambda: tenants.create(graph.server, tenant, by=DEMO.who),
+                  lambda created: {"created": created, "message": "the demo week's tenant, "
+                                   "started afresh"})
     st.ensure_groups(conn)
     world = World.load()
     config = intercept_config(tenant, url)
@@ -154,12 +163,17 @@ def run(url: str, tenant: str = "demo", mode: str | None = None, recording: Path
         if name != "security/thursday":
             return
         start, end = (security.parse_time(t, "window") for t in ATTACK)
-        preview = security.compromise(graph, COMPROMISED, start, end, REASON, "security",
-                                      now=world.now)
+        # Security's decisions are audited as the API's and the shell's are (via: demo).
+        preview = audit.audited(tenant, SECURITY, "retraction.preview", COMPROMISED,
+                                lambda: security.compromise(graph, COMPROMISED, start, end,
+                                                            REASON, SECURITY.who, now=world.now),
+                                audit_text.radius)
         emit("preview", preview)
-        done = security.compromise(graph, COMPROMISED, start, end, REASON, "security",
-                                   commit=True, rid="r-northwind-portal", rev=preview["rev"],
-                                   now=world.now)
+        done = audit.audited(tenant, SECURITY, "retraction.commit", COMPROMISED,
+                             lambda: security.compromise(
+                                 graph, COMPROMISED, start, end, REASON, SECURITY.who,
+                                 commit=True, rid="r-northwind-portal", rev=preview["rev"],
+                                 now=world.now), audit_text.radius)
         for action in done["to_hold"]:  # treasury holds what Rescind holds
             invoice = (action.get("name") or "").removeprefix("payment:")
             if world.bank.payment_for(invoice) is not None:

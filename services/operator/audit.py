@@ -6,9 +6,11 @@ Scopes. One log per tenant (``layout.audit_key(tenant)``) and one for the server
 (``layout.audit_key(None)``: an unknown token, an admin refused outside a tenant).
 
 Entries. A stream entry per decision (``result`` ok, error; allowed or blocked for the gate),
-with who, role, token id, via (api, mcp, cli, stream), action, target, HTTP status and a short
-detail. Its time is its stream id's (the server's clock), so the log is in the order the
-server took the entries, whichever process wrote them.
+with who, role, token id, via (api, mcp, cli, stream, demo), action, target, HTTP status and a
+detail: a JSON object (counts, amounts, why), read back as an object, with a sentence that says
+it all (``summary``: ``rescind.operator.audit_text``). Its time is its stream id's (the
+server's clock; shown to the second), so the log is in the order the server took the entries,
+whichever process wrote them.
 
 Refusals are counted. The first refusal of a principal, of one kind (action, status, surface),
 in one minute of the server's clock, is an entry with ``count`` 1; the next ones in that minute
@@ -37,11 +39,12 @@ import redis
 
 from rescind.contract import connection, layout
 from rescind.contract.errors import RescindError, http_status
+from rescind.operator import audit_text
 
 log = logging.getLogger("rescind.audit")
 
 OK, REFUSED, ERROR, ALLOWED, BLOCKED = "ok", "refused", "error", "allowed", "blocked"
-MAX_DETAIL = 2000
+MAX_DETAIL = audit_text.MAX_DETAIL
 MAX_TEXT = 500  # who, target and the like
 MOVE_BATCH = 1000  # entries one rotation call moves (the server is busy meanwhile)
 CHUNK = 1000  # entries one read of the export takes from each stream
@@ -129,7 +132,7 @@ def _fields(actor: Actor, action: str, target: str | None, result: str, status: 
             detail: Any) -> dict[str, str]:
     return {"who": _text(actor.who), "role": _text(actor.role), "token": _text(actor.token),
             "via": _text(actor.via), "action": _text(action), "target": _text(target),
-            "result": result, "status": str(status), "detail": _text(detail, MAX_DETAIL)}
+            "result": result, "status": str(status), "detail": audit_text.stored(detail)}
 
 
 def _idkey(entry_id: bytes | str) -> tuple[int, int]:
@@ -139,8 +142,7 @@ def _idkey(entry_id: bytes | str) -> tuple[int, int]:
 
 
 def _iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds") \
-        .replace("+00:00", "Z")
+    return audit_text.moment(ms)
 
 
 def month(ms: int) -> tuple[str, int, int]:
@@ -260,24 +262,36 @@ class AuditLog:
         return moved
 
     # -- reading ----------------------------------------------------------------------------
-    def entries(self, tenant: str | None, limit: int = 100) -> list[dict]:
+    def entries(self, tenant: str | None, limit: int = 100,
+                before: str | None = None) -> list[dict]:
         """The newest ``limit`` entries, newest first (live, then the archive when the live
-        log holds fewer), refusal counts as they stand."""
+        log holds fewer), refusal counts as they stand; with ``before`` (an entry's id), the
+        ``limit`` entries older than it: the next page."""
         conn = self._on(tenant)
-        rows = conn.xrevrange(layout.audit_key(tenant), count=limit)
+        top = f"({before}" if before else "+"
+        rows = conn.xrevrange(layout.audit_key(tenant), top, "-", count=limit)
         if len(rows) < limit:
             seen = {r[0] for r in rows}
-            oldest = rows[-1][0].decode() if rows else "+"
+            oldest = rows[-1][0].decode() if rows else before
             for key in conn.zrevrange(layout.audit_archives_key(tenant), 0, -1):
                 if len(rows) >= limit:
                     break
-                top = oldest if oldest == "+" else f"({oldest}"
+                top = f"({oldest}" if oldest else "+"
                 more = [r for r in conn.xrevrange(key, top, "-", count=limit - len(rows))
                         if r[0] not in seen]
                 rows += more
                 if more:
                     oldest = more[-1][0].decode()
         return self._shaped(tenant, rows)
+
+    def total(self, tenant: str | None) -> int:
+        """How many entries the scope holds, live and archived."""
+        conn = self._on(tenant)
+        archives = conn.zrange(layout.audit_archives_key(tenant), 0, -1)
+        pipe = conn.pipeline(transaction=True)
+        for key in [layout.audit_key(tenant), *archives]:
+            pipe.xlen(key)
+        return sum(pipe.execute())
 
     def export(self, tenants: Iterable[str | None] | None = None, since: datetime | None = None,
                until: datetime | None = None) -> Iterator[dict]:
@@ -353,4 +367,6 @@ class AuditLog:
             e.setdefault("at", _iso(_idkey(e["id"])[0]))
             if "last" in e:
                 e["last"] = _iso(int(e["last"]))
+            e["detail"] = audit_text.parsed(e.get("detail"))
+            e["summary"] = audit_text.sentence(e)
         return out
