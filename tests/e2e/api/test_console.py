@@ -566,3 +566,26 @@ def test_the_approvers_day_review_reject_approve_export(recalls_day, browser, tm
     assert letter.name == "recall-withdrawal-pay-1041.txt"
     assert "Please disregard our request to recall" in letter.read_text()
     assert fin.errors == [] and sec.errors == []
+
+
+def test_times_show_in_the_viewers_zone_and_typed_times_without_one_are_utc(seeded, browser):
+    """A viewer in Berlin sees the gate's times in Berlin time with the zone named; "as of"
+    typed as people type it ("2026-11-03 08:00", no zone) is read as UTC, the page says so,
+    and the answer is shown in the viewer's zone."""
+    url, base, tokens, graph = seeded
+    page = sign_in(browser, base, tokens["security"], timezone_id="Europe/Berlin")
+    page.click("nav button[data-tab=gate]")
+    first = page.locator("#gate-list tbody tr").first.locator("td.when")
+    expect(first).to_have_text(re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)? GMT\+1$"))
+    page.click("nav button[data-tab=asof]")
+    page.fill("#asof-at", "2026-11-03 08:00")
+    page.click("#asof-btn")
+    expect(page.locator("#asof-zone")).to_have_text(
+        "No time zone given: read as UTC (2026-11-03 08:00 as 2026-11-03T08:00Z).")
+    expect(page.locator("#asof-title")).to_have_text("Believed at 2026-11-03 09:00 GMT+1")
+    expect(page.locator("#error")).to_have_text("")
+    page.fill("#asof-at", "2026-11-03T08:00+01:00")  # a zone given: kept, nothing said
+    page.click("#asof-btn")
+    expect(page.locator("#asof-zone")).to_have_text("")
+    expect(page.locator("#asof-title")).to_have_text("Believed at 2026-11-03 08:00 GMT+1")
+    assert page.errors == []
