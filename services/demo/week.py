@@ -87,13 +87,11 @@ class LoggedGate(GateClient):
         self.log, self.clock = log, clock
 
     def ask(self, action: str, premises: list[str], amount: float | None, payee: str | None,
-            traceparent: str | None = None, proposed: bool = False,
-            at: datetime | None = None, account: str | None = None,
-            currency: str | None = None, seen: dict[str, str] | None = None):
+            *args, **kwargs):
+        """GateClient.ask, logged: every argument passes through as given."""
         entry = {"action": action, "at": self.clock().isoformat(), "amount": amount}
         try:
-            answer = super().ask(action, premises, amount, payee, traceparent, proposed, at,
-                                 account, currency, seen)
+            answer = super().ask(action, premises, amount, payee, *args, **kwargs)
         except GateRefused as exc:
             self.log.decisions.append({**entry, "allowed": False, "reason": str(exc)})
             raise
