@@ -124,14 +124,15 @@ def decide(graph: TenantGraph, op: ret.Retract | ret.Withdraw | ret.Correct, com
     nothing; a new one is announced to the agents on the status stream."""
     now = now or datetime.now(UTC)
     at = ev.to_micros(now)
+    why = {"reason": op.reason} if op.reason else {}  # why it was decided, for the audit
     try:
         p = ret.preview(graph, op, at)
         kept = kept_by(graph, op, p.after, sorted(
             m for m, st in p.after.items() if st.is_in and m in p.before))
         if not commit:
-            return {"committed": False, **describe(graph, p.repeated or p.result(), kept)}
+            return {"committed": False, **describe(graph, p.repeated or p.result(), kept), **why}
         if p.repeated is not None:
-            return {"committed": True, "repeated": True, **describe(graph, p.repeated)}
+            return {"committed": True, "repeated": True, **describe(graph, p.repeated), **why}
         if rev is not None and rev != p.rev:
             raise StalePreview(f"stale preview: the graph is at revision {p.rev}, not {rev}")
         try:
@@ -144,7 +145,7 @@ def decide(graph: TenantGraph, op: ret.Retract | ret.Withdraw | ret.Correct, com
         raise StalePreview(f"{exc}: the graph changed since that preview; preview again") \
             from None
     _announce(graph, conn, result, now)
-    return {"committed": True, **describe(graph, result, kept)}
+    return {"committed": True, **describe(graph, result, kept), **why}
 
 
 def reinstate(graph: TenantGraph, rid: str, by: str, conn: redis.Redis | None = None,
@@ -352,11 +353,17 @@ def explain(graph: TenantGraph, ref: str, depth: int = 12) -> dict:
         out["said_by"] = [{"source": g.source, "domain": domains.get(g.source, g.source),
                            "at": when(g.at), "valid": rules.grounding_cause(g) is None}
                           for g in node.groundings]
+        # An agent run twice on the same premises records the same justification twice: each
+        # premise set is shown once, with how many times it was recorded (same order).
+        recorded: dict[tuple[str, ...], int] = {}
+        for premises in node.justifications:
+            key = tuple(sorted(premises))
+            recorded[key] = recorded.get(key, 0) + 1
         out["justifications"] = [[tree(p, path | {mid}, left - 1) for p in premises]
-                                 for premises in node.justifications]
+                                 for premises in recorded]
         # How each was chosen: matched, turn-context, agent or declared (same order).
-        out["justification_rules"] = [chosen.get((mid, tuple(sorted(premises))))
-                                      for premises in node.justifications]
+        out["justification_rules"] = [chosen.get((mid, premises)) for premises in recorded]
+        out["justification_counts"] = list(recorded.values())
         return out
 
     return tree(target, frozenset(), depth)

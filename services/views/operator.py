@@ -187,9 +187,12 @@ def _grow(branch: Tree, n: dict) -> None:
         branch.add(f"said by [bold]{s['source']}[/bold] (trust domain {s['domain']}) at "
                    f"{s['at']}: {mark}")
     rules = n.get("justification_rules") or []
+    counts = n.get("justification_counts") or []
     for i, premises in enumerate(n.get("justifications", []), 1):
         rule = f" ({rules[i - 1]})" if i <= len(rules) and rules[i - 1] else ""
-        j = branch.add(f"justification {i}{rule}: needs all of")
+        times = counts[i - 1] if i <= len(counts) else 1
+        again = f", recorded {times} times (the same premises)" if times > 1 else ""
+        j = branch.add(f"justification {i}{rule}{again}: needs all of")
         for p in premises:
             _grow(j.add(_label(p)), p)
 

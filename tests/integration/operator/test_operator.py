@@ -108,15 +108,17 @@ def test_explain_and_fragility_name_the_sources_and_domains(story):
 
 
 def test_explain_gives_each_of_two_justifications_its_rule(story):
-    """A memory written twice on different premises has two justifications chosen by the same
-    rule: explain names the rule of each, not None for both."""
+    """A memory written twice (its two observations are one memory: the same text) has two
+    justifications on the same premises: explain shows them once, recorded twice, with the
+    rule that chose them (not None)."""
     url, tenant = story
     [[mid]] = TenantGraph(connect(url), tenant).rows(
         "MATCH (j:Justification)-[:JUSTIFIES]->(m:Mem) WITH m, count(j) AS n WHERE n = 2 "
         "RETURN m.id")
     code, tree, _ = cli(story, "explain", mid)
-    assert code == 0 and len(tree["justifications"]) == 2
-    assert tree["justification_rules"] == ["scenario", "scenario"]
+    assert code == 0 and len(tree["justifications"]) == 1
+    assert tree["justification_rules"] == ["scenario"]
+    assert tree["justification_counts"] == [2]
 
 
 def test_audit_order_ranks_the_portal_first(story):
