@@ -301,6 +301,10 @@ async function openDetail(id, reset = true, missing = null) {
       facts.push([L.origin(m, from), L.time(m.at)].filter(Boolean).join(" · "));
     }
     if (m.status === "OUT") facts.push(outBecause(m));
+    if (m.kind === "action" && m.status === "OUT") {
+      facts.push(m.executed ? "Next: finance decides on its recall (Recalls tab); nothing reaches " +
+        "the bank until a recall is approved and exported." : nextStep({ held: true, cause: m.cause }));
+    }
     const trace = traceLink(m.trace);
     if (trace) facts.push(trace);
     $("#detail-facts").replaceChildren(...facts.flatMap((f, i) => (i ? [el("br"), f] : [f])));
@@ -1221,23 +1225,25 @@ async function loadPayments() {
     onclick: () => openDetail(p.id) },
   el("td", {}, L.action(p, base()).label), el("td", {}, L.vendor(p.payee || "")),
   el("td", { class: "n" }, amountOf(p)),
-  el("td", {}, badge(p.status), p.held ? " held" : ""),
-  el("td", { class: "n" }, p.held ? "—" : p.fragility),
-  el("td", {}, p.held ? "rests on what was retracted" : p.would_fake_it.join(" + ") || "—"),
+  el("td", {}, badge(p.status), p.held ? " held" : p.refused ? " refused" : ""),
+  el("td", { class: "n" }, p.status === "OUT" ? "—" : p.fragility),
+  el("td", {}, p.status === "OUT" ? "rests on what was retracted" : p.would_fake_it.join(" + ") || "—"),
   el("td", { class: "next-step" }, nextStep(p)))));
 }
 
 // What happens next to a payment not yet made, in words.
 function nextStep(p) {
-  if (!p.held) {
-    return "When the agent asks to pay, the gate judges it on the trust domains it rests on.";
+  const refused = p.refused && p.gate ? `Refused by the gate (${short(p.gate.reason || "", 100)}). ` : "";
+  if (p.status !== "OUT" && !p.held) {
+    return refused + "When the agent asks to pay, the gate judges it on the trust domains it " +
+      "rests on.";
   }
   const r = state.retractions.get(p.cause);
   const why = r ? ` (${r.source ? sourceLabel(r.source) : r.kind} retracted: ${short(r.reason || r.id, 80)})` : "";
-  return `Held${why}: the gate refuses it while it stays OUT. Next: review the retraction. If ` +
+  return `${refused}Held${why}: the gate refuses it while it stays OUT. Next: review the retraction. If ` +
     "it was wrong, security reinstates it (preview, then confirm) and the payment is released " +
-    "for the gate to judge again; to cancel the payment for good, security withdraws it from " +
-    "its details. Rescind never pays it by itself.";
+    "for the gate to judge again; if it was right, cancel the invoice's payment where it was " +
+    "scheduled. Rescind never pays it by itself.";
 }
 
 async function loadAudit() {

@@ -184,6 +184,15 @@ def test_security_and_finance_do_the_whole_flow_in_the_console(seeded, browser):
     expect(card(sec, "pay-1041")).to_have_attribute("data-status", "OUT")
     expect(card(sec, "pay-1041").locator(".tag")).to_have_text("to recall")
     expect(card(sec, "pay-1042").locator(".tag")).to_have_text("held")
+    card(sec, "pay-1042").click()  # a held payment says what happens next
+    expect(sec.locator("#detail-facts")).to_contain_text("the gate refuses it while it stays "
+                                                         "OUT. Next: review the retraction")
+    sec.click("#close-detail")
+    sec.click("nav button[data-tab=payments]")
+    held = sec.locator("#payment-list tr[data-name=pay-1042] td")
+    expect(held.nth(4)).to_have_text("—")  # no "fragility 0" for what is held
+    expect(held.nth(6)).to_contain_text("security reinstates it (preview, then confirm)")
+    sec.click("nav button[data-tab=overview]")
     expect(card(sec, "n-remit")).to_have_attribute("data-status", "IN")
     sec.click("nav button[data-tab=recalls]")
     expect(sec.locator("#recall-list tr[data-name=pay-1041]")).to_have_attribute(
