@@ -72,6 +72,16 @@ def spool_dir(tmp_path_factory, monkeypatch) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def up_registry(tmp_path_factory, monkeypatch) -> Path:
+    """The `rescind up` processes a test starts announce themselves in a folder of the test's
+    own (rescind.cli.serving): a command of another test, or the developer's own `rescind up`,
+    never sees them, nor they it."""
+    path = tmp_path_factory.mktemp("rescind-up")
+    monkeypatch.setenv("RESCIND_RUN_DIR", str(path))
+    return path
+
+
 @pytest.fixture(scope="session")
 def falkordb():
     """The embedded server; or a local cluster of RESCIND_TEST_CLUSTER masters (``make

@@ -1,12 +1,12 @@
 """Which `rescind up` processes serve which data directories, so that a command never starts a
 second server beside one a person already runs.
 
-`rescind up` announces itself in a per-user directory ($XDG_RUNTIME_DIR/rescind-up, else
-~/.rescind/rescind-up): one file per process with its data directory and URLs, removed when it
-stops. A command that would start an embedded server of its own on the default data directory
-(no --url, no --data-dir, no RESCIND_DATA_DIR) while an announced `up` serves another one is
-refused, with the exports that reach that one; an entry whose process is gone, or no longer
-holds its directory's lock, is ignored (and removed).
+`rescind up` announces itself in a per-user directory ($RESCIND_RUN_DIR, else
+$XDG_RUNTIME_DIR/rescind-up, else ~/.rescind/rescind-up): one file per process with its data
+directory and URLs, removed when it stops. A command that would start an embedded server of
+its own on the default data directory (no --url, no --data-dir, no RESCIND_DATA_DIR) while an
+announced `up` serves another one is refused, with the exports that reach that one; an entry
+whose process is gone, or no longer holds its directory's lock, is ignored (and removed).
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ from pathlib import Path
 
 
 def registry() -> Path:
+    """$RESCIND_RUN_DIR; else $XDG_RUNTIME_DIR/rescind-up; else ~/.rescind/rescind-up."""
+    if os.environ.get("RESCIND_RUN_DIR"):
+        return Path(os.environ["RESCIND_RUN_DIR"])
     base = os.environ.get("XDG_RUNTIME_DIR") or str(Path.home() / ".rescind")
     return Path(base) / "rescind-up"
 

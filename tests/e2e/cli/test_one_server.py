@@ -21,7 +21,7 @@ def test_a_command_is_refused_rather_than_start_a_second_server(tmp_path):
     default data directory) exits 2 naming A and the exports, and creates nothing there; with
     the exports `rescind up` printed it answers from A's server; once `up` stops, the same
     command starts its own server again."""
-    env = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path / "run")}
+    env = {**os.environ, "RESCIND_RUN_DIR": str(tmp_path / "run" / "rescind-up")}
     env.pop("RESCIND_DATA_DIR", None)
     env.pop("RESCIND_URL", None)
     served = tmp_path / "a"
