@@ -6,6 +6,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from rescind.views.operator import money
+
 
 def render(report: dict, console: Console, title: str = "scenario") -> None:
     mems = report["memories"]
@@ -32,7 +34,7 @@ def render(report: dict, console: Console, title: str = "scenario") -> None:
     console.print("[bold]Held payments[/bold]: " + (", ".join(report["held"]) or "none"))
     console.print("[bold]Recalls[/bold]" + ("" if report["recalls"] else ": none"))
     for r in report["recalls"]:
-        amount = "no amount" if r["amount"] is None else f"{r['amount']:,.2f}"
+        amount = "no amount" if r["amount"] is None else money(r["amount"], r.get("currency"))
         console.print(escape(f"  {r['action']}: {amount} to {r['payee'] or 'unknown'} [{r['state']}]"))
         for line in r["draft"].splitlines():
             console.print(escape(f"    {line}"), highlight=False, soft_wrap=True)
