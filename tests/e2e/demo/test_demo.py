@@ -109,6 +109,27 @@ def test_after_the_commit_the_agent_no_longer_sees_the_contaminated_plan(replaye
     assert [c["tool"] for c in friday["calls"]] == ["recall_notes"]
 
 
+def test_the_demos_own_decisions_are_in_the_audit_log(replayed, falkordb):
+    """The demo's tenant, security's preview and its commit are audit entries (via: demo) as
+    the API's and the shell's are: who, why, counts, and the held payment with its amount."""
+    import redis
+
+    from rescind.operator.audit import AuditLog
+
+    entries = [e for e in AuditLog(redis.Redis.from_url(falkordb)).entries("demo-test", 1000)
+               if e["via"] == "demo"]
+    assert [(e["action"], e["who"], e["result"]) for e in entries[:3]] == [
+        ("retraction.commit", "security", "ok"), ("retraction.preview", "security", "ok"),
+        ("tenant.create", "demo", "ok")]
+    commit = entries[0]["detail"]
+    assert commit["retraction"] == "r-northwind-portal" and commit["reason"] == demo.REASON
+    assert commit["held"] == [{"id": "payment:INV-1002", "amount": 34500,
+                               "payee": "northwind"}]
+    assert "1 payment held: payment:INV-1002 34,500.00 USD" in entries[0]["summary"]
+    assert entries[0]["summary"].startswith("security (security, via demo) declared "
+                                            "portal:northwind compromised")
+
+
 def test_reinstating_the_compromise_puts_every_status_back_exactly(replayed, falkordb):
     """`rescind reinstate` of Thursday's retraction: every memory has the status it had just
     before security acted (the Friday run added a plan and a payment, both IN)."""

@@ -92,7 +92,7 @@ def test_pages_follow_the_cursor_through_the_live_log_and_the_archive(story):
     assert redis.Redis.from_url(story.url).xlen(layout.audit_key(story.tenant)) < len(everything)
     assert int(whole.headers["X-Total-Count"]) == len(everything)
     paged, params = [], {"limit": 3}
-    while True:
+    for _ in range(len(everything)):  # a page at least each time, or the cursor is ignored
         r = story.client.get(f"{story.base}/audit", headers=sec, params=params)
         assert r.status_code == 200 and int(r.headers["X-Total-Count"]) == len(everything)
         paged += [e["id"] for e in r.json()]
