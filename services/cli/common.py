@@ -210,9 +210,10 @@ def shared_or_own_server(url: str | None, data_dir: Path) -> Iterator[tuple[str,
         if url:
             url = ready(url)
         elif not owned(data_dir):  # never a second server beside the one `rescind up` runs
-            from rescind.cli.serving import refuse_second_server
+            from rescind.cli.serving import second_server
 
-            refuse_second_server(data_dir)
+            if why := second_server(data_dir, DEFAULT_DATA_DIR):
+                refuse(why)
         for attempt in range(2):  # the owner may stop between our two looks: start our own
             try:
                 if not url:

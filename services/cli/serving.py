@@ -89,28 +89,24 @@ def _quoted(text: str) -> str:
     return shlex.quote(text)
 
 
-def defaulted(data_dir: Path) -> bool:
-    """Whether ``data_dir`` is the default nobody chose: the relative `.rescind/data` of
-    --data-dir, with RESCIND_DATA_DIR unset (an absolute path, even to the same directory, is
-    a choice)."""
-    from rescind.cli.common import DEFAULT_DATA_DIR
-
-    return data_dir == DEFAULT_DATA_DIR and not os.environ.get("RESCIND_DATA_DIR")
+def defaulted(data_dir: Path, default: Path) -> bool:
+    """Whether ``data_dir`` is the default nobody chose: --data-dir's relative ``default``, with
+    RESCIND_DATA_DIR unset (an absolute path, even to the same directory, is a choice)."""
+    return data_dir == default and not os.environ.get("RESCIND_DATA_DIR")
 
 
-def refuse_second_server(data_dir: Path) -> None:
-    """Stop a command that would start a server of its own on the default ``data_dir`` while
-    `rescind up` serves another directory: name it and say what to export."""
-    from rescind.cli.common import refuse
-
-    if not defaulted(data_dir):
-        return
+def second_server(data_dir: Path, default: Path) -> str | None:
+    """Why a command must not start a server of its own on ``data_dir`` (the default nobody
+    chose) while `rescind up` serves another directory, naming it and what to export; None
+    when it may."""
+    if not defaulted(data_dir, default):
+        return None
     mine = str(data_dir.resolve())
     others = [e for e in serving() if e["data_dir"] != mine]
     if not others:
-        return
+        return None
     said = "; ".join(f"rescind up (pid {e['pid']}) serves {e['data_dir']}" for e in others)
     use = exports(others[0])
-    refuse(f"{said}, not {mine}: this command would start a second server on {mine}. To use "
-           f"the running one: {use[0]} (or {use[1]}, or --data-dir / --url); to use {mine} "
-           f"anyway, say so: --data-dir {_quoted(mine)}.")
+    return (f"{said}, not {mine}: this command would start a second server on {mine}. To use "
+            f"the running one: {use[0]} (or {use[1]}, or --data-dir / --url); to use {mine} "
+            f"anyway, say so: --data-dir {_quoted(mine)}.")
