@@ -19,6 +19,11 @@ LABELS = {"observations": "Observations", "beliefs": "Beliefs", "plans": "Plans"
           "pending_actions": "Pending actions"}
 
 
+def counted(n: int, plural: str) -> str:
+    """``n`` of a thing, in the number it takes: "1 observation", "2 observations"."""
+    return f"{n} {plural[:-1] if n == 1 and plural.endswith('s') else plural}"
+
+
 @cache
 def base_currency() -> str:
     """The currency of an amount that names none: the gate's (RESCIND_GATE_CURRENCY)."""
@@ -85,7 +90,7 @@ def blast_radius(d: dict, console: Console, title: str) -> None:
     verb = "would go" if not d.get("committed", True) else "went"
     console.print(f"[bold]{title}[/bold]  (retraction {d['retraction']}, graph revision "
                   f"{d['rev']})")
-    counts = ", ".join(f"{d['counts'][k]} {LABELS[k].lower()}" for k in BLAST_GROUPS
+    counts = ", ".join(counted(d["counts"][k], LABELS[k].lower()) for k in BLAST_GROUPS
                        if d["counts"][k])
     console.print(f"{sum(d['counts'].values())} {verb} {d['direction']}: {counts or 'nothing'}")
     for k in BLAST_GROUPS:
