@@ -143,7 +143,8 @@ def test_a_message_the_program_builds_rests_on_what_it_was_built_from(rescind_wo
     """Finding 6. The reducer's joined findings reach the model as a human message: that is
     not the user's word. The summary rests on both pages the branches read (AND), on nothing
     else; retracting either page takes it OUT."""
-    summary = "Acme Corp: 5 Quay Street, Bristol. Globex Ltd: 12 Dock Road, Hull."
+    summary = ("Acme Corp is based at 5 Quay Street, Bristol; Globex Ltd is based at 12 Dock "
+               "Road, Hull")
     graph = wrap(map_reduce(f.scripted(f.done(summary)), InMemoryStore()), rescind_workers,
                  tenant_name, sources={"fetch_page": SourceTool(source="web:{url}", kind="web")})
     invoke_inputs = {"messages": [{"role": "user", "content": "Where are they based?"}],
