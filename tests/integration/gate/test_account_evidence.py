@@ -120,3 +120,34 @@ def test_an_honest_payment_backed_by_the_contract_and_the_portal_runs(rescind_wo
     settle(rescind_workers, graph)
     graph.rescind.close()
     assert PAID == [{"invoice": "INV-5", "amount": 15000, "account": IBAN}]
+
+
+@tool
+def read_erp(vendor: str) -> str:
+    """Read the vendor's ERP record."""
+    return f"Vendor Umbrella Ltd   IBAN {IBAN}   terms 30 days"
+
+
+def test_an_erp_record_with_an_iban_label_and_the_portal_let_the_payment_run(rescind_workers,
+                                                                             tenant_name):
+    """Finding 6's second half through the middleware: the ERP's "IBAN GB33 …" line and the
+    portal both state the account; either justifies the call, so $15,000 runs at once."""
+    PAID.clear()
+    model = f.Scripted(messages=iter([
+        f.call("read_erp", {"vendor": "umbrella"}),
+        f.call("read_vendor_portal", {"vendor": "umbrella"}),
+        f.call("pay_invoice", {"vendor": "umbrella", "invoice": "INV-6", "amount": 15000,
+                               "account": IBAN}), f.done()]))
+    graph = wrap(create_react_agent(model, [read_erp, read_vendor_portal, pay_invoice],
+                                    store=InMemoryStore()), rescind_workers, tenant_name,
+                 sources={"read_erp": SourceTool(source="erp:{vendor}", kind="erp",
+                                                 domain="erp"),
+                          "read_vendor_portal": SourceTool(source="portal:{vendor}",
+                                                           kind="vendor_portal")},
+                 actions={"pay_invoice": ActionTool(amount="amount", payee="vendor",
+                                                    account="account")})
+    graph.invoke({"messages": [("user", "Pay Umbrella's INV-6.")]},
+                 {"configurable": {"user_id": f"clerk-{uuid.uuid4().hex[:6]}"}})
+    settle(rescind_workers, graph)
+    graph.rescind.close()
+    assert PAID == [{"invoice": "INV-6", "amount": 15000, "account": IBAN}]
