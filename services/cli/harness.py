@@ -298,6 +298,45 @@ def bench_fuzz(
         raise typer.Exit(1)
 
 
+@bench_app.command("fidelity")
+def bench_fidelity(
+    programs: str = typer.Option("", help="Comma-separated programs (default: all eight: "
+                                          "functional, map_reduce, two_tools, langmem, semantic, "
+                                          "checkpointer, ten_users, profile)"),
+    rounds: int = typer.Option(21, help="Timed plays of each program, plain and wrapped "
+                                        "alternated (0: no timing)"),
+    profile_rounds: int = typer.Option(5, help="Plays of each program under cProfile, plain "
+                                               "and wrapped (0: no profile)"),
+    out_dir: Path = typer.Option(Path("docs/bench"), "--out", help="Where results are written"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Eight LangGraph programs wrapped on an embedded server of their own, against the truth
+    labelled by hand: premise precision, recall, exact matches, IN/OUT after each
+    single-source retraction, the wrapped store's serving, and wrapped/plain time per invoke
+    with where the time goes."""
+    from rescind.bench.fidelity import PROGRAMS, run, write
+
+    names = [n.strip() for n in programs.split(",") if n.strip()]
+    unknown = [n for n in names if n not in PROGRAMS]
+    if unknown:
+        refuse(f"unknown program(s) {', '.join(unknown)}; the programs: {', '.join(PROGRAMS)}")
+    _at_least("--rounds", rounds, 0)
+    _at_least("--profile-rounds", profile_rounds, 0)
+    _writable(out_dir)
+    command = " ".join(["rescind bench fidelity", *sys.argv[3:]])
+    doc = run(names or None, rounds, profile_rounds, command.strip(), log=err.print)
+    js, md = write(doc, out_dir)
+    if as_json:
+        print(js.read_text())
+    else:
+        s = doc["summary"]
+        ratio = f", wrapped/plain {s['ratio_median']}x (median)" if "ratio_median" in s else ""
+        out.print(f"{s['writes']} writes: precision {s['precision']}, recall {s['recall']}, "
+                  f"exact {s['exact']}/{s['writes']}; IN/OUT {s['inout_right']}/"
+                  f"{s['inout_checked']}; serving {s['serving_right']}/{s['serving_checked']}"
+                  f"{ratio}; errors {s['errors']}; in {md}", markup=False)
+
+
 @bench_app.command("cluster")
 def bench_cluster(
     events: int = typer.Option(10_000, help="Events published per ingest run"),

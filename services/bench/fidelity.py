@@ -1,0 +1,731 @@
+"""`rescind bench fidelity`: how faithfully wrapping records what real agents' writes rest on,
+and what wrapping costs them.
+
+The programs (``fidelity_programs``) are played wrapped, one tenant each, against an embedded
+FalkorDB of the benchmark's own with the real writer and retraction workers. Then, per program:
+
+- **premises**: every memory written is read back from the graph with its justifications, each
+  premise named as the truth names it (an observation by its source, a written memory by its
+  text), and compared with the truth: premise precision and recall (over the union of each
+  write's premises) and exact matches (the same justifications, alternatives and all);
+- **IN/OUT**: every source in the truth or in the graph is retracted alone (committed), every
+  written memory's status compared with the truth's ``out_when``, and the retraction reinstated;
+- **store serving**: before any retraction and after each, through the wrapped store (its
+  status feed refreshed), ``get`` of every key the program wrote and ``search`` of every
+  namespace must return exactly the current versions that the truth holds IN;
+- **time**: the program played plain and wrapped alternately, each from fresh objects, ``rounds``
+  times each; time per invoke is the invocations' wall time over their number (the ten users'
+  gather counts as ten), medians side by side, their ratio, and the process's CPU time per
+  invoke (which also counts the recorder's sending thread). The workers are stopped meanwhile:
+  the agent's process is timed, not the server;
+- **where the time goes**: further wrapped rounds under cProfile (each thread the agent starts
+  is profiled too), the middleware's functions ranked by their time per invoke.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import json
+import os
+import pstats
+import re
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rescind.contract import layout
+from rescind.contract.errors import Invalid
+from rescind.graph import tenants
+from rescind.graph.store import TenantGraph, connect
+from rescind.middleware import ConfigWarning, InterceptConfig, Recorder, UserSource, instrument
+from rescind.operator import decisions
+from rescind.runtime.server import EmbeddedFalkorDB
+from rescind.scenario.via_streams import wait_idle
+from rescind.workers.app import WorkerSettings, WorkerThread
+
+from .fidelity_programs import PROGRAMS, Program, Runner
+
+Justifications = set[frozenset[str]]
+
+_WRITTEN = """
+MATCH (m:Mem)-[st:STATUS]->() WHERE m.kind <> 'observation'
+OPTIONAL MATCH (p:Mem)-[:PREMISE_OF]->(j:Justification)-[:JUSTIFIES]->(m)
+OPTIONAL MATCH (s:Source)-[:SAID]->(p)
+RETURN m.text, st.status, j.id, j.rule, p.text, p.kind, s.id
+"""
+_SOURCES = "MATCH (s:Source)-[:SAID]->() RETURN DISTINCT s.id"
+
+
+# -- the truth ------------------------------------------------------------------------------------
+
+
+def derived_out(truth: dict[str, Justifications], source: str) -> set[str]:
+    """What the belief rule takes OUT of ``truth``'s memories when ``source`` alone is
+    retracted: the least fixpoint (a memory is IN when one justification has every premise IN;
+    a premise is a source, IN unless it is ``source``, or a memory's text)."""
+    inn: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for text, justs in truth.items():
+            if text not in inn and any(all(p in inn or (p not in truth and p != source)
+                                           for p in j) for j in justs):
+                inn.add(text)
+                changed = True
+    return set(truth) - inn
+
+
+def check_labels(program: Program) -> None:
+    """The hand-written ``out_when`` must be what ``truth`` implies, source by source."""
+    sources = {p for justs in program.truth.values() for j in justs for p in j
+               if p not in program.truth} | set(program.out_when)
+    for source in sorted(sources):
+        want, derived = program.out_when.get(source, set()), derived_out(program.truth, source)
+        if want != derived:
+            raise ValueError(f"program {program.name}: out_when[{source!r}] is {sorted(want)}, "
+                             f"but its truth takes out {sorted(derived)}")
+
+
+# -- scores -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class WriteScore:
+    program: str
+    text: str
+    expected: list[list[str]]
+    recorded: list[list[str]]
+    rules: list[str]
+    right: int  # premises both recorded and expected (over the union of each side)
+    extra: int  # recorded, not expected
+    missed: int  # expected, not recorded
+    exact: bool
+
+
+def score_write(program: str, text: str, expected: Justifications, recorded: Justifications,
+                rules: Iterable[str] = ()) -> WriteScore:
+    want = set().union(*expected) if expected else set()
+    got = set().union(*recorded) if recorded else set()
+    return WriteScore(program, text, sorted(sorted(j) for j in expected),
+                      sorted(sorted(j) for j in recorded), sorted(rules), len(want & got),
+                      len(got - want), len(want - got), expected == recorded)
+
+
+@dataclass
+class ProgramResult:
+    name: str
+    shape: str
+    writes: list[WriteScore] = field(default_factory=list)
+    unlabelled: list[str] = field(default_factory=list)  # written, but not in the truth
+    retractions: list[dict] = field(default_factory=list)  # source, checked, wrong
+    serving: list[dict] = field(default_factory=list)  # state, checked, wrong
+    crossed_users: int = 0  # premises naming another user's source (ten_users)
+    errors: list[str] = field(default_factory=list)
+    invokes: int = 0
+    plain_ms: list[float] = field(default_factory=list)  # per invoke, one per round
+    wrapped_ms: list[float] = field(default_factory=list)
+    plain_cpu_ms: list[float] = field(default_factory=list)
+    wrapped_cpu_ms: list[float] = field(default_factory=list)
+    kept_ms: list[float] = field(default_factory=list)  # wrapped, events kept (not sent)
+
+    def timing(self) -> dict:
+        if not self.plain_ms or not self.wrapped_ms:
+            return {}
+        p, w = statistics.median(self.plain_ms), statistics.median(self.wrapped_ms)
+        pc, wc = statistics.median(self.plain_cpu_ms), statistics.median(self.wrapped_cpu_ms)
+        out = {"plain_ms": round(p, 2), "wrapped_ms": round(w, 2), "ratio": round(w / p, 2),
+               "added_ms": round(w - p, 2), "plain_cpu_ms": round(pc, 2),
+               "wrapped_cpu_ms": round(wc, 2), "cpu_ratio": round(wc / pc, 2)}
+        if self.kept_ms:
+            k = statistics.median(self.kept_ms)
+            out |= {"kept_ms": round(k, 2), "kept_ratio": round(k / p, 2)}
+        return out
+
+
+def summarise(results: list[ProgramResult]) -> dict:
+    """The headline figures over every program."""
+    writes = [w for r in results for w in r.writes]
+    right = sum(w.right for w in writes)
+    recorded, expected = right + sum(w.extra for w in writes), right + sum(w.missed for w in writes)
+    pairs = [(r.name, x) for r in results for x in r.retractions]
+    checked = sum(x["checked"] for _, x in pairs)
+    wrong_pairs = sum(len(x["wrong"]) for _, x in pairs)
+    bad_memories = {(name, w["text"]) for name, x in pairs for w in x["wrong"]}
+    serving = [s for r in results for s in r.serving]
+    served = sum(s["checked"] for s in serving)
+    served_wrong = sum(len(s["wrong"]) for s in serving)
+    timed = [r.timing() for r in results if r.timing()]
+    out = {
+        "writes": len(writes),
+        "premises_recorded": recorded, "premises_expected": expected, "premises_right": right,
+        "precision": round(right / recorded, 3) if recorded else None,
+        "recall": round(right / expected, 3) if expected else None,
+        "exact": sum(w.exact for w in writes),
+        "unlabelled_writes": sum(len(r.unlabelled) for r in results),
+        "retractions": len(pairs),
+        "inout_checked": checked, "inout_right": checked - wrong_pairs,
+        "memories_right_under_every_retraction": len(writes) - len(
+            bad_memories & {(w.program, w.text) for w in writes}),
+        "serving_checked": served, "serving_right": served - served_wrong,
+        "crossed_users": sum(r.crossed_users for r in results),
+        "errors": sum(len(r.errors) for r in results),
+        "rules": dict(Counter(rule for w in writes for rule in w.rules)),
+    }
+    if timed:
+        ratios = [t["ratio"] for t in timed]
+        plain = sum(t["plain_ms"] for t in timed)
+        wrapped = sum(t["wrapped_ms"] for t in timed)
+        out["ratio_median"] = round(statistics.median(ratios), 2)
+        out["ratio_range"] = [min(ratios), max(ratios)]
+        out["ratio_of_sums"] = round(wrapped / plain, 2)
+        out["added_ms_range"] = [min(t["added_ms"] for t in timed),
+                                 max(t["added_ms"] for t in timed)]
+    return out
+
+
+# -- playing a program wrapped ----------------------------------------------------------------------
+
+
+def config_for(program: Program, tenant: str, url: str, spool: Path) -> InterceptConfig:
+    extra: dict[str, Any] = {}
+    if program.users is not None:
+        extra["users"] = UserSource(**program.users)
+    return InterceptConfig(tenant=tenant, url=url, sources=program.sources, spool_dir=spool,
+                           **extra)
+
+
+def wrapper(config: InterceptConfig, shared: dict | None = None) -> Callable[[Any], Any]:
+    """Instrument each graph handed over; every graph after the first shares the first's
+    recorder (and a ``shared`` dict keeps it across plays)."""
+    held = shared if shared is not None else {}
+
+    def wrap(graph: Any) -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConfigWarning)
+            if "recorder" in held:
+                return instrument(graph, config, recorder=held["recorder"])
+            graph = instrument(graph, config)
+        held["recorder"] = graph.rescind
+        return graph
+
+    return wrap
+
+
+def read_written(graph: TenantGraph) -> dict[str, tuple[str, Justifications, list[str]]]:
+    """text of each written memory -> (status, justifications as premise labels, rules)."""
+    by: dict[str, tuple[str, dict[str, set[str]], dict[str, str]]] = {}
+    for text, status, jid, rule, ptext, pkind, source in graph.rows(_WRITTEN):
+        _, justs, rules = by.setdefault(text, (status, {}, {}))
+        if jid is None:
+            continue
+        rules[jid] = rule or "?"
+        label = source if pkind == "observation" and source else ptext
+        justs.setdefault(jid, set()).add(label)
+    return {t: (st, {frozenset(j) for j in js.values()}, list(rs.values()))
+            for t, (st, js, rs) in by.items()}
+
+
+def _statuses(graph: TenantGraph) -> dict[str, str]:
+    return {t: st for t, (st, _, _) in read_written(graph).items()}
+
+
+def _serving(graphs: list[Any], expected_in: Callable[[str], bool]) -> tuple[int, list[str]]:
+    """Through each distinct wrapped store: get of every key and search of every namespace
+    return exactly the current versions the truth holds IN. (checks, what was wrong)"""
+    checked, wrong, seen = 0, [], set()
+    for graph in graphs:
+        wrapped = graph.store
+        inner = wrapped.inner
+        if id(inner) in seen:
+            continue
+        seen.add(id(inner))
+        wrapped.recorder.status.refresh()
+        for ns in inner.list_namespaces(limit=1000):
+            current = inner.search(ns, limit=1000)
+            want = {i.key for i in current if expected_in(_text(i.value))}
+            got = {i.key for i in wrapped.search(ns, limit=1000)}
+            checked += 1
+            if got != want:
+                wrong.append(f"search {'/'.join(ns)}: served {sorted(got - want)}, hid "
+                             f"{sorted(want - got)}")
+            for item in current:
+                checked += 1
+                served = wrapped.get(ns, item.key) is not None
+                if served != (item.key in want):
+                    wrong.append(f"get {'/'.join(ns)}/{item.key} ({_text(item.value)[:60]}): "
+                                 f"{'served' if served else 'hidden'}")
+    return checked, wrong
+
+
+def _text(value: dict) -> str:
+    for f in ("text", "content"):
+        if isinstance(value.get(f), str) and value[f].strip():
+            return value[f]
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _crossed(program: Program, written: dict) -> int:
+    """Premises of one user's memory that name another user's source (by ``:cN`` names)."""
+    if program.name != "ten_users":
+        return 0
+    crossed = 0
+    for text, (_, justs, _) in written.items():
+        own = {p for j in program.truth.get(text, set()) for p in j}
+        users = {m.group(1) for p in own if (m := re.search(r":(c\d+)$", p))}
+        crossed += sum(1 for j in justs for p in j
+                       if (m := re.search(r":(c\d+)$", p)) and m.group(1) not in users)
+    return crossed
+
+
+def measure_fidelity(program: Program, url: str, tenant: str, spool: Path) -> ProgramResult:
+    """Play ``program`` wrapped into ``tenant`` (the workers running), then score it."""
+    check_labels(program)
+    result = ProgramResult(program.name, program.shape)
+    conn = connect(url)
+    tenants.create(conn, tenant, by="bench")
+    config = config_for(program, tenant, url, spool)
+    runner = Runner(wrapper(config))
+    try:
+        program.play(runner)
+    except Exception as exc:  # a crash of the wrapped agent is a finding, not the end
+        result.errors.append(f"play: {type(exc).__name__}: {exc}")
+    result.invokes = runner.invokes
+    if not runner.graphs:
+        return result
+    recorder = runner.graphs[0].rescind
+    recorder.publisher.flush(30)
+    wait_idle(conn, layout.tenant_stream(tenant), timeout=120)
+    graph = TenantGraph(conn, tenant)
+    written = read_written(graph)
+    for text, expected in program.truth.items():
+        _, recorded, rules = written.get(text, ("missing", set(), []))
+        result.writes.append(score_write(program.name, text, expected, recorded, rules))
+    result.unlabelled = sorted(set(written) - set(program.truth))
+    result.crossed_users = _crossed(program, written)
+
+    def expected_in(out: set[str]) -> Callable[[str], bool]:
+        return lambda text: text in program.truth and text not in out
+
+    checked, wrong = _serving(runner.graphs, expected_in(set()))
+    result.serving.append({"state": "before any retraction", "checked": checked,
+                           "wrong": wrong})
+    named = {p for justs in program.truth.values() for j in justs for p in j
+             if p not in program.truth}
+    for source in sorted(named | {r[0] for r in graph.rows(_SOURCES)}):
+        out = program.out_when.get(source, set())
+        rid = None
+        try:
+            rid = decisions.compromise(graph, source, None, None, "fidelity benchmark",
+                                       "bench", commit=True)["retraction"]
+        except Invalid as exc:  # nothing to retract: nothing was recorded from it
+            result.errors.append(f"retract {source}: {exc}")
+        now = _statuses(graph)
+        wrong = [{"text": t, "expected": "OUT" if t in out else "IN",
+                  "got": now.get(t, "missing")} for t in program.truth
+                 if now.get(t, "missing") != ("OUT" if t in out else "IN")]
+        result.retractions.append({"source": source, "checked": len(program.truth),
+                                   "wrong": wrong})
+        checked, wrong_served = _serving(runner.graphs, expected_in(out))
+        result.serving.append({"state": f"after retracting {source}", "checked": checked,
+                               "wrong": wrong_served})
+        if rid is not None:
+            decisions.reinstate(graph, rid, "bench", commit=True)
+    recorder.close()
+    return result
+
+
+# -- time -----------------------------------------------------------------------------------------
+
+
+class KeptEvents:
+    """A publisher that encodes each event, as the real one does, and keeps it in a list: no
+    spool file, no sending thread. Timing a wrapped play with it separates the recording done
+    in the agent's thread from the cost of spooling and sending."""
+
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+
+    def publish(self, event: Any, durable: bool = False) -> None:
+        self.events.append(layout.encode_event(event))
+
+    def stream_of(self, tenant: str) -> str:
+        return layout.tenant_stream(tenant)
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        self.events.clear()
+        return True
+
+    def close(self, timeout: float = 10.0) -> None:
+        self.events.clear()
+
+
+def _play_timed(program: Program, wrap: Callable[[Any], Any]) -> tuple[float, float, int]:
+    """(wall ms per invoke, CPU ms per invoke, invokes) of one play."""
+    runner = Runner(wrap)
+    cpu = time.process_time()
+    program.play(runner)
+    cpu = time.process_time() - cpu
+    return runner.seconds * 1000 / runner.invokes, cpu * 1000 / runner.invokes, runner.invokes
+
+
+def measure_time(program: Program, result: ProgramResult, url: str, tenant: str, spool: Path,
+                 rounds: int) -> None:
+    """Plain, wrapped, and wrapped with its events kept in memory (``KeptEvents``), alternated
+    (the order flips every round), after one of each to warm up. The CPU time counts the whole
+    play (building the graph too) over its invokes."""
+    conn = connect(url)
+    tenants.create(conn, tenant, by="bench")
+    shared: dict = {}
+    wrap = wrapper(config_for(program, tenant, url, spool), shared)
+
+    def plain() -> None:
+        ms, cpu, result.invokes = _play_timed(program, lambda g: g)
+        result.plain_ms.append(ms)
+        result.plain_cpu_ms.append(cpu)
+
+    def wrapped() -> None:
+        ms, cpu, result.invokes = _play_timed(program, wrap)
+        shared["recorder"].publisher.flush(30)  # its sends are not left to the next play
+        result.wrapped_ms.append(ms)
+        result.wrapped_cpu_ms.append(cpu)
+
+    config = config_for(program, tenant, url, spool)
+    kept_recorder = Recorder(config, publisher=KeptEvents())  # type: ignore[arg-type]
+    wrap_kept = wrapper(config, {"recorder": kept_recorder})
+
+    def kept() -> None:
+        ms, _, _ = _play_timed(program, wrap_kept)
+        kept_recorder.publisher.flush()
+        result.kept_ms.append(ms)
+
+    plain(), wrapped(), kept()
+    for times in (result.plain_ms, result.wrapped_ms, result.plain_cpu_ms,
+                  result.wrapped_cpu_ms, result.kept_ms):
+        times.clear()
+    for i in range(rounds):
+        for step in ((plain, wrapped, kept) if i % 2 == 0 else (kept, wrapped, plain)):
+            step()
+    shared["recorder"].close()
+    kept_recorder.status.close()
+
+
+class _ThreadProfiles:
+    """cProfile in this thread and in every thread started while it is on."""
+
+    def __init__(self) -> None:
+        self.main = cProfile.Profile()
+        self.others: list[cProfile.Profile] = []
+        self._lock = threading.Lock()
+
+    def _start(self, frame: Any, event: str, arg: Any) -> None:
+        profile = cProfile.Profile()
+        with self._lock:
+            self.others.append(profile)
+        profile.enable()
+
+    def __enter__(self) -> _ThreadProfiles:
+        threading.setprofile(self._start)
+        self.main.enable()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.main.disable()
+        threading.setprofile(None)
+
+    def around(self) -> _ThreadProfiles:
+        return self
+
+    def stats(self) -> pstats.Stats:
+        stats = pstats.Stats(self.main)
+        for p in self.others:
+            p.disable()
+            stats.add(p)
+        return stats
+
+
+def _area(func: tuple, root: str) -> str:
+    """Which part of the process a profiled function belongs to, by its file (a C function:
+    itself, e.g. a lock's wait)."""
+    filename = func[0]
+    if filename.startswith(root):
+        return "rescind.middleware"
+    path = Path(filename)
+    parts = path.parts
+    if "site-packages" in parts:
+        rest = parts[parts.index("site-packages") + 1:]
+        top = rest[0].split(".")[0]
+        return f"{top}.{rest[1].removesuffix('.py')}" if len(rest) > 2 else top
+    if filename.startswith(("~", "<")):
+        return f"C: {func[2]}"
+    if "services" in parts:
+        return "rescind." + parts[parts.index("services") + 1].removesuffix(".py")
+    return "stdlib." + path.stem
+
+
+def _profiled(programs: list[Program], rounds: int, wrap_for: Callable[[Program], Callable],
+              after: Callable[[], None] = lambda: None) -> tuple[dict, int, float]:
+    """Plays of every program, each warmed once unprofiled, then ``rounds`` times under the
+    profiler (its invocations only): (stats, invokes, wall seconds of the invocations)."""
+    prof, invokes, wall = _ThreadProfiles(), 0, 0.0
+    for program in programs:
+        wrap = wrap_for(program)
+        program.play(Runner(wrap))
+        for _ in range(rounds):
+            runner = Runner(wrap, around=prof.around)
+            program.play(runner)
+            invokes += runner.invokes
+            wall += runner.seconds
+            after()
+    return prof.stats().stats, invokes, wall  # type: ignore[attr-defined]
+
+
+def profile_wrapped(programs: list[Program], url: str, spool: Path, rounds: int) -> dict:
+    """Plain and wrapped plays of every program under cProfile (every thread the agent starts):
+    the middleware's functions by time per invoke (cumulative and own), the middleware's total
+    entered from outside it, and each part of the process's own time, plain beside wrapped."""
+    import rescind.middleware as mw
+
+    root = str(Path(mw.__file__).parent)
+    conn = connect(url)
+    recorders: list[Recorder] = []
+
+    def wrap_for(program: Program) -> Callable:
+        tenant = f"fidprof-{program.name.replace('_', '-')}"
+        tenants.create(conn, tenant, by="bench")
+        config = config_for(program, tenant, url, spool)
+        # The recorder (its sending and status threads) is made before the profiler starts:
+        # the profile covers the invocations, in the agent's threads.
+        recorders.append(Recorder(config))
+        return wrapper(config, {"recorder": recorders[-1]})
+
+    plain, plain_invokes, _ = _profiled(programs, rounds, lambda p: lambda g: g)
+    stats, invokes, wall = _profiled(programs, rounds, wrap_for,
+                                     lambda: recorders[-1].publisher.flush(30))
+    for r in recorders:
+        r.close()
+
+    def inside(func: tuple) -> bool:
+        return func[0].startswith(root)
+
+    rows, entered, inner = [], 0.0, 0.0
+    for func, (_cc, calls, tottime, cumtime, callers) in stats.items():
+        if not inside(func):
+            # The wrapped store's inner store: the agent's own store work (plain pays it too),
+            # and the read of what each put overwrites (the wrapper's).
+            inner += sum(edge[3] for caller, edge in callers.items()
+                         if inside(caller) and caller[2] in ("batch", "abatch")
+                         and Path(caller[0]).stem == "store")
+            continue
+        entered += sum(edge[3] for caller, edge in callers.items() if not inside(caller))
+        rows.append({"function": f"{Path(func[0]).stem}.{func[2]}",
+                     "calls_per_invoke": round(calls / invokes, 1),
+                     "cum_ms_per_invoke": round(cumtime * 1000 / invokes, 3),
+                     "own_ms_per_invoke": round(tottime * 1000 / invokes, 3)})
+    rows.sort(key=lambda r: -r["cum_ms_per_invoke"])
+
+    def by_area(st: dict, n: int) -> Counter:
+        areas: Counter = Counter()
+        for func, (_cc, _nc, tottime, _ct, _callers) in st.items():
+            areas[_area(func, root)] += tottime * 1000 / n
+        return areas
+
+    a_plain, a_wrapped = by_area(plain, plain_invokes), by_area(stats, invokes)
+    areas = sorted(({"area": a, "plain_ms": round(a_plain[a], 3),
+                     "wrapped_ms": round(a_wrapped[a], 3),
+                     "added_ms": round(a_wrapped[a] - a_plain[a], 3)}
+                    for a in set(a_plain) | set(a_wrapped)), key=lambda r: -r["added_ms"])
+    return {"rounds": rounds, "invokes": invokes,
+            "wall_ms_per_invoke_under_profile": round(wall * 1000 / invokes, 2),
+            "profiled_ms_per_invoke": round(sum(a_wrapped.values()), 2),
+            "plain_profiled_ms_per_invoke": round(sum(a_plain.values()), 2),
+            "middleware_ms_per_invoke": round(entered * 1000 / invokes, 2),
+            "inner_store_ms_per_invoke": round(inner * 1000 / invokes, 2),
+            "top": rows[:20], "areas": areas[:15]}
+
+
+# -- the run --------------------------------------------------------------------------------------
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def run(names: list[str] | None = None, rounds: int = 15, profile_rounds: int = 5,
+        command: str = "", log: Callable[[str], None] = lambda s: None) -> dict:
+    """Everything above, on an embedded server of its own; the results as one document."""
+    programs = [PROGRAMS[n] for n in (names or list(PROGRAMS))]
+    started = datetime.now(UTC)
+    load = [round(x, 2) for x in os.getloadavg()]
+    results: list[ProgramResult] = []
+    profile: dict = {}
+    with tempfile.TemporaryDirectory(prefix="rescind-fidelity-") as tmp:
+        server = EmbeddedFalkorDB(data_dir=Path(tmp) / "data")
+        server.start()
+        try:
+            url, spool = server.url, Path(tmp) / "spool"
+            settings = WorkerSettings(url=url, worker_id="fidelity", patience_s=30.0)
+            with WorkerThread(settings, ("writer", "retraction")):
+                for p in programs:
+                    log(f"fidelity: {p.name}")
+                    results.append(measure_fidelity(p, url, f"fid-{p.name.replace('_', '-')}",
+                                                     spool))
+            for p, r in zip(programs, results, strict=True):
+                if rounds:
+                    log(f"time: {p.name}, {rounds} rounds each way")
+                    measure_time(p, r, url, f"fidtime-{p.name.replace('_', '-')}", spool,
+                                 rounds)
+            if profile_rounds:
+                log(f"profile: {profile_rounds} wrapped rounds of each program")
+                profile = profile_wrapped(programs, url, spool, profile_rounds)
+        finally:
+            server.stop()
+    return {
+        "command": command, "commit": _commit(), "started": started.isoformat(timespec="seconds"),
+        "load_at_start": load, "load_at_end": [round(x, 2) for x in os.getloadavg()],
+        "cpus": len(os.sched_getaffinity(0)), "rounds": rounds,
+        "summary": summarise(results),
+        "programs": [{"name": r.name, "shape": r.shape, "invokes": r.invokes,
+                      "timing": r.timing(), "writes": [asdict(w) for w in r.writes],
+                      "unlabelled": r.unlabelled, "crossed_users": r.crossed_users,
+                      "retractions": r.retractions, "serving": r.serving, "errors": r.errors,
+                      "plain_ms": [round(x, 2) for x in r.plain_ms],
+                      "wrapped_ms": [round(x, 2) for x in r.wrapped_ms]} for r in results],
+        "profile": profile,
+    }
+
+
+# -- the report -------------------------------------------------------------------------------------
+
+
+def _program_row(p: dict) -> str:
+    writes = p["writes"]
+    right = sum(w["right"] for w in writes)
+    rec, exp = right + sum(w["extra"] for w in writes), right + sum(w["missed"] for w in writes)
+    inout = sum(x["checked"] - len(x["wrong"]) for x in p["retractions"])
+    inout_all = sum(x["checked"] for x in p["retractions"])
+    served = sum(s["checked"] - len(s["wrong"]) for s in p["serving"])
+    served_all = sum(s["checked"] for s in p["serving"])
+    t = p["timing"]
+    times = (f"{t['plain_ms']} | {t['wrapped_ms']} | {t['ratio']}" if t else "| |")
+    return (f"| {p['name']} | {len(writes)} | {right}/{rec} | {right}/{exp} | "
+            f"{sum(w['exact'] for w in writes)}/{len(writes)} | {inout}/{inout_all} | "
+            f"{served}/{served_all} | {times} |")
+
+
+def markdown(doc: dict) -> str:
+    s = doc["summary"]
+    lines = [
+        "# Fidelity: wrapped LangGraph programs against the truth",
+        "",
+        f"Made by `{doc['command']}` at {doc['commit']}, {doc['started']} "
+        f"({doc['cpus']} cores; load {doc['load_at_start']} at the start, "
+        f"{doc['load_at_end']} at the end). How it is measured: docs/performance.md, "
+        "section *Fidelity*; the programs: `services/bench/fidelity_programs.py`.",
+        "",
+        "| figure | value |",
+        "|---|---|",
+        f"| memory writes | {s['writes']} (unlabelled: {s['unlabelled_writes']}) |",
+        f"| premise precision | **{s['precision']}** ({s['premises_right']}/"
+        f"{s['premises_recorded']}) |",
+        f"| premise recall | **{s['recall']}** ({s['premises_right']}/"
+        f"{s['premises_expected']}) |",
+        f"| exact matches | {s['exact']}/{s['writes']} |",
+        f"| IN/OUT right after single-source retractions | {s['inout_right']}/"
+        f"{s['inout_checked']} memory-retraction pairs ({s['retractions']} retractions); "
+        f"{s['memories_right_under_every_retraction']}/{s['writes']} memories right under "
+        "every one |",
+        f"| wrapped store served exactly the current IN memories | {s['serving_right']}/"
+        f"{s['serving_checked']} checks |",
+        f"| premises crossing users (ten users) | {s['crossed_users']} |",
+        f"| errors (crashes, retractions refused) | {s['errors']} |",
+        f"| rules used | {', '.join(f'{k} {v}' for k, v in sorted(s['rules'].items()))} |",
+    ]
+    if "ratio_median" in s:
+        lines.append(f"| wrapped/plain time per invoke | median of the programs' ratios "
+                     f"**{s['ratio_median']}×** (range {s['ratio_range'][0]}-"
+                     f"{s['ratio_range'][1]}×; sum of medians {s['ratio_of_sums']}×; "
+                     f"{s['added_ms_range'][0]} to {s['added_ms_range'][1]} ms added) |")
+    lines += ["", "## By program", "",
+              "| program | writes | precision | recall | exact | IN/OUT | serving | plain ms "
+              "| wrapped ms | ratio |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += [_program_row(p) for p in doc["programs"]]
+    lines += ["", "Time per invoke: medians over the rounds, plain and wrapped alternated; CPU "
+              "time of the whole play (both threads) per invoke:", "",
+              "| program | invokes per play | plain CPU ms | wrapped CPU ms | CPU ratio |",
+              "|---|---:|---:|---:|---:|"]
+    for p in doc["programs"]:
+        t = p["timing"]
+        if t:
+            lines.append(f"| {p['name']} | {p['invokes']} | {t['plain_cpu_ms']} | "
+                         f"{t['wrapped_cpu_ms']} | {t['cpu_ratio']} |")
+    lines += ["", "## Writes whose premises differ from the truth", ""]
+    for p in doc["programs"]:
+        for w in p["writes"]:
+            if not w["exact"]:
+                lines.append(f"- {p['name']}: “{w['text']}” expected {w['expected']}, recorded "
+                             f"{w['recorded']} (rules {w['rules']})")
+    lines += ["", "## Wrong statuses after a retraction", ""]
+    for p in doc["programs"]:
+        for x in p["retractions"]:
+            for w in x["wrong"]:
+                lines.append(f"- {p['name']}, {x['source']} retracted: “{w['text']}” "
+                             f"{w['got']}, expected {w['expected']}")
+    lines += ["", "## Store serving that was wrong", ""]
+    for p in doc["programs"]:
+        for x in p["serving"]:
+            for w in x["wrong"]:
+                lines.append(f"- {p['name']}, {x['state']}: {w}")
+    errors = [(p["name"], e) for p in doc["programs"] for e in p["errors"]]
+    if errors:
+        lines += ["", "## Errors", ""] + [f"- {n}: {e}" for n, e in errors]
+    prof = doc.get("profile") or {}
+    if prof:
+        lines += ["", "## Where the wrapped time goes", "",
+                  f"cProfile over {prof['rounds']} wrapped plays of every program "
+                  f"({prof['invokes']} invokes; every thread the agent started): "
+                  f"{prof['wall_ms_per_invoke_under_profile']} ms wall per invoke under the "
+                  f"profiler, {prof['profiled_ms_per_invoke']} ms of profiled function time, "
+                  f"of which the middleware (entered from outside it) "
+                  f"**{prof['middleware_ms_per_invoke']} ms**, "
+                  f"{prof['inner_store_ms_per_invoke']} ms of it in the wrapped store's inner "
+                  "store (the agent's own store work, which a plain run pays too, and the read "
+                  "of what each put overwrites). The profiler slows what it measures; the "
+                  "proportions are what to read.", "",
+                  "| middleware function | calls per invoke | cumulative ms per invoke | own ms "
+                  "per invoke |", "|---|---:|---:|---:|"]
+        lines += [f"| `{r['function']}` | {r['calls_per_invoke']} | {r['cum_ms_per_invoke']} "
+                  f"| {r['own_ms_per_invoke']} |" for r in prof["top"]]
+        lines += ["", "Own time per invoke by part of the process, the same plays plain and "
+                  f"wrapped under the profiler ({prof['plain_profiled_ms_per_invoke']} against "
+                  f"{prof['profiled_ms_per_invoke']} ms in all), the parts wrapping adds most "
+                  "to first:", "", "| part (package.module) | plain ms | wrapped ms | added ms |",
+                  "|---|---:|---:|---:|"]
+        lines += [f"| {r['area']} | {r['plain_ms']} | {r['wrapped_ms']} | {r['added_ms']} |"
+                  for r in prof["areas"]]
+    return "\n".join(lines) + "\n"
+
+
+def write(doc: dict, out_dir: Path) -> tuple[Path, Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    js, md = out_dir / "fidelity.json", out_dir / "fidelity.md"
+    js.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    md.write_text(markdown(doc))
+    return js, md
+
+
+__all__ = ["PROGRAMS", "check_labels", "derived_out", "markdown", "measure_fidelity", "run",
+           "score_write", "summarise", "write"]
