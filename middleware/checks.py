@@ -21,12 +21,16 @@ def problems(graph: Any, config: InterceptConfig, whole_system: bool = True) -> 
     """Every problem found, as a sentence naming the tool and the fix; [] when none is.
 
     Tools are found in the graph's tool nodes (as prebuilt agents and ``ToolNode`` hold them);
-    a graph that calls tools only from its own nodes exposes none, and is not judged. When the
+    a graph that calls tools only from its own nodes exposes none: its sources are not judged,
+    and each action tool is named (an action run as a plain function is never gated). When the
     graph is one of several sharing the configuration (``whole_system`` False), a tool it does
     not hold may be another graph's: only the tools it holds are checked."""
     tools = graph_tools(graph)
-    if not tools:
-        return []
+    if not tools:  # its nodes call tools themselves: only a LangChain tool call is seen
+        return [f"action tool {name!r} is in no ToolNode of the graph: a node that calls it "
+                f"as a LangChain tool ({name}.invoke(...)) is gated and recorded, but a plain "
+                "function call inside a node is NEITHER gated NOR recorded"
+                for name in config.actions]
     found = []
     for kind, specs in (("source", config.sources), ("action", config.actions)):
         for name, spec in specs.items():

@@ -105,3 +105,20 @@ def test_users_false_in_toml_turns_user_messages_off(tmp_path):
     assert InterceptConfig.load(path).users is None
     path.write_text('tenant = "acme"\n')
     assert InterceptConfig.load(path).users.source == "user:{user_id}"
+
+
+def test_an_action_tool_a_graph_without_tool_nodes_may_run_is_named_loudly():
+    """Issue 29 ('Also'): a graph whose nodes call tools themselves exposes none; each action
+    tool is named in a warning saying a plain function call is neither gated nor recorded."""
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    from rescind.middleware import ActionTool
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("pay", lambda state: {"messages": []})
+    builder.add_edge(START, "pay")
+    bare = builder.compile()
+    found = problems(bare, InterceptConfig(tenant="t", actions={"pay_invoice": ActionTool()}))
+    assert len(found) == 1 and "'pay_invoice'" in found[0] and "NEITHER gated NOR recorded" \
+        in found[0]
+    assert problems(bare, InterceptConfig(tenant="t")) == []
