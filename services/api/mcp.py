@@ -13,7 +13,9 @@ the held and pending payments of the caller's tenant are also resources
 ``…/payments/pending``). This module checks who calls and serves them; what each tool and
 resource does is in ``rescind.api.mcp_tools``.
 
-The token is checked again on every call (a revoked token stops working at once); decisions and
+Over stdio the token is checked when the server starts (``stdio_server``): an unknown, revoked
+or admin's token stops it there, with what to do, before any client connects. It is checked again
+on every call (a revoked token stops working at once); decisions and
 refusals are written to the tenant's audit log (``via: mcp``, or ``mcp-http``; refusals counted
 per principal, tool and minute), and decisions are published on the status stream like the
 API's. Two transports:
@@ -24,6 +26,10 @@ API's. Two transports:
   ``rescind api mcp --http`` (``rescind.api.mcp_http``). A request without a known token is answered 401, and
   an admin's token 403 (the tools act on one tenant), before any MCP message is read; each such
   refusal is audited in the server's log. A session belongs to the token that opened it.
+
+Answers are typed (``rescind.api.answers``): each tool publishes an ``outputSchema`` and answers
+``structuredContent`` (a list as ``{"result": [...]}``) beside one text block of the same JSON.
+The server's version is the package's.
 """
 
 import functools
@@ -32,17 +38,18 @@ import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Any
 
 import anyio
 import redis
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp_types import Resource
-from pydantic import ValidationError
+from mcp_types import CallToolResult, Resource, TextContent
+from pydantic import TypeAdapter, ValidationError
 
 from rescind.api import mcp_tools
-from rescind.api.auth import PERMISSIONS, TokenStore, authorize
+from rescind.api.auth import PERMISSIONS, Principal, TokenStore, authorize
 from rescind.api.mcp_tools import SCHEME, Caller
 from rescind.api.state import Api
 from rescind.contract.errors import Forbidden, RescindError, Unauthenticated
@@ -59,10 +66,20 @@ source, withdraw or correct a memory (always preview first, and commit at the re
 preview returned). With a finance token: approve or reject (with a reason) a drafted recall,
 annotate a recall, export an approved one as CSV or an ISO 20022 camt.056 message."""
 
-__all__ = ["VIA", "VIA_HTTP", "create_server", "main"]
+__all__ = ["VIA", "VIA_HTTP", "VERSION", "create_server", "main", "stdio_server"]
 
 VIA, VIA_HTTP = "mcp", "mcp-http"  # the audit's `via` for stdio (and in-process) and for HTTP
 READS = ("read", "whoami", "audit")  # permissions of the tools that change nothing
+
+
+def _version() -> str:
+    try:
+        return metadata.version("rescind")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "0+unknown"
+
+
+VERSION = _version()  # what the server answers as its version at initialize
 
 
 def api_of(url: str | None, conn: redis.Redis | None, settings: Settings | None) -> Api:
@@ -114,7 +131,7 @@ def create_server(url: str | None = None, token: str | None = None, *,
             raise
         return Caller(me, api.graph(me.tenant), via, api)
 
-    server = MCPServer("rescind", instructions=INSTRUCTIONS,
+    server = MCPServer("rescind", version=VERSION, instructions=INSTRUCTIONS,
                        middleware=[_ListTenantResources(lambda ctx: _reader_tenant(
                            api, credentials(ctx)[0]))])
 
@@ -134,7 +151,7 @@ def create_server(url: str | None = None, token: str | None = None, *,
                 except RescindError as exc:
                     raise ToolError(exc.message) from None
                 try:
-                    return fn(c, *args, **kwargs)
+                    result = fn(c, *args, **kwargs)
                 except RescindError as exc:
                     raise ToolError(exc.message) from None
                 except ValidationError as exc:  # a body the API would answer 422
@@ -142,11 +159,14 @@ def create_server(url: str | None = None, token: str | None = None, *,
                         api.audit.refused(c.me.tenant, c.me.actor(c.via), action, None, 422,
                                           _invalid(exc))
                     raise ToolError(_invalid(exc)) from None
+                return _answer(result, listed)
 
             # The tool's schema is the function's own, without the caller (filled here), and
             # with the SDK's request context (its type is how the SDK finds it).
             sig = inspect.signature(fn)
             params = list(sig.parameters.values())[1:]
+            listed = TypeAdapter(sig.return_annotation) \
+                if getattr(sig.return_annotation, "__origin__", None) is list else None
             guarded.__signature__ = sig.replace(parameters=[*params, inspect.Parameter(
                 "mcp_context", inspect.Parameter.KEYWORD_ONLY, annotation=Context)])
             guarded.__annotations__ = {**{p.name: p.annotation for p in params},
@@ -253,6 +273,48 @@ def bearer(headers: Any) -> str | None:
     return secret.strip() or None if scheme.lower() == "bearer" else None
 
 
+def _answer(result: Any, listed: TypeAdapter | None) -> Any:
+    """A tool's answer as the server sends it. A list: validated against its typed items, as
+    one text block of JSON (not a block per item) and ``structuredContent`` ``{"result": …}``.
+    Anything else goes to the SDK, which validates it against the declared answer."""
+    if listed is None:
+        return result
+    data = listed.dump_python(listed.validate_python(result), mode="json")
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(data, indent=1))],
+                          structured_content={"result": data})
+
+
+def check_token(api: Api, token: str | None, where: str) -> Principal:
+    """The stdio server's token, checked once at start: known, not revoked, and a tenant's.
+    A refusal is audited in the server's log, like a call's, and says what to do."""
+    try:
+        me = api.tokens.verify(token)
+    except Unauthenticated as exc:
+        api.audit.refused(None, Actor("anonymous", "", "", VIA), "mcp.start", None, 401,
+                          exc.message)
+        raise Unauthenticated(
+            f"the MCP server did not start: its token (--token or RESCIND_TOKEN) is unknown or "
+            f"revoked on {where}. Tokens are kept by the server they were made on: create one "
+            "there (`rescind api token create --tenant T --role R --who NAME`, or the console's "
+            "admin), and pass it whole") from None
+    if me.tenant is None:
+        why = ("the MCP server did not start: the admin token cannot use the MCP tools (they "
+               "act on one tenant); pass a tenant's token")
+        api.audit.refused(None, me.actor(VIA), "mcp.start", None, 403, why)
+        raise Forbidden(why)
+    return me
+
+
+def stdio_server(url: str | None = None, token: str | None = None, *,
+                 settings: Settings | None = None) -> MCPServer:
+    """The server for stdio, acting with ``token`` (default RESCIND_TOKEN), checked now: an
+    unknown, revoked or admin's token raises here (Unauthenticated, Forbidden), not per call."""
+    api = api_of(url, None, settings)
+    token = token or (api.settings.token.get_secret_value() if api.settings.token else None)
+    check_token(api, token, url or api.settings.url or "this server")
+    return create_server(token=token, api=api)
+
+
 def _invalid(exc: ValidationError) -> str:
     first = exc.errors()[0]
     where = ".".join(str(x) for x in first["loc"]) or "input"
@@ -266,7 +328,12 @@ def main() -> None:  # pragma: no cover - `python -m rescind.api.mcp`
         print("set RESCIND_URL (a running FalkorDB) and RESCIND_TOKEN (the caller's API token)",
               file=sys.stderr)
         raise SystemExit(2)
-    create_server(settings=settings).run("stdio")
+    try:
+        server = stdio_server(settings=settings)
+    except RescindError as exc:
+        print(exc.message, file=sys.stderr)
+        raise SystemExit(2) from None
+    server.run("stdio")
 
 
 if __name__ == "__main__":  # pragma: no cover

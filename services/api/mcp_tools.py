@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from rescind.api import ops
+from rescind.api import answers, ops
 from rescind.api.auth import Principal
 from rescind.api.models import (
     MAX_EVENTS,
@@ -97,7 +97,7 @@ def register(tool: Callable, resource: Callable) -> None:
 
     # -- who ------------------------------------------------------------------------------
     @tool("whoami", "GET /api/v1/me")
-    def whoami(c: Caller) -> dict:
+    def whoami(c: Caller) -> answers.Me:
         """Who this token is: its tenant, role and name (what the tools act with), and the
         trace UI a memory's ``trace`` links to, when one is configured, and the currency of an
         amount that names none."""
@@ -107,12 +107,12 @@ def register(tool: Callable, resource: Callable) -> None:
 
     # -- reading (viewer, security, finance) ----------------------------------------------
     @tool("read", f"GET {T}/revision")
-    def revision(c: Caller) -> dict:
+    def revision(c: Caller) -> answers.Revision:
         """The tenant's graph revision: it moves with every write and decision."""
         return ops.revision(c.graph)
 
     @tool("read", f"GET {T}/sources")
-    def list_sources(c: Caller) -> list[dict]:
+    def list_sources(c: Caller) -> list[answers.Source]:
         """Every source (vendor portal, contract, inbox, reviewer) with its trust domain."""
         return ops.sources(c.graph)
 
@@ -120,7 +120,7 @@ def register(tool: Callable, resource: Callable) -> None:
     def search_memories(c: Caller, query: tx.line(200) = "", kind: AnyKind | None = None,
                         include_out: bool = False, status: StatusName | None = None,
                         skip: Skip = 0, limit: Annotated[int, Field(ge=1, le=200)] = 20
-                        ) -> list[dict]:
+                        ) -> list[answers.Memory]:
         """Memories whose text contains ``query`` (case-insensitive; every memory when left
         out), newest first. Memories that are OUT (retracted, withdrawn, or resting on something
         that is) are left out unless ``include_out`` is true; ``status`` IN or OUT gives only
@@ -131,39 +131,39 @@ def register(tool: Callable, resource: Callable) -> None:
         return ops.memories(c.graph, kind, wanted, query or None, skip, c.cap(limit))["items"]
 
     @tool("read", f"GET {T}/memories/{{memory}}")
-    def explain(c: Caller, memory: Memory) -> dict:
+    def explain(c: Caller, memory: Memory) -> answers.Explanation:
         """The justification tree of a memory (id or name, e.g. a payment's name) down to the
         sources that said it, with every status on the way."""
         return ops.memory(c.graph, memory)
 
     @tool("read", f"GET {T}/memories/{{memory}}/history")
-    def memory_history(c: Caller, memory: Memory) -> dict:
+    def memory_history(c: Caller, memory: Memory) -> answers.History:
         """Every status the memory has had, oldest first, each with its cause (the retraction,
         withdrawal or correction), who decided and the graph revision; for a payment, also
         every time the gate was asked about it."""
         return ops.history(c.graph, memory)
 
     @tool("read", f"GET {T}/memories/{{memory}}/as-of")
-    def memory_as_of(c: Caller, memory: Memory, at: At = None, rev: AtRev = None) -> dict:
+    def memory_as_of(c: Caller, memory: Memory, at: At = None, rev: AtRev = None) -> answers.MemoryAsOf:
         """The memory's status at a past time (``at``) or graph revision (``rev``), why, and its
         justification tree with each status as it stood then."""
         return ops.memory_as_of(c.graph, memory, at, rev)
 
     @tool("read", f"GET {T}/as-of")
     def as_of(c: Caller, at: At = None, rev: AtRev = None, kind: AnyKind | None = None,
-              status: StatusName | None = None, skip: Skip = 0, limit: Limit = 100) -> dict:
+              status: StatusName | None = None, skip: Skip = 0, limit: Limit = 100) -> answers.AsOf:
         """What was believed at a past time (``at``) or graph revision (``rev``): each memory
         that existed then with its status then and why."""
         return ops.as_of(c.graph, at, rev, kind, status, skip, c.cap(limit))
 
     @tool("read", f"GET {T}/memories/{{memory}}/fragility")
-    def fragility(c: Caller, memory: Memory) -> dict:
+    def fragility(c: Caller, memory: Memory) -> answers.Fragility:
         """How many independent trust domains an attacker must control to fake this memory or
         payment, and one smallest set of domains that would do it."""
         return ops.fragility(c.graph, memory)
 
     @tool("read", f"GET {T}/payments")
-    def pending_payments(c: Caller, held: bool | None = None) -> list[dict]:
+    def pending_payments(c: Caller, held: bool | None = None) -> list[answers.Payment]:
         """Payments not executed yet, largest first, each with its fragility and whether it is
         held (OUT: it rests on something retracted, and the gate will refuse it). ``held``
         true: only the held ones; false: only those not held."""
@@ -171,42 +171,42 @@ def register(tool: Callable, resource: Callable) -> None:
         return rows if held is None else [r for r in rows if r["held"] is held]
 
     @tool("read", f"GET {T}/audit-order")
-    def audit_order(c: Caller) -> list[dict]:
+    def audit_order(c: Caller) -> list[answers.AuditOrderRow]:
         """Sources ranked by the value of what rests on them alone: audit these first."""
         return ops.audit_order(c.graph)
 
     @tool("read", f"GET {T}/retractions")
-    def retraction_list(c: Caller) -> list[dict]:
+    def retraction_list(c: Caller) -> list[answers.Retraction]:
         """Retractions of sources, withdrawals and corrections of memories: each with its
         state (committed or reinstated), source and window (``from``/``to``) or memory, reason,
         who decided and when."""
         return ops.retractions(c.graph)
 
     @tool("read", f"GET {T}/retractions/{{rid}}")
-    def retraction(c: Caller, retraction: Rid) -> dict:
+    def retraction(c: Caller, retraction: Rid) -> answers.Retraction:
         """One retraction, withdrawal or correction by its id, with what it took OUT (and, once
         reinstated, what came back)."""
         return ops.retraction(c.graph, retraction)
 
     @tool("read", f"GET {T}/gates")
-    def gate_log(c: Caller, action: Memory | None = None, limit: Limit = 100) -> list[dict]:
+    def gate_log(c: Caller, action: Memory | None = None, limit: Limit = 100) -> list[answers.GateDecision]:
         """The payment gate's decisions, newest first (only ``action``'s when given): amount,
         account, allowed or refused, why, fragility, and what was already allowed to the same
         account or payee."""
         return ops.gates(c.graph, action, limit)
 
     @tool("read", f"GET {T}/recalls")
-    def recall_list(c: Caller) -> list[dict]:
+    def recall_list(c: Caller) -> list[answers.Recall]:
         """Executed payments that went OUT, with their drafted bank recalls, largest first."""
         return ops.recalls(c.graph)
 
     @tool("read", f"GET {T}/recalls/{{memory}}")
-    def recall(c: Caller, memory: Memory) -> dict:
+    def recall(c: Caller, memory: Memory) -> answers.Recall:
         """One payment's recall (by the payment's id or name) with its draft."""
         return ops.recall(c.graph, memory)
 
     @tool("audit", f"GET {T}/audit")
-    def audit_log(c: Caller, limit: Limit = 100) -> list[dict]:
+    def audit_log(c: Caller, limit: Limit = 100) -> list[answers.AuditEntry]:
         """Security: the tenant's audit log, newest first: every decision, gate decision and
         refusal, from every surface."""
         return c.api.audit.entries(c.graph.tenant, c.cap(limit))
@@ -214,7 +214,7 @@ def register(tool: Callable, resource: Callable) -> None:
     # -- deciding (security) --------------------------------------------------------------
     @tool("decide", f"POST {T}/retractions/preview")
     def preview_retraction(c: Caller, source: Ident, reason: Reason, from_: From = None,
-                           to: To = None, start: Start = None, end: End = None) -> dict:
+                           to: To = None, start: Start = None, end: End = None) -> answers.BlastRadius:
         """Security: what would go OUT if ``source`` is declared compromised between ``from``
         and ``to`` (ISO 8601 with zone; open when left out), and what it reaches but leaves
         IN, with what still holds it (``kept``). Changes nothing; returns the graph revision
@@ -227,7 +227,7 @@ def register(tool: Callable, resource: Callable) -> None:
     @tool("decide", f"POST {T}/retractions")
     def commit_retraction(c: Caller, source: Ident, reason: Reason, rev: Rev,
                           from_: From = None, to: To = None, id: Ident | None = None,
-                          force: bool = False, start: Start = None, end: End = None) -> dict:
+                          force: bool = False, start: Start = None, end: End = None) -> answers.BlastRadius:
         """Security: commit the retraction previewed at revision ``rev`` (refused if the graph
         changed since: preview again). Holds pending payments, drafts recalls. Refused, naming
         it, while a retraction of the source over an overlapping window is in force, unless
@@ -239,7 +239,8 @@ def register(tool: Callable, resource: Callable) -> None:
                                 _counts))
 
     @tool("decide", f"POST {T}/retractions/{{rid}}/reinstate/preview")
-    def preview_reinstatement(c: Caller, retraction: Rid, reason: Reason | None = None) -> dict:
+    def preview_reinstatement(c: Caller, retraction: Rid, reason: Reason | None = None
+                              ) -> answers.BlastRadius:
         """Security: what undoing a retraction, withdrawal or correction (by its id) would do:
         what comes back IN, the held payments it would release (``to_release``), the recalls
         it would withdraw (``recalls_to_withdraw``) or pull from the outbox
@@ -251,7 +252,7 @@ def register(tool: Callable, resource: Callable) -> None:
                                                               c.me.who), _counts))
 
     @tool("decide", f"POST {T}/retractions/{{rid}}/reinstate")
-    def reinstate(c: Caller, retraction: Rid, rev: Rev, reason: Reason | None = None) -> dict:
+    def reinstate(c: Caller, retraction: Rid, rev: Rev, reason: Reason | None = None) -> answers.BlastRadius:
         """Security: undo a retraction, withdrawal or correction as previewed at revision
         ``rev`` with ``preview_reinstatement`` (refused if the graph changed since: preview
         again). Releases the held payments and withdraws the recalls the preview listed; the
@@ -262,7 +263,7 @@ def register(tool: Callable, resource: Callable) -> None:
                                                       c.me.who), _counts))
 
     @tool("decide", f"POST {T}/withdrawals/preview")
-    def preview_withdrawal(c: Caller, memory: Memory, reason: Reason) -> dict:
+    def preview_withdrawal(c: Caller, memory: Memory, reason: Reason) -> answers.BlastRadius:
         """Security: what would go OUT if this one memory is withdrawn (it was wrong, whatever
         its sources said), and the revision to commit at. Changes nothing."""
         body = Withdrawal(memory=memory, reason=reason)
@@ -271,7 +272,7 @@ def register(tool: Callable, resource: Callable) -> None:
 
     @tool("decide", f"POST {T}/withdrawals")
     def commit_withdrawal(c: Caller, memory: Memory, reason: Reason, rev: Rev,
-                          id: Ident | None = None) -> dict:
+                          id: Ident | None = None) -> answers.BlastRadius:
         """Security: withdraw the memory as previewed at revision ``rev`` (refused if the graph
         changed since). Undo it with ``reinstate`` and the returned id."""
         body = WithdrawalCommit(memory=memory, reason=reason, rev=rev, id=id)
@@ -282,7 +283,7 @@ def register(tool: Callable, resource: Callable) -> None:
     @tool("decide", f"POST {T}/corrections/preview")
     def preview_correction(c: Caller, memory: Memory, text: Text,
                            reason: Reason, reviewer: Ident | None = None,
-                           name: Ident | None = None) -> dict:
+                           name: Ident | None = None) -> answers.BlastRadius:
         """Security: what would change if the memory is replaced by ``text`` (vouched for by
         ``reviewer``, default the token's name): the old one goes OUT with what rests on it
         alone. Changes nothing; returns the revision to commit at."""
@@ -293,7 +294,7 @@ def register(tool: Callable, resource: Callable) -> None:
     @tool("decide", f"POST {T}/corrections")
     def commit_correction(c: Caller, memory: Memory, text: Text,
                           reason: Reason, rev: Rev, reviewer: Ident | None = None,
-                          name: Ident | None = None, id: Ident | None = None) -> dict:
+                          name: Ident | None = None, id: Ident | None = None) -> answers.BlastRadius:
         """Security: correct the memory as previewed at revision ``rev`` (refused if the graph
         changed since). Undo it with ``reinstate`` and the returned id."""
         body = CorrectionCommit(memory=memory, text=text, reason=reason, reviewer=reviewer,
@@ -304,7 +305,7 @@ def register(tool: Callable, resource: Callable) -> None:
 
     # -- approving (finance) --------------------------------------------------------------
     @tool("approve", f"POST {T}/recalls/{{memory}}/approve")
-    def approve_recall(c: Caller, memory: Memory) -> dict:
+    def approve_recall(c: Caller, memory: Memory) -> answers.Recall:
         """Finance: approve the drafted recall of an executed payment (by its id or name): it
         goes to the outbox for the bank. Only a drafted recall can be approved (not a rejected
         one)."""
@@ -313,7 +314,7 @@ def register(tool: Callable, resource: Callable) -> None:
                          lambda r: {"action": r["action"], "amount": r["amount"]})
 
     @tool("approve", f"POST {T}/recalls/{{memory}}/reject")
-    def reject_recall(c: Caller, memory: Memory, reason: Reason) -> dict:
+    def reject_recall(c: Caller, memory: Memory, reason: Reason) -> answers.Recall:
         """Finance: reject the drafted recall of a payment (by its id or name), saying why: it
         is never sent. An approved recall cannot be rejected (it is in the outbox)."""
         body = RecallRejection(reason=reason)
@@ -324,7 +325,7 @@ def register(tool: Callable, resource: Callable) -> None:
 
     @tool("approve", f"POST {T}/recalls/{{memory}}/notes")
     def annotate_recall(c: Caller, memory: Memory, text: Annotated[
-            tx.text(2000, min_length=1), Field(description="The note")]) -> dict:
+            tx.text(2000, min_length=1), Field(description="The note")]) -> answers.Recall:
         """Finance: add a note to a payment's recall (any state), signed with the token's name
         and dated; the notes are shown with the recall's text."""
         body = RecallNote(text=text)
@@ -334,7 +335,7 @@ def register(tool: Callable, resource: Callable) -> None:
                                     "state": r["state"], "notes": len(r["notes"])})
 
     @tool("approve", f"POST {T}/recalls/{{memory}}/notice/approve")
-    def approve_withdrawal_notice(c: Caller, memory: Memory) -> dict:
+    def approve_withdrawal_notice(c: Caller, memory: Memory) -> answers.Recall:
         """Finance: approve the withdrawal notice of a payment (by its id or name) whose recall
         was exported for the bank and is withdrawn (the payment is IN again): the letter
         asking the bank to disregard the request goes to the outbox, to be exported."""
@@ -346,7 +347,7 @@ def register(tool: Callable, resource: Callable) -> None:
     @tool("approve", f"POST {T}/recalls/{{memory}}/notice/export")
     def export_withdrawal_notice(c: Caller, memory: Memory, format: Annotated[
             Literal["text", "csv"], Field(description="text (the letter) or csv (one row per "
-                                          "request the bank holds)")] = "text") -> dict:
+                                          "request the bank holds)")] = "text") -> answers.ExportedRecall:
         """Finance: export an approved withdrawal notice for the bank; it is marked exported.
         Returns the recall and ``file`` (``content``, ``media_type``, ``filename``)."""
         body = NoticeExport(format=format)
@@ -359,7 +360,7 @@ def register(tool: Callable, resource: Callable) -> None:
     def export_recall(c: Caller, memory: Memory, format: Annotated[
             Literal["csv", "camt.056"], Field(description="csv, or camt.056 (an ISO 20022 "
                        "FIToFIPaymentCancellationRequest, version 001.12)")] = "camt.056"
-                      ) -> dict:
+                      ) -> answers.ExportedRecall:
         """Finance: export an approved recall for the bank; the recall is marked exported.
         Returns the recall and ``file`` (``content``, ``media_type``, ``filename``)."""
         body = RecallExport(format=format)
@@ -376,7 +377,7 @@ def register(tool: Callable, resource: Callable) -> None:
                      min_length=1, max_length=MAX_PREMISES, description="For a payment not "
                      "stored yet: the memories it rests on")] = None,
                  amount: float | None = None, account: Ident | None = None,
-                 payee: Ident | None = None, currency: str | None = None) -> dict:
+                 payee: Ident | None = None, currency: str | None = None) -> answers.GateAnswer:
         """Agent: ask the payment gate about a payment before making it: a stored proposal by
         id or name (with the call's amount, account, payee), or a new one with ``premises`` and
         ``amount``. The decision is recorded like the agents' own."""
@@ -389,7 +390,7 @@ def register(tool: Callable, resource: Callable) -> None:
 
     @tool("send", f"POST {T}/events")
     def send_events(c: Caller, events: Annotated[list[AgentEvent], Field(
-            min_length=1, max_length=MAX_EVENTS)]) -> dict:
+            min_length=1, max_length=MAX_EVENTS)]) -> answers.Accepted:
         """Agent: send agents' events (sources, observations, memories written, actions
         proposed and executed) to the tenant's stream, where the writers apply them in order.
         Every event must name this token's tenant."""

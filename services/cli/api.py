@@ -159,7 +159,8 @@ def mcp(url: str | None = UrlOpt, data_dir: Path = DataDirOpt,
     if not token:
         refuse("the MCP server needs the caller's token: --token or RESCIND_TOKEN (or --http, "
                "where each request brings its own)")
-    from rescind.api.mcp import create_server
+    from rescind.api.mcp import stdio_server
 
     with operator_server(url, data_dir) as server_url:
-        create_server(server_url, token).run("stdio")
+        server = stdio_server(server_url, token)  # a bad token stops here, not per call
+        server.run("stdio")

@@ -73,8 +73,8 @@ async def call(client, tool: str, **args):
     r = await client.call_tool(tool, args)
     if r.is_error:
         return ("error", r.content[0].text)
-    if r.structured_content is not None and "result" in r.structured_content:
-        return r.structured_content["result"]
+    if r.structured_content is not None and set(r.structured_content) == {"result"}:
+        return r.structured_content["result"]  # a list, as the SDK wraps it
     return json.loads(r.content[0].text)
 
 
