@@ -35,6 +35,10 @@ def test_scores_count_premises_over_the_union_and_exact_needs_the_same_alternati
     assert (paired.right, paired.extra, paired.missed, paired.exact) == (2, 0, 0, False)
     extra = fid.score_write("p", "t", {frozenset({"a"})}, {frozenset({"a", "x"})})
     missed = fid.score_write("p", "t", {frozenset({"a", "b"})}, {frozenset({"a"})})
+    assert (extra.right, extra.extra, extra.missed) == (1, 1, 0)
+    assert (missed.right, missed.extra, missed.missed) == (1, 0, 1)
+    unequal = fid.summarise([fid.ProgramResult("p", "", writes=[extra, extra, missed])])
+    assert (unequal["precision"], unequal["recall"]) == (0.6, 0.75)  # 3/5 and 3/4
     res = fid.ProgramResult("p", "", writes=[same, paired, extra, missed])
     s = fid.summarise([res])
     assert (s["premises_right"], s["premises_recorded"], s["premises_expected"]) == (6, 7, 7)
