@@ -21,9 +21,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Send
 
+from rescind.contract import connection, layout
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware import InterceptConfig, SourceTool, instrument
-from tests.support.conformance import settle
+from rescind.scenario.via_streams import wait_idle
 
 N = int(os.environ.get("RESCIND_STRESS_INVOCATIONS", "250"))
 BRANCHES = 6
@@ -152,7 +153,9 @@ def test_parallel_branches_of_many_runs_record_without_an_error(shape, mode, res
         graph = _wrap(build(store), rescind_workers, tenant_name)
         errors = _run(graph, mode, _accounts)
     assert [repr(e) for e in errors[:3]] == [] and len(errors) == 0
-    settle(rescind_workers, graph)
+    graph.rescind.publisher.flush()  # six notes and lookups a run: a large N drains longer
+    wait_idle(connection.connect(rescind_workers), layout.tenant_stream(tenant_name),
+              timeout=max(60.0, N * 0.2))
     g = TenantGraph(connect(rescind_workers), tenant_name)
     # Each current note rests on the ledger's answer for its own account (matched), and on no
     # other account's answer.
