@@ -555,7 +555,7 @@ def profile_wrapped(programs: list[Program], url: str, spool: Path, rounds: int)
             "plain_profiled_ms_per_invoke": round(sum(a_plain.values()), 2),
             "middleware_ms_per_invoke": round(entered * 1000 / invokes, 2),
             "inner_store_ms_per_invoke": round(inner * 1000 / invokes, 2),
-            "top": rows[:20], "areas": areas[:15]}
+            "top": rows[:20], "areas": [a for a in areas if abs(a["added_ms"]) >= 0.01]}
 
 
 # -- the run --------------------------------------------------------------------------------------
@@ -727,7 +727,7 @@ def markdown(doc: dict) -> str:
                   "to first:", "", "| part (package.module) | plain ms | wrapped ms | added ms |",
                   "|---|---:|---:|---:|"]
         lines += [f"| {r['area']} | {r['plain_ms']} | {r['wrapped_ms']} | {r['added_ms']} |"
-                  for r in prof["areas"]]
+                  for r in prof["areas"][:15]]
     return "\n".join(lines) + "\n"
 
 
