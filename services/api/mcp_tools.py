@@ -359,11 +359,16 @@ def register(tool: Callable, resource: Callable) -> None:
     @tool("approve", f"POST {T}/recalls/{{memory}}/export")
     def export_recall(c: Caller, memory: Memory, format: Annotated[
             Literal["csv", "camt.056"], Field(description="csv, or camt.056 (an ISO 20022 "
-                       "FIToFIPaymentCancellationRequest, version 001.12)")] = "camt.056"
+                       "FIToFIPaymentCancellationRequest, version 001.12)")] = "camt.056",
+                      allow_placeholders: Annotated[bool, Field(description="Export a camt.056 "
+                          "even while the tenant's settings leave placeholders in it (the "
+                          "tenant's id as the organisation, NOTPROVIDED as the bank)")] = False
                       ) -> answers.ExportedRecall:
         """Finance: export an approved recall for the bank; the recall is marked exported.
-        Returns the recall and ``file`` (``content``, ``media_type``, ``filename``)."""
-        body = RecallExport(format=format)
+        Returns the recall and ``file`` (``content``, ``media_type``, ``filename``). A camt.056
+        is refused while the tenant's bank settings are not set (an admin sets them), unless
+        ``allow_placeholders``."""
+        body = RecallExport(format=format, allow_placeholders=allow_placeholders)
         return c.audited("recall.export", memory,
                          lambda: ops.export(c.graph, memory, body, c.me.who,
                                             c.api.settings.gate_currency),

@@ -129,6 +129,10 @@ class RecallExport(Body):
     format: Literal["csv", "camt.056"] = Field(
         "camt.056", description="csv (one row, for finance's systems) or camt.056 (an ISO 20022 "
         "FIToFIPaymentCancellationRequest, version 001.12)")
+    allow_placeholders: bool = Field(
+        False, description="Export a camt.056 even while the tenant's settings leave "
+        "placeholders in it (the tenant's id as the organisation, NOTPROVIDED as the bank); "
+        "refused otherwise (409)")
 
 
 class NoticeExport(Body):
@@ -157,6 +161,23 @@ class GateAsk(Body):
 
 class NewTenant(Body):
     name: TenantName
+
+
+class TenantSettings(Body):
+    """Admin: what the tenant's bank files say of it (a camt.056's parties). Only the fields
+    given change; null clears one. See docs/operating.md, "Bank files"."""
+
+    organisation_name: tx.line(140) | None = Field(
+        None, description="The organisation's legal name as its bank knows it (Assgnr/Pty/Nm)")
+    organisation_id: tx.line(35) | None = Field(
+        None, description="The id the bank knows the organisation by, e.g. its customer "
+        "number (Assgnr/Pty/Id/OrgId/Othr/Id)")
+    organisation_lei: tx.line(20) | None = Field(
+        None, description="The organisation's LEI, 20 characters (Assgnr/Pty/Id/OrgId/LEI)")
+    bank_bic: tx.line(11) | None = Field(
+        None, description="The BIC of the bank the recall goes to, 8 or 11 characters "
+        "(Assgne/Agt/FinInstnId/BICFI)")
+    bank_name: tx.line(140) | None = Field(None, description="That bank's name (FinInstnId/Nm)")
 
 
 class NewToken(Body):

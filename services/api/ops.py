@@ -266,7 +266,11 @@ def audit_order(graph: TenantGraph) -> list[dict]:
 
 
 def gates(graph: TenantGraph, ref: str | None = None, limit: int = 100) -> list[dict]:
-    return gate_mod.decisions_log(graph, resolve(graph, ref) if ref else None, limit)
+    """The gate's decisions, newest first, each with ``payee_name``: the payee as people know
+    it (what its own sources call it, as a recall names it), else the payee as recorded."""
+    rows = gate_mod.decisions_log(graph, resolve(graph, ref) if ref else None, limit)
+    names = {p: rc.payee_name(graph, p)[0] for p in {r["payee"] for r in rows if r["payee"]}}
+    return [{**r, "payee_name": names.get(r["payee"])} for r in rows]
 
 
 def recalls(graph: TenantGraph) -> list[dict]:
@@ -394,8 +398,25 @@ def export(graph: TenantGraph, ref: str, body: models.RecallExport, by: str,
            currency: str = "USD") -> dict:
     """The recall, marked exported, and the file (``file``: content, media type, name)."""
     r, file = rc.export(graph, resolve(graph, ref), by, ev.to_micros(_now()), body.format,
-                        currency)
+                        currency, body.allow_placeholders)
     return {**r.to_dict(), "file": file}
+
+
+def tenant_settings(conn: redis.Redis, tenant: str) -> dict:
+    """A created tenant's bank-file settings, with the placeholders they leave."""
+    from rescind.graph import tenant_settings as ts
+    from rescind.graph.tenants import UnknownTenant, known
+
+    if not known(conn, tenant):
+        raise UnknownTenant(tenant)
+    return ts.bank_file(conn, tenant).to_dict()
+
+
+def set_tenant_settings(conn: redis.Redis, tenant: str, changes: dict) -> dict:
+    from rescind.graph import tenant_settings as ts
+
+    tenant_settings(conn, tenant)  # a created tenant
+    return ts.update(conn, tenant, changes).to_dict()
 
 
 def approve_notice(graph: TenantGraph, ref: str, by: str) -> dict:

@@ -25,6 +25,7 @@ from rescind.api.models import (
     RecallRejection,
     Reinstatement,
     ReinstatementCommit,
+    TenantSettings,
     Withdrawal,
     WithdrawalCommit,
 )
@@ -70,10 +71,14 @@ def _counts(d: dict) -> dict:
 # -- who, tenants, tokens, audit (admin) --------------------------------------------------------
 @router.get("/me", tags=["auth"], summary="Who this token is")
 def whoami(me: Anyone, api: ApiDep) -> dict:
-    """Also where the console finds the trace UI a memory links to (RESCIND_TRACE_URL) and the
-    currency of an amount that names none (RESCIND_GATE_CURRENCY)."""
+    """Also where the console finds the trace UI a memory links to (RESCIND_TRACE_URL), the
+    currency of an amount that names none (RESCIND_GATE_CURRENCY) and the gate's rule
+    (``gate``: threshold, min_domains, currency) that its decisions are told against."""
+    s = api.settings
     return {"tenant": me.tenant, "role": me.role, "who": me.who, "token": me.token_id,
-            "trace_url": api.settings.trace_url, "currency": api.settings.gate_currency}
+            "trace_url": s.trace_url, "currency": s.gate_currency,
+            "gate": {"threshold": s.gate_threshold, "min_domains": s.gate_min_domains,
+                     "currency": s.gate_currency}}
 
 
 @router.get("/tenants", tags=["admin"], summary="Every tenant")
@@ -87,6 +92,24 @@ def create_tenant(body: NewTenant, me: Admin, api: ApiDep) -> dict:
         return {"name": body.name, "created": api.tokens.add_tenant(body.name, me.who)}
 
     return api.audited(me, body.name, "tenant.create", body.name, run)
+
+
+@router.get(T + "/settings", tags=["admin"],
+            summary="The tenant's settings: what its bank files (camt.056) say of it")
+def tenant_settings(tenant: Tenant, me: Admin, api: ApiDep) -> dict:
+    """Each setting (null when not set) and ``placeholders``: what a camt.056 would fill with a
+    placeholder today (an export refuses while any is left, unless asked)."""
+    return ops.tenant_settings(api.conn, tenant)
+
+
+@router.patch(T + "/settings", tags=["admin"],
+              summary="Change the tenant's settings: the fields given (null clears one)")
+def set_tenant_settings(tenant: Tenant, body: TenantSettings, me: Admin, api: ApiDep) -> dict:
+    changes = {k: getattr(body, k) for k in sorted(body.model_fields_set)}
+    return api.audited(me, tenant, "tenant.settings", ", ".join(changes) or "nothing",
+                       lambda: ops.set_tenant_settings(api.conn, tenant, changes),
+                       lambda r: {"changed": {k: r[k] for k in changes},
+                                  "placeholders": r["placeholders"]})
 
 
 @router.get(T + "/tokens", tags=["admin"], summary="The tenant's tokens (never the secrets)")

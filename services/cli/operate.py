@@ -314,6 +314,9 @@ def recalls_export(
     fmt: str = typer.Option("camt.056", "--format", help="csv, or camt.056 (ISO 20022 XML)"),
     out_path: Path | None = typer.Option(None, "--out", help="Write the file here (default: "
                                          "stdout)"),
+    allow_placeholders: bool = typer.Option(
+        False, "--allow-placeholders", help="Export a camt.056 even while the tenant's "
+        "settings leave placeholders in it (see `rescind tenant settings`)"),
     by: str | None = FinanceBy,
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
@@ -326,7 +329,7 @@ def recalls_export(
     currency = Settings().gate_currency
 
     def run(g, a, by, at) -> dict:
-        r, file = export(g, a, by, at, fmt, currency)
+        r, file = export(g, a, by, at, fmt, currency, allow_placeholders)
         return {**r.to_dict(), "file": file}
 
     row = _decide(action, by, url, data_dir, tenant, "recall.export", run,

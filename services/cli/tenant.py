@@ -44,6 +44,56 @@ def create(
         f"created tenant {name}" if created else f"tenant {name} exists already"))
 
 
+@tenant_app.command("settings")
+def settings(
+    name: str = typer.Argument(..., help="The tenant"),
+    organisation_name: str | None = typer.Option(
+        None, "--organisation-name", help="The organisation's legal name as its bank knows it "
+        "(camt.056 Assgnr/Pty/Nm)"),
+    organisation_id: str | None = typer.Option(
+        None, "--organisation-id", help="The id the bank knows the organisation by, e.g. its "
+        "customer number (Assgnr/Pty/Id/OrgId/Othr/Id)"),
+    organisation_lei: str | None = typer.Option(
+        None, "--organisation-lei", help="The organisation's LEI (Assgnr/Pty/Id/OrgId/LEI)"),
+    bank_bic: str | None = typer.Option(
+        None, "--bank-bic", help="The BIC of the bank recalls go to (Assgne/Agt/FinInstnId)"),
+    bank_name: str | None = typer.Option(None, "--bank-name", help="That bank's name"),
+    by: str | None = typer.Option(None, "--by", help="Who changes them: a note beside the OS "
+                                  "user, who signs", callback=Line),
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, as_json: bool = JsonOpt,
+) -> None:
+    """Show, or change (the options given; '' clears one), what the tenant's bank files say of
+    it: a recall's camt.056 names the organisation and the bank from these. Until the name and
+    the BIC are set, a camt.056 export is refused unless --allow-placeholders."""
+    from rescind.graph import tenant_settings as ts
+    from rescind.graph import tenants
+    from rescind.graph.store import connect
+
+    given = {"organisation_name": organisation_name, "organisation_id": organisation_id,
+             "organisation_lei": organisation_lei, "bank_bic": bank_bic, "bank_name": bank_name}
+    changes = {k: v for k, v in given.items() if v is not None}
+    with operator_server(url, data_dir) as server_url:
+        conn = connect(server_url)
+        if not tenants.known(conn, name):
+            raise tenants.UnknownTenant(name)
+        if changes:
+            who = decider(by)
+            d = audited(conn, name, who, "tenant.settings", ", ".join(sorted(changes)),
+                        lambda: ts.update(conn, name, changes).to_dict(),
+                        lambda r: {"changed": {k: r[k] for k in changes},
+                                   "placeholders": r["placeholders"]})
+        else:
+            d = ts.bank_file(conn, name).to_dict()
+
+    def render(d: dict, c) -> None:
+        for k in ts.NAMES:
+            c.print(f"{k.replace('_', ' ')}: {d[k] or '(not set)'}", markup=False)
+        for p in d["placeholders"]:
+            c.print(f"a camt.056 would hold a placeholder for {p}", markup=False)
+
+    emit(d, as_json, render)
+
+
 @tenant_app.command("list")
 def list_(url: str | None = UrlOpt, data_dir: Path = DataDirOpt,
           as_json: bool = JsonOpt) -> None:

@@ -132,6 +132,12 @@ def tenant_tokens_key(tenant: str) -> str:
     return f"{_tagged(tenant)}:api:tokens"
 
 
+def tenant_settings_key(tenant: str) -> str:
+    """The tenant's settings (a hash: what its bank files say of it, ``rescind.graph.
+    tenant_settings``); under its hash tag, so it moves with the tenant."""
+    return f"{_tagged(tenant)}:settings"
+
+
 SERVER_SCOPE = "@server"  # the audit scope of what belongs to no tenant
 
 

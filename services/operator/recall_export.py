@@ -8,9 +8,11 @@ element's text, never formatted into markup).
 
 What the camt.056 says, and where each part comes from:
 
-- ``Assgnmt``: a fresh id, our organisation (the tenant) as assigner, our bank as assignee
-  (its BIC is not known to Rescind: ``Othr/Id`` NOTPROVIDED, for the bank's portal to fill),
-  the time of the export;
+- ``Assgnmt``: a fresh id, our organisation as assigner (its name, and its LEI or the id the
+  bank knows it by, from the tenant's settings: ``rescind.graph.tenant_settings``), our bank as
+  assignee (its BIC from the same settings), the time of the export. Without settings the
+  tenant's id stands for the name and the bank is ``Othr/Id`` NOTPROVIDED: placeholders, which
+  ``rescind.operator.recalls.export`` refuses to write unless asked;
 - ``Case``: the recall's outbox id, created by the approver;
 - ``Undrlyg/TxInf``: our reference (``OrgnlEndToEndId``), the bank's (``OrgnlTxId``), the
   amount and date the bank settled, the reason (``FRAD`` for a compromised source, else
@@ -31,6 +33,7 @@ from decimal import Decimal
 from rescind.contract import events as ev
 from rescind.contract.errors import Invalid
 from rescind.core.shapes import Recall
+from rescind.graph.tenant_settings import BankFile
 
 NS = "urn:iso:std:iso:20022:tech:xsd:camt.056.001.12"
 MEDIA = {"csv": "text/csv; charset=utf-8", "camt.056": "application/xml"}
@@ -44,10 +47,10 @@ _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 
 def document(r: Recall, fmt: str, at: int, organisation: str,
-             default_currency: str = "USD") -> dict:
+             default_currency: str = "USD", bank: BankFile | None = None) -> dict:
     """The file for ``fmt`` (csv or camt.056): its text, media type and a file name."""
     text = _csv(r, default_currency) if fmt == "csv" else \
-        camt056(r, at, organisation, default_currency)
+        camt056(r, at, organisation, default_currency, bank)
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", r.name).strip("-") or "recall"
     return {"format": fmt, "media_type": MEDIA[fmt], "filename": f"recall-{stem}.{SUFFIX[fmt]}",
             "content": text}
@@ -136,6 +139,19 @@ def _party(parent: ET.Element, tag: str, name: str) -> None:
     _el(_el(_el(parent, tag), "Pty"), "Nm", name[:140])
 
 
+def _assigner(parent: ET.Element, bank: BankFile, organisation: str) -> None:
+    """``Assgnr/Pty``: the organisation's name (else the tenant's id), and its LEI or the id its
+    bank knows it by, when set (``Id/OrgId``, LEI before Othr as the schema orders them)."""
+    party = _el(_el(parent, "Assgnr"), "Pty")
+    _el(party, "Nm", (bank.organisation_name or organisation)[:140])
+    if bank.organisation_lei or bank.organisation_id:
+        org = _el(_el(party, "Id"), "OrgId")
+        if bank.organisation_lei:
+            _el(org, "LEI", bank.organisation_lei)
+        if bank.organisation_id:
+            _el(_el(org, "Othr"), "Id", bank.organisation_id[:35])
+
+
 def _settled_on(paid_on: str | None) -> str | None:
     try:
         return date.fromisoformat((paid_on or "")[:10]).isoformat()
@@ -151,8 +167,12 @@ def message_ids(action: str, at: int, organisation: str, outbox: str | None = No
             "cancellation": _id35(f"CXL-{action}-{at}")}
 
 
-def camt056(r: Recall, at: int, organisation: str, default_currency: str = "USD") -> str:
-    """The recall as a camt.056.001.12 FIToFIPaymentCancellationRequest (UTF-8 XML)."""
+def camt056(r: Recall, at: int, organisation: str, default_currency: str = "USD",
+            bank: BankFile | None = None) -> str:
+    """The recall as a camt.056.001.12 FIToFIPaymentCancellationRequest (UTF-8 XML).
+    ``organisation`` (the tenant) makes the message's ids; ``bank`` names the organisation and
+    its bank (placeholders where it names nothing)."""
+    bank = bank or BankFile()
     if r.amount is None:
         raise Invalid(f"the bank's receipt for {r.name!r} gives no amount: a camt.056 names the "
                       "amount settled; export it as csv")
@@ -164,9 +184,14 @@ def camt056(r: Recall, at: int, organisation: str, default_currency: str = "USD"
     assignment = _el(req, "Assgnmt")
     ids = message_ids(r.action, at, organisation, r.outbox)
     _el(assignment, "Id", ids["message"])
-    _party(assignment, "Assgnr", organisation)
-    bank = _el(_el(_el(assignment, "Assgne"), "Agt"), "FinInstnId")
-    _el(_el(bank, "Othr"), "Id", "NOTPROVIDED")
+    _assigner(assignment, bank, organisation)
+    agent = _el(_el(_el(assignment, "Assgne"), "Agt"), "FinInstnId")
+    if bank.bank_bic:
+        _el(agent, "BICFI", bank.bank_bic)
+    if bank.bank_name:
+        _el(agent, "Nm", bank.bank_name[:140])
+    if not bank.bank_bic:
+        _el(_el(agent, "Othr"), "Id", "NOTPROVIDED")
     _el(assignment, "CreDtTm", created)
     case = _el(req, "Case")
     _el(case, "Id", ids["case"])

@@ -468,16 +468,28 @@ def annotate(graph: TenantGraph, action: str, by: str, at: int, text: str) -> Re
 
 
 def export(graph: TenantGraph, action: str, by: str, at: int, fmt: str,
-           default_currency: str = "USD") -> tuple[Recall, dict]:
+           default_currency: str = "USD", allow_placeholders: bool = False
+           ) -> tuple[Recall, dict]:
     """Write out an approved recall for the bank (``fmt`` csv or camt.056): the recall is
     marked exported, with who, when and how (each export is kept). A draft or a rejected
     recall is not exported: only what finance approved leaves. Returns the recall and the
     file (``recall_export.document``); an amount without a currency is in
-    ``default_currency`` (the gate's)."""
+    ``default_currency`` (the gate's). A camt.056 is refused (nothing marked) while the
+    tenant's settings leave placeholders in it, unless ``allow_placeholders``."""
+    from rescind.graph.tenant_settings import bank_file
     from rescind.operator import recall_export
 
     if fmt not in FORMATS:
         raise Invalid(f"unknown export format {fmt!r}; choose from {', '.join(FORMATS)}")
+    bank = bank_file(graph.server, graph.tenant)
+    if fmt == "camt.056" and (missing := bank.placeholders()) and not allow_placeholders:
+        raise Conflict(
+            f"the camt.056 for tenant {graph.tenant} would hold placeholders for "
+            f"{' and '.join(missing)}; a bank's portal refuses it or files it under a name it "
+            f"does not know. An admin sets them: `rescind tenant settings {graph.tenant} "
+            "--organisation-name NAME --bank-bic BIC` (or PUT /api/v1/tenants/"
+            f"{graph.tenant}/settings). To export it with placeholders anyway: "
+            '--allow-placeholders (in the API, "allow_placeholders": true)')
 
     def check(r: Recall) -> None:
         _not_withdrawn(r, "exported")
@@ -493,7 +505,7 @@ def export(graph: TenantGraph, action: str, by: str, at: int, fmt: str,
                    "recall_exports": [*(a.get("recall_exports") or []), entry]}
         # The file first: one that cannot be made (a camt.056 without an amount) marks nothing.
         made["file"] = recall_export.document(recall_of(graph, {**a, **changes}), fmt, at,
-                                              graph.tenant, default_currency)
+                                              graph.tenant, default_currency, bank)
         return changes, []
 
     r, _ = _decide(graph, action, at, check, props)

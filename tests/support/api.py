@@ -86,7 +86,8 @@ def forget(url: str, tenant: str) -> None:
     TenantGraph(connect(url), tenant).delete()
     for h in conn.hvals(layout.tenant_tokens_key(tenant)):
         conn.delete(layout.token_key(h.decode()))
-    conn.delete(layout.tenant_tokens_key(tenant), *conn.scan_iter(
+    conn.delete(layout.tenant_tokens_key(tenant), layout.tenant_settings_key(tenant),
+                *conn.scan_iter(
         match=f"{layout.audit_key(tenant)}*"))  # the live log, its archive, its counts
     st.forget_status(conn, tenant)
     conn.hdel(layout.TENANTS, tenant)

@@ -73,9 +73,17 @@ def replay_finance_story(url: str, tenant: str) -> TenantGraph:
     return record_receipts(url, tenant)
 
 
+BANK_FILE = {"organisation_name": "Harbor & Finch Ltd", "organisation_id": "HF-0042",
+             "bank_bic": "HBUKGB4B", "bank_name": "HSBC UK Bank plc"}
+
+
 def record_receipts(url: str, tenant: str) -> TenantGraph:
-    """The bank's receipts, recorded as the writer records an ActionExecuted."""
+    """The bank's receipts, recorded as the writer records an ActionExecuted; and the tenant's
+    bank-file settings, as an admin sets them before finance exports a camt.056."""
+    from rescind.graph import tenant_settings
+
     graph = TenantGraph(connect(url), tenant)
+    tenant_settings.update(graph.server, tenant, BANK_FILE)
     for name, paid in RECEIPTS.items():
         e = ev.ActionExecuted(event_id=f"paid-{name}", tenant=tenant, action=name,
                               at=datetime(2026, 11, 3, 9, 30, tzinfo=UTC), currency="USD",

@@ -26,12 +26,14 @@ from rescind.api.auth import PERMISSIONS, TokenStore, digest
 from rescind.api.mcp import create_server
 from rescind.api.serve import mcp_thread
 from rescind.contract import layout
+from rescind.graph import tenant_settings
 from rescind.graph.store import TenantGraph, connect
 from rescind.operator.audit import AuditLog
 from rescind.runtime.settings import Settings
 from rescind.scenario.replay import replay_text
 from tests.support.api import COMPROMISE, WINDOW, forget, story_text
 from tests.support.paths import ROOT
+from tests.support.recalls import BANK_FILE
 
 READ = {"whoami", "revision", "list_sources", "search_memories", "explain", "memory_history",
         "memory_as_of", "as_of", "fragility", "pending_payments", "audit_order",
@@ -50,6 +52,7 @@ NOT_MCP = {"GET /api/v1/tenants/{tenant}/overview"}
 def tenant(falkordb, tenant_name):
     """The story in a tenant of its own, and a token of each role."""
     replay_text(story_text(), falkordb, tenant_name)
+    tenant_settings.update(connect(falkordb), tenant_name, BANK_FILE)  # camt.056 exports
     store = TokenStore(connect(falkordb))
     tokens = {role: store.create(tenant_name, role, f"{role}@mcp.example", "test",
                                  register=True)[0]
@@ -276,6 +279,7 @@ def test_finance_rejects_annotates_approves_and_exports_through_the_assistant(fa
                                  '"payee": "Acme Ltd", "executed": true')
     assert story.count('"executed": true') == 2
     replay_text(story, falkordb, tenant_name)
+    tenant_settings.update(connect(falkordb), tenant_name, BANK_FILE)  # camt.056 exports
     store = TokenStore(connect(falkordb))
     tokens = {role: store.create(tenant_name, role, f"{role}@mcp.example", "test",
                                  register=True)[0] for role in ("security", "finance")}

@@ -13,4 +13,4 @@ def test_every_endpoint_has_an_example_and_a_permission():
     wrong = [route_id(r) for r in ROUTES
              if set(PERMISSIONS[permission_of(r)]) != EXAMPLES[route_key(r)]["roles"]]
     assert wrong == []
-    assert len(TENANT_ROUTES) == 33
+    assert len(TENANT_ROUTES) == 38
