@@ -37,10 +37,15 @@ function svg(tag, attrs = {}, text = null) {
 }
 
 const num = L.num;
+// A text whose references (INV-1001, PAY-0001) never wrap at their hyphen: each in a span.
+const whole = (text) => String(text).split(/([A-Za-z]+-[\w-]+)/).map((part, i) =>
+  (i % 2 ? el("span", { class: "nowrap" }, part) : part));
 const short = L.short;
 const badge = (status) => el("span", { class: `badge ${status === "OUT" ? "out" : "in"}` },
   status || "?");
 const base = () => (state.me && state.me.currency) || "USD";
+const policy = () => (state.me && state.me.gate) || { threshold: 10000, min_domains: 2, currency: base() };
+const allSources = () => [...state.sources.values()];
 const amountOf = (m) => L.amount(m.amount, m.currency, base());
 const sourceLabel = (id) => L.source(state.sources.get(id) || { id });
 // A memory's one-line title: a payment's label, else the first line of its text.
@@ -98,7 +103,9 @@ async function signIn(token) {
   $("#session").hidden = false;
   $("#app").hidden = false;
   state.rev = null;
-  show(me.role === "finance" ? "recalls" : "overview");
+  for (const z of document.querySelectorAll(".zone-name")) z.textContent = `${L.zone()}, ${L.zoneAbbr()}`;
+  // Each role lands on its work: finance on the recalls to decide, security on what needs it.
+  show({ finance: "recalls", security: "todo" }[me.role] || "overview");
 }
 
 function signOut(note = "") {
@@ -118,7 +125,7 @@ function signOut(note = "") {
 }
 
 // -- tabs and live refresh ----------------------------------------------------------------------
-const views = { overview: loadOverview, search: loadSearch, asof: loadAsOf,
+const views = { todo: loadTodo, overview: loadOverview, search: loadSearch, asof: loadAsOf,
   retract: loadRetractions, recalls: loadRecalls, payments: loadPayments, gate: loadGates,
   audit: loadAudit };
 
@@ -710,13 +717,29 @@ function useReads() {
   if (!s || !s.first_read) return;
   $("#all-time").checked = false;
   allTime();
-  $("#from").value = s.first_read;
-  $("#to").value = s.last_read;
+  // The attack window an analyst expects: from the start of the minute the source was first
+  // read, to now (rounded up to the minute): everything it said since, as the help text says.
+  const first = new Date(Math.floor(Date.parse(s.first_read) / 60000) * 60000);
+  const now = new Date(Math.ceil(Date.now() / 60000) * 60000);
+  $("#from").value = first.toISOString().replace(/:00\.000Z$/, "Z");
+  $("#to").value = now.toISOString().replace(/:00\.000Z$/, "Z");
+  say(`Window: from the source's first read (${L.time(first.toISOString())}) to now ` +
+    `(${L.time(now.toISOString())}). Narrow it if you know when the attacker got in.`);
+}
+
+// The date-time pickers are in the viewer's zone; what is picked is written into From or To
+// with its offset, so it is not read as UTC.
+function picked(pick, field) {
+  const v = $(pick).value;
+  if (!v) return;
+  $(field).value = L.withOffset(v);
+  $("#all-time").checked = false;
+  allTime();
 }
 
 function allTime() {
   const all = $("#all-time").checked;
-  for (const f of ["#from", "#to"]) { $(f).disabled = all; if (all) $(f).value = ""; }
+  for (const f of ["#from", "#to", "#from-pick", "#to-pick"]) { $(f).disabled = all; if (all) $(f).value = ""; }
 }
 
 // Times typed without a zone are read as UTC, and the page says so (``#zone-note``).
@@ -954,6 +977,9 @@ async function decideOnMemory(kind, event) {
 // -- recalls ------------------------------------------------------------------------------------
 // Finance reads the whole draft (its state first), then approves or rejects it with a reason,
 // adds notes, and exports an approved recall for the bank; every other role only reads.
+// A recall's payment in words: "Pay Northwind Supplies 6,000.00 USD for INV-1001".
+const recallPayment = (r) => L.payment({ ...r, name: r.reference || r.name }, base());
+
 const decidedBy = (r) => {
   const d = r.state === "exported" && r.exports.length ? r.exports[r.exports.length - 1]
     : { approved: r.approved, rejected: r.rejected, withdrawn: r.withdrawn }[r.state];
@@ -981,7 +1007,8 @@ async function loadRecalls() {
   recallCounts(rows);
   $("#recall-list tbody").replaceChildren(...rows.map((r) => {
     const tr = el("tr", { "data-name": r.name, "data-state": r.state, class: "clickable" },
-      el("td", {}, r.name), el("td", { class: "payee" }, r.payee_name || r.payee || ""),
+      el("td", { class: "name" }, ...whole(recallPayment(r))),
+      el("td", { class: "payee" }, r.payee_name || L.vendor(r.payee || "")),
       el("td", { class: "n" }, L.amount(r.amount, r.currency, base())), el("td", {}, L.time(r.paid_on)),
       el("td", {}, r.bank_reference || ""), el("td", { class: "state" }, r.state),
       el("td", { class: "by" }, decidedBy(r)));
@@ -1010,7 +1037,7 @@ function showRecall(r) {
   state.recall = r;
   $("#recall").hidden = false;
   $("#recall").dataset.state = r.state;
-  $("#recall-title").textContent = `${r.name}: ${L.amount(r.amount, r.currency, base())} to ${r.payee_name || r.payee || "?"} (${r.state})`;
+  $("#recall-title").textContent = `Recall: ${recallPayment(r)} (${r.state})`;
   $("#draft").textContent = r.draft;
   const finance = state.me.role === "finance";
   $("#recall-actions").hidden = !finance;
@@ -1034,8 +1061,8 @@ function showRecall(r) {
 
 // What the open recall is, for a confirmation: amount and currency, payee, account, bank data.
 function recallRows(r) {
-  return [["Payment", `${r.name}: ${L.amount(r.amount, r.currency, base()) || "amount unknown"} to ` +
-    `${r.payee_name || r.payee || "?"}`], ["Account", r.account || "as paid"],
+  return [["Payment", `${recallPayment(r)}${given(r.amount) ? "" : " (amount unknown)"}`],
+    ["Account", r.account || "as paid"],
   ["Paid on", r.paid_on ? L.time(r.paid_on) : "not in the bank's receipt"],
   ["Bank reference", r.bank_reference || "none"], ["Reason", r.reason || "—"]];
 }
@@ -1063,7 +1090,7 @@ async function approve() {
       "you export the file and send it." });
   if (!ok) { say("Not approved: nothing has changed."); return; }
   return decideRecall("#approve-btn", "approve", null,
-    (x) => `Approved the recall of ${x.name} (${money}): it is in the outbox. Export it to send it to the bank.`);
+    () => `Approved the recall of ${money} (${recallPayment(r)}): it is in the outbox. Export it to send it to the bank.`);
 }
 
 async function reject() {
@@ -1077,7 +1104,7 @@ async function reject() {
     lead: `This cannot be undone: the request to claw back ${money} will never be sent.` });
   if (!ok) { say("Not rejected: nothing has changed."); return; }
   return decideRecall("#reject-btn", "reject", { reason },
-    (x) => `Rejected the recall of ${x.name} (${money}): it will not be sent.`);
+    () => `Rejected the recall of ${money} (${recallPayment(r)}): it will not be sent.`);
 }
 
 async function approveNotice() {
@@ -1091,14 +1118,14 @@ async function approveNotice() {
       "asking the bank to disregard it in the outbox; export it and send it to the bank." });
   if (!ok) { say("Not approved: nothing has changed."); return; }
   return decideRecall("#notice-approve-btn", "notice/approve", null,
-    (x) => `Approved the withdrawal notice of ${x.name}: export it and send it to the bank.`);
+    () => `Approved the withdrawal notice for ${money} (${recallPayment(r)}): export it and send it to the bank.`);
 }
 
 async function annotate() {
   const text = $("#note-text").value.trim();
   if (!text) { fail(new Error("The note is empty.")); return; }
   await decideRecall("#note-btn", "notes", { text },
-    (r) => `Noted on the recall of ${r.name} (${r.notes.length} note(s)).`);
+    (r) => `Noted on the recall of ${recallPayment(r)} (${r.notes.length === 1 ? "1 note" : `${r.notes.length} notes`}).`);
   if (!$("#error").textContent) $("#note-text").value = "";
 }
 
@@ -1125,7 +1152,7 @@ async function exportRecall(notice = false) {
     link.click();
     link.remove();
     setTimeout(() => URL.revokeObjectURL(url), 10_000);
-    say(`Exported the ${notice ? "withdrawal notice" : "recall"} of ${state.recall.name} as ${format}.`);
+    say(`Exported the ${notice ? "withdrawal notice" : "recall"} of ${recallPayment(state.recall)} as ${format}.`);
     await loadRecalls();
   } catch (err) { fail(err); } finally { $(button).disabled = false; }
 }
@@ -1136,8 +1163,17 @@ async function exportRecall(notice = false) {
 // fall to fake the payment (of those it counted as evidence) and what was already allowed to the
 // same account or payee.
 const when = (t) => L.time(t);
-const counted = (d) => (d.domains || []).join(" + ") || "—";
-const wouldFall = (d) => (d.would_fall || []).join(" + ") || "—";
+const counted = (d) => L.attackerNeeds(d.domains, allSources(), d.payee);
+const wouldFall = (d) => L.attackerNeeds(d.would_fall, allSources(), d.payee);
+const payee = (d) => d.payee_name || L.vendor(d.payee || "") || "—";
+// A gate decision's payment in words: the action's own label when the graph holds it (its
+// invoice from the recorded call), else what the gate recorded (payee, amount, invoice).
+function gatePayment(d) {
+  const m = state.mems.get(d.action);
+  const call = m && L.toolCall(m.text);
+  const invoice = (call && call.args && call.args.invoice) || "";
+  return L.payment({ ...d, name: invoice ? `payment:${invoice}` : d.name }, base());
+}
 const gateBadge = (d) => el("span", { class: `badge ${d.allowed ? "in" : "out"}` },
   d.allowed ? "allowed" : "refused");
 const given = (x) => x !== null && x !== undefined;
@@ -1151,8 +1187,15 @@ function gateAmount(d) {
   return L.amount(d.amount, d.currency, base()) + inBase;
 }
 
+async function loadActions() {
+  const page = await api(T("/memories?kind=action&limit=200"));
+  for (const m of page.items) state.mems.set(m.id, m);
+  return page.items;
+}
+
 async function loadGates(always = true) {
   const rows = await api(T(`/gates?limit=${GATE_LIMIT}`));
+  if (rows.some((d) => !state.mems.has(d.action)) && always) await loadActions();
   const key = JSON.stringify(rows);
   const changed = key !== state.gatesKey;
   Object.assign(state, { gates: rows, gatesKey: key });
@@ -1178,25 +1221,24 @@ function gateRow(d) {
   const tr = el("tr", { class: `clickable${d.allowed ? "" : " is-refused"}`, "data-action": d.action,
     "data-name": d.name, "data-allowed": String(d.allowed), tabindex: 0,
     title: d.trace ? `trace ${d.trace}` : null, onclick: open },
-  el("td", { class: "when" }, when(d.at)), el("td", { class: "name" }, d.name || d.action),
-  el("td", { class: "n amount" }, gateAmount(d)), el("td", { class: "payee" }, d.payee || "—"),
+  el("td", { class: "when" }, when(d.at)), el("td", { class: "name" }, ...whole(gatePayment(d))),
+  el("td", { class: "n amount" }, gateAmount(d)), el("td", { class: "payee" }, payee(d)),
   el("td", { class: "account" }, d.account || "—"), el("td", { class: "decision" }, gateBadge(d)),
   el("td", { class: "n fragility" }, given(d.fragility) ? d.fragility : "—"),
   el("td", { class: "domains", title: `counted as evidence: ${counted(d)}` }, wouldFall(d)),
-  el("td", { class: "n aggregate" }, given(d.aggregate) ? num(d.aggregate) : "—"),
-  el("td", { class: "reason" }, d.reason || ""));
+  el("td", { class: "n aggregate" }, given(d.aggregate) ? L.amount(d.aggregate, base()) : "—"),
+  el("td", { class: "reason", title: `recorded: ${d.reason || ""}` }, L.gateWhy(d, policy())));
   tr.addEventListener("keydown", (e) => { if (e.key === "Enter") open(); });
   return tr;
 }
 
 function gateItem(d) {
   return el("li", { class: "gate-decision", "data-allowed": String(d.allowed) },
-    el("div", {}, gateBadge(d), ` ${when(d.at)} · ${gateAmount(d)}`, d.payee ? ` to ${d.payee}` : "",
+    el("div", {}, gateBadge(d), ` ${when(d.at)} · ${gateAmount(d)}`, d.payee ? ` to ${payee(d)}` : "",
       d.account ? ` · account ${d.account}` : ""),
-    el("div", { class: "meta" }, `fragility ${given(d.fragility) ? d.fragility : "?"} · would ` +
-      `fall: ${wouldFall(d)} · counted: ${counted(d)} · already allowed ${given(d.aggregate) ? num(d.aggregate) : "—"}` +
-      (d.trace ? ` · trace ${d.trace}` : "")),
-    el("div", { class: "reason" }, d.reason || ""));
+    el("div", { class: "meta" }, `sources an attacker would need: ${wouldFall(d)} · counted as ` +
+      `evidence: ${counted(d)} · already allowed ${given(d.aggregate) ? L.amount(d.aggregate, base()) : "—"}`),
+    el("div", { class: "reason" }, L.gateWhy(d, policy())));
 }
 
 // The payment's card; when the graph does not hold it (the gate was asked about a call before
@@ -1206,7 +1248,7 @@ function openPayment(d) {
     const aside = resetDetail("");
     delete aside.dataset.id;
     idList([["id", d.action], ["name", d.name]]);
-    $("#detail-title").replaceChildren(`payment: ${d.name || d.action}`);
+    $("#detail-title").replaceChildren(`Payment: ${gatePayment(d)}`);
     $("#detail-facts").replaceChildren("Not in the graph: the gate was asked about this call before " +
       "it was proposed or paid, so it has no justification tree or status history.");
     $("#detail-memory").hidden = true;
@@ -1218,8 +1260,37 @@ function openPayment(d) {
 }
 
 
-// -- pending payments and the audit log ---------------------------------------------------------
+// -- payments: made (their fragility now) and pending; the audit log ----------------------------
+const ruleText = () => { const p = policy();
+  return `${p.min_domains} independent sources needed above ${L.round(p.threshold)} ${p.currency}`; };
+
+// Each executed payment with its fragility now (``/memories/{id}/fragility``): how many
+// independent sources stand behind it today and which an attacker would have to take over.
+async function executedNow() {
+  const made = (await loadActions()).filter((m) => m.executed).slice(0, 50);
+  const frags = await Promise.all(made.map((m) => api(T(`/memories/${ref(m.id)}/fragility`))));
+  return made.map((m, i) => ({ m, f: frags[i] }));
+}
+
+function confirmedNow({ m, f }) {
+  if (m.status === "OUT") return "none now: it rests on what was retracted (see Recalls)";
+  const p = policy();
+  const short = f.fragility < p.min_domains && given(m.amount) && Number(m.amount) > p.threshold;
+  return `${L.confirmed(f.fragility)} now${short ? `: fewer than the ${p.min_domains} the gate ` +
+    `asks above ${L.round(p.threshold)} ${p.currency}` : ""}`;
+}
+
 async function loadPayments() {
+  $("#rule-text").textContent = ruleText();
+  const made = await executedNow();
+  $("#executed-list tbody").replaceChildren(...made.map(({ m, f }) => el("tr", {
+    "data-name": m.name, "data-status": m.status, class: "clickable", onclick: () => openDetail(m.id) },
+  el("td", { class: "name" }, L.action(m, base()).label),
+  el("td", { class: "status" }, badge(m.status), m.status === "OUT" ? " to recall" : " paid"),
+  el("td", { class: "confirmed" }, confirmedNow({ m, f })),
+  el("td", { class: "needs" }, m.status === "OUT" ? "—"
+    : L.attackerNeeds(f.would_fake_it, allSources(), m.payee)))));
+  if (!made.length) $("#executed-list tbody").append(el("tr", {}, el("td", { colspan: 4 }, "No payment made yet.")));
   const rows = await api(T("/payments"));
   $("#payment-list tbody").replaceChildren(...rows.map((p) => el("tr", { "data-name": p.name, class: "clickable",
     onclick: () => openDetail(p.id) },
@@ -1227,7 +1298,8 @@ async function loadPayments() {
   el("td", { class: "n" }, amountOf(p)),
   el("td", {}, badge(p.status), p.held ? " held" : p.refused ? " refused" : ""),
   el("td", { class: "n" }, p.status === "OUT" ? "—" : p.fragility),
-  el("td", {}, p.status === "OUT" ? "rests on what was retracted" : p.would_fake_it.join(" + ") || "—"),
+  el("td", {}, p.status === "OUT" ? "rests on what was retracted"
+    : L.attackerNeeds(p.would_fake_it, allSources(), p.payee)),
   el("td", { class: "next-step" }, nextStep(p)))));
 }
 
@@ -1246,12 +1318,121 @@ function nextStep(p) {
     "scheduled. Rescind never pays it by itself.";
 }
 
-async function loadAudit() {
-  const rows = await api(T("/audit"));
-  $("#audit-list tbody").replaceChildren(...rows.map((a) => el("tr", {},
-    el("td", {}, a.at), el("td", {}, `${a.who} (${[a.role, a.via].filter(Boolean).join(", ")})`), el("td", {}, a.action),
-    el("td", {}, a.target), el("td", { class: a.result },
-      `${a.result} ${a.status}${a.count > 1 ? ` ×${a.count}` : ""}`))));
+// The audit log a page at a time (the API's ``before`` cursor in X-Next-Before, the total in
+// X-Total-Count): who, the entry as a sentence, the result, and its detail as fields.
+const AUDIT_PAGE = 50;
+const RESULT_WORDS = { ok: "done", refused: "refused", error: "failed", allowed: "allowed",
+  blocked: "refused" };
+
+async function auditPage(before = null) {
+  const params = new URLSearchParams({ limit: String(AUDIT_PAGE) });
+  if (before) params.set("before", before);
+  const res = await fetch(T(`/audit?${params}`), { headers: { Authorization: `Bearer ${state.token}` } });
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) throw new ApiError(res.status, typeof data.detail === "string" ? data.detail : `HTTP ${res.status}`);
+  return { rows: data, total: Number(res.headers.get("X-Total-Count") || data.length),
+    next: res.headers.get("X-Next-Before") };
+}
+
+// An entry's detail (a JSON object) as "field: value" pairs: an amount with its currency,
+// counts as "observations 1, notes 2", lists joined.
+// One thing an entry names (a payment held or recalled): its name, amount and payee.
+const thing = (x) => [x.id || x.name, given(x.amount) ? L.amount(x.amount, x.currency, base()) : "",
+  x.payee ? `to ${L.vendor(x.payee)}` : ""].filter(Boolean).join(" ") || JSON.stringify(x);
+
+function detailPairs(d) {
+  if (!d || typeof d !== "object") return d ? [["detail", String(d)]] : [];
+  const out = [];
+  for (const [k, v] of Object.entries(d)) {
+    if (v === null || v === undefined || v === "" || k === "currency") continue;
+    let text;
+    if (k.endsWith("amount") || k === "amount" || k === "total") text = L.amount(v, d.currency, base());
+    else if (Array.isArray(v)) text = v.map((x) => (x && typeof x === "object" ? thing(x) : x)).join("; ");
+    else if (typeof v === "object" && (v.id || given(v.amount))) text = thing(v);
+    else if (typeof v === "object") text = Object.entries(v).map(([a, b]) => `${a.replace(/_/g, " ")} ${typeof b === "object" ? JSON.stringify(b) : b}`).join(", ");
+    else text = /(^|_)at$/.test(k) ? L.time(v) : String(v);
+    out.push([k.replace(/_/g, " "), text]);
+  }
+  return out;
+}
+
+function auditRow(a) {
+  const pairs = detailPairs(a.detail);
+  return el("tr", { "data-action": a.action, "data-result": a.result },
+    el("td", { class: "when" }, L.time(a.at)),
+    el("td", { class: "who" }, `${a.who} (${[a.role, a.via && `via ${a.via}`].filter(Boolean).join(", ")})`),
+    el("td", { class: "what" }, a.summary || `${a.action} ${a.target || ""}`),
+    el("td", { class: `result ${a.result}` }, `${RESULT_WORDS[a.result] || a.result}` +
+      (a.count > 1 ? ` ×${a.count}` : "")),
+    el("td", { class: "detail" }, pairs.length ? el("dl", { class: "pairs" },
+      ...pairs.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])) : ""));
+}
+
+async function loadAudit(more = false) {
+  const page = await auditPage(more ? state.auditNext : null);
+  const body = $("#audit-list tbody");
+  if (!more) { body.replaceChildren(); state.auditShown = 0; }
+  body.append(...page.rows.map(auditRow));
+  state.auditShown += page.rows.length;
+  state.auditNext = page.next;
+  $("#audit-more").hidden = !page.next;
+  $("#audit-count").textContent = `${state.auditShown} of ${page.total} ` +
+    `entr${page.total === 1 ? "y" : "ies"} shown` + (page.next ? "; older ones with the button below." : ".");
+}
+
+// -- what needs security: read from the graph now, nothing invented -----------------------------
+async function loadTodo() {
+  const [pending, gates, order, recalls, made] = await Promise.all([api(T("/payments")),
+    api(T(`/gates?limit=${GATE_LIMIT}`)), api(T("/audit-order")), api(T("/recalls")), executedNow()]);
+  const items = [];
+  const go = (label, tab, then = null) => el("button", { type: "button", class: "go",
+    onclick: () => { show(tab); if (then) then(); } }, label);
+  const item = (n, text, lines, button) => items.push(el("li", { class: "todo-item", "data-count": n },
+    el("strong", {}, text), lines.length ? el("ul", {}, ...lines.map((l) => el("li", {}, l))) : "", button));
+  const held = pending.filter((p) => p.held);
+  if (held.length) {
+    item(held.length, `${held.length === 1 ? "1 payment is" : `${held.length} payments are`} held, ` +
+      `totalling ${sumOf(held)}: release it by reinstating if the retraction was wrong, else have ` +
+      "the invoice cancelled", held.map((p) => L.action(p, base()).label), go("Review held payments", "payments"));
+  }
+  const refused = gates.filter((d) => !d.allowed && !d.expired);
+  if (refused.length) {
+    item(refused.length, `${refused.length === 1 ? "1 payment was" : `${refused.length} payments were`} ` +
+      "refused by the gate: check that no one paid them another way",
+    refused.slice(0, 5).map((d) => `${L.payment(d, base())}: ${L.gateWhy(d, policy())}`),
+    go("Open the gate's refusals", "gate", () => { $("#refused-only").checked = true; renderGates(); }));
+  }
+  const p = policy();
+  const thin = made.filter(({ m, f }) => m.status === "IN" && f.fragility < p.min_domains);
+  if (thin.length) {
+    item(thin.length, `${thin.length === 1 ? "1 payment was" : `${thin.length} payments were`} made ` +
+      `on fewer than ${p.min_domains} independent sources: if a source below is compromised, declare it`,
+    thin.map(({ m, f }) => `${L.action(m, base()).label}: ${L.confirmed(f.fragility)} ` +
+      `(${L.attackerNeeds(f.would_fake_it, allSources(), m.payee)})`), go("Open payments made", "payments"));
+  }
+  const alone = order.filter((o) => Number(o.value_at_risk) > 0 && !(state.sources.get(o.source) || {}).retracted);
+  if (alone.length) {
+    item(alone.length, `${alone.length === 1 ? "1 source alone vouches" : `${alone.length} sources alone vouch`} ` +
+      "for money: the first to review",
+    alone.map((o) => `${sourceLabel(o.source)}: ${L.amount(o.value_at_risk, base())} in ` +
+      `${o.payments === 1 ? "1 payment" : `${o.payments} payments`}`),
+    go("Declare one compromised…", "retract", () => { $("#src").value = alone[0].source; showReads(); }));
+  }
+  if (state.preview) {
+    const b = state.preview.body;
+    item(1, `A preview of ${sourceLabel(b.source)} (${windowText(b)}) made in this tab is not committed`,
+      [], go("Back to the preview", "retract"));
+  }
+  const finance = recalls.filter((r) => r.state === "drafted" || (r.notice && r.notice.state === "drafted"));
+  const count = items.length;
+  if (finance.length) {
+    items.push(el("li", { class: "todo-item note" }, `Waiting for finance, not for you: ${finance.length} ` +
+      `recall${finance.length === 1 ? "" : "s"} to decide (${finance.map(recallPayment).join("; ")}).`));
+  }
+  if (!count) items.unshift(el("li", { class: "todo-item" }, "Nothing waits for a decision from security."));
+  $("#todo-list").replaceChildren(...items);
+  $("#todo-badge").textContent = String(count);
+  $("#todo-badge").hidden = !count;
 }
 
 // -- wiring -------------------------------------------------------------------------------------
@@ -1268,6 +1449,9 @@ for (const b of document.querySelectorAll("nav button")) b.addEventListener("cli
 $("#compromise").addEventListener("submit", preview);
 $("#src").addEventListener("change", showReads);
 $("#use-reads").addEventListener("click", useReads);
+$("#from-pick").addEventListener("change", () => picked("#from-pick", "#from"));
+$("#to-pick").addEventListener("change", () => picked("#to-pick", "#to"));
+$("#audit-more").addEventListener("click", () => loadAudit(true).catch(fail));
 $("#all-time").addEventListener("change", allTime);
 $("#commit-btn").addEventListener("click", commit);
 $("#confirm-ok").addEventListener("click", () => closeConfirm(true));

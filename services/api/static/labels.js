@@ -137,3 +137,106 @@ export function origin(m, sourceLabel = "") {
 }
 
 export const short = (t, n = 90) => (t && t.length > n ? t.slice(0, n - 1) + "…" : t || "");
+
+// -- the gate's decisions and fragility, in words -----------------------------------------------
+// A whole number without decimals, else two: a threshold reads "10,000 USD", an amount
+// "2,400.00 USD".
+export const round = (x) => Number(x).toLocaleString("en-US", {
+  maximumFractionDigits: Number.isInteger(Number(x)) ? 0 : 2 });
+
+const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+// How many independent sources (trust domains) stand behind a payment: "confirmed by 1
+// independent source", "confirmed by no independent source".
+export const confirmed = (n) => (n ? `confirmed by ${plural(n, "independent source")}`
+  : "confirmed by no independent source");
+
+// A trust domain as the sources in it, by name: "Acme vendor portal"; a domain of several
+// sources: "Signed contracts (Acme signed contract, Globex signed contract, …)", or, told
+// about a payment to ``payee``, the payee's own among them: "Acme signed contract (signed
+// contracts)". ``sources``: the API's sources (id, kind, name, domain).
+export function domain(d, sources = [], payee = "") {
+  const all = sources.filter((s) => s.domain === d);
+  const inside = all.map(source);
+  if (inside.length === 1) return inside[0];
+  const own = payee ? all.find((s) => String(s.id).endsWith(`:${payee}`)) : null;
+  if (own) return `${source(own)} (${words(d)})`;
+  const what = cap(words(String(d).replace(/:.*/, ""))) || "A trust domain";
+  if (!inside.length) return `${what}${String(d).includes(":") ? ` (${vendor(String(d).split(":").pop())})` : ""}`;
+  const shown = inside.slice(0, 3).join(", ") + (inside.length > 3 ? `, and ${inside.length - 3} more` : "");
+  return `${what} (${shown})`;
+}
+
+// The sources an attacker would have to take over together, in words: "Acme vendor portal and
+// Signed contracts (…)", or what to say when none would be needed.
+export function attackerNeeds(domains, sources = [], payee = "") {
+  const names = (domains || []).map((d) => domain(d, sources, payee));
+  if (!names.length) return "none: no independent source stands behind it";
+  return names.length === 1 ? names[0] : `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
+}
+
+// Why the gate decided as it did, built from the decision's typed fields (allowed, expired,
+// fragility, amount, base_amount, aggregate) and the gate's rule (``policy``: threshold,
+// min_domains, currency), not from its recorded reason. What those fields cannot explain (a
+// call that did not match its proposal, an amount with no rate) is told by the recorded
+// reason, without its "blocked:" prefix (``fallback``).
+export function gateWhy(d, policy) {
+  const p = policy || { threshold: 10000, min_domains: 2, currency: "USD" };
+  const recorded = String(d.reason || "").replace(/^(allowed|blocked):\s*/, "");
+  const fallback = `${d.allowed ? "Allowed" : "Refused"}: ${recorded}`;
+  if (d.expired) return "Refused: the gate answered after the agent had stopped waiting, so the " +
+    "payment never ran.";
+  const frag = d.fragility;
+  if (frag === null || frag === undefined) return fallback;
+  const rule = `${p.min_domains} needed above ${round(p.threshold)} ${p.currency}`;
+  const has = (x) => x !== null && x !== undefined;
+  const total = has(d.base_amount) ? Number(d.base_amount) + Number(d.aggregate || 0) : null;
+  const sum = has(d.amount) ? amount(d.amount, d.currency, p.currency) : "";
+  const inBase = has(d.base_amount) && (d.currency || p.currency) !== p.currency
+    ? ` (${amount(d.base_amount, p.currency)})` : "";
+  const prior = Number(d.aggregate || 0) > 0 && Number(d.base_amount) <= p.threshold
+    ? `, with ${amount(d.aggregate, p.currency)} already allowed to the same payee or account ` +
+      `(${amount(total, p.currency)} in all),` : "";
+  if (d.allowed) {
+    if (!has(d.amount)) return `Allowed: ${confirmed(frag)}; the action is declared amount-free.`;
+    if (frag >= p.min_domains) return `Allowed: ${confirmed(frag)}; ${rule}.`;
+    if (total !== null && total <= p.threshold) {
+      return `Allowed: ${confirmed(frag)}; ${rule}, and ${sum}${inBase}${prior} is not above it.`;
+    }
+    return fallback;
+  }
+  if (total !== null && total > p.threshold && frag < p.min_domains) {
+    return `Refused: ${sum}${inBase}${prior} is above ${round(p.threshold)} ${p.currency} and ` +
+      `${confirmed(frag).replace("by ", frag ? "by only " : "by ")}; ${p.min_domains} needed.`;
+  }
+  return fallback;
+}
+
+// A payment as people name it, from what the gate recorded when the graph does not hold it:
+// "Pay Northwind Supplies 6,000.00 USD for INV-1001".
+export function payment(d, base = "USD") {
+  const who = d.payee_name || vendor(d.payee || "");
+  const ref = String(d.name || "").match(/INV-[\w-]+/) || String(d.name || "").match(/^payment:(.+)$/);
+  const what = ref ? (ref[1] || ref[0]) : "";
+  return ["Pay", who, amount(d.amount, d.currency, base), what && `for ${what}`]
+    .filter(Boolean).join(" ") || "A payment";
+}
+
+// The viewer's zone as its short name now ("UTC", "GMT+1").
+export function zoneAbbr(at = new Date()) {
+  const part = new Intl.DateTimeFormat("en-US", { timeZone: zone(), timeZoneName: "short" })
+    .formatToParts(at).find((p) => p.type === "timeZoneName");
+  return part ? part.value : "UTC";
+}
+
+// A datetime-local value ("2026-11-16T09:00", the viewer's wall clock) as ISO 8601 with the
+// viewer's offset at that moment: "2026-11-16T09:00+01:00" in Berlin, "2026-11-16T09:00Z" in UTC.
+export function withOffset(local) {
+  const d = new Date(local);  // a datetime-local value is read in the browser's own zone
+  if (Number.isNaN(d.getTime())) return local;
+  const off = -d.getTimezoneOffset();
+  if (!off) return `${local}Z`;
+  const h = String(Math.floor(Math.abs(off) / 60)).padStart(2, "0");
+  const m = String(Math.abs(off) % 60).padStart(2, "0");
+  return `${local}${off > 0 ? "+" : "-"}${h}:${m}`;
+}
