@@ -153,8 +153,9 @@ class ObservationRecorded(Event):
 # How a write's premises were chosen: ``matched`` (the delivered items whose facts it uses),
 # ``turn-context`` (nothing matched: what was delivered in the model's current turn),
 # ``agent`` (nothing delivered: the agent's own say-so), ``declared`` (named by the writer:
-# scenarios, the API).
-Rule = Literal["matched", "turn-context", "agent", "declared"]
+# scenarios, the API); ``lineage`` (set by the writer, never sent: the write states a
+# high-value identifier none of its premises states, and rests on an observation that does).
+Rule = Literal["matched", "turn-context", "agent", "declared", "lineage"]
 StoreKey = tx.line(1000, min_length=1)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rescind.contract.errors import NotFound
+from rescind.core import lineage
 from rescind.core.belief import DELETED, SUPERSEDED, Grounding, Node, Rules, Status, settle
 from rescind.core.changes import status_changes
 from rescind.core.shapes import Change, WriteBatch
@@ -59,6 +60,8 @@ class Ahead:
     seen: set[str]  # the event ids it writes
     known: dict[str, Status]  # the statuses it leaves
     rules: Rules
+    idents: dict[str, list[str]] = field(default_factory=dict)  # identifier -> observations
+    texts: dict[str, str] = field(default_factory=dict)  # of the memories it creates
 
 
 @dataclass
@@ -110,15 +113,20 @@ def outside(region: dict[str, Node], known: dict[str, Status]) -> set[str]:
 
 
 def plan_batch(writes: list[Write], new_writes: list[Write], rev: int,
-               known: dict[str, Status], rules: Rules, region: dict[str, Node]) -> Plan:
+               known: dict[str, Status], rules: Rules, region: dict[str, Node],
+               facts: lineage.Facts | None = None) -> Plan:
     """The batch that applies ``new_writes`` (the ``fresh`` ones among ``writes``) at ``rev``.
 
     ``known`` holds the statuses of every memory the writes name and of every premise
     ``outside`` the ``region``; ``region`` the revived memories and everything downstream of
-    them, as read from the graph (it is extended in place with the new memories)."""
+    them, as read from the graph (it is extended in place with the new memories). ``facts``:
+    what lineage needs (``rescind.core.lineage``; ``known`` then holds the statuses of the
+    observations in ``facts.stating``); None gives no write lineage."""
     new: dict[str, dict] = {}
-    groundings, justifications = [], []
+    groundings, justifications, idents = [], [], []
     flagged: set[str] = set()
+    ungrounded: dict[str, list[str]] = {}  # existing memories newly flagged
+    stating = _stating(new_writes, known, facts, idents)
     replaced: dict[str, str | None] = {}  # existing versions no longer (or again) current
     proposed: dict[str, dict] = {}  # existing actions proposed again: their latest values
     for w in new_writes:
@@ -161,10 +169,13 @@ def plan_batch(writes: list[Write], new_writes: list[Write], rev: int,
                 node.groundings.append(Grounding(w.source, w.at, None))
             groundings.append({"id": w.event_id, "source": w.source, "mem": w.mem_id, "at": w.at})
         else:
-            if node is not None:
-                node.justifications.append(tuple(sorted(w.premises)))
-            justifications.append({"id": w.event_id, "mem": w.mem_id, "premises": list(w.premises),
-                                   "agent": w.agent, "run": w.run, "at": w.at, "rule": w.rule})
+            reasons = _lineage(w, facts, stating, new, known, ungrounded)
+            for i, (premises, rule) in enumerate(reasons):
+                if node is not None:
+                    node.justifications.append(tuple(sorted(premises)))
+                justifications.append({"id": w.event_id if i == 0 else f"{w.event_id}#{i}",
+                                       "mem": w.mem_id, "premises": list(premises),
+                                       "agent": w.agent, "run": w.run, "at": w.at, "rule": rule})
     boundary_ids = {p for n in region.values() for j in n.justifications for p in j} - set(region)
     boundary = {p: known[p] for p in boundary_ids if p in known}
     result = settle(region, boundary, rules)
@@ -179,14 +190,69 @@ def plan_batch(writes: list[Write], new_writes: list[Write], rev: int,
         elif known.get(mid) != st:
             changes.append((mid, st))
     updates = [{"id": m, "props": {"grounded": True}} for m in sorted(flagged)]
+    updates += [{"id": m, "props": {"ungrounded": keys}} for m, keys in sorted(ungrounded.items())]
     updates += [{"id": m, "props": {"replaced": why}} for m, why in sorted(replaced.items())]
     updates += [{"id": m, "props": props} for m, props in sorted(proposed.items())]
     batch = WriteBatch(max_at, list(new.values()), updates,
                        status_changes(changes, rev + 1, "write", None, max_at), groundings,
-                       justifications)
+                       justifications, idents)
     final = {**known, **result}
-    nxt = Ahead(rev + 1, {w.event_id for w in new_writes}, {m: final[m] for m in result}, rules)
+    nxt = Ahead(rev + 1, {w.event_id for w in new_writes}, {m: final[m] for m in result}, rules,
+                _indexed(idents), {m: props.get("text", "") for m, props in new.items()})
     return Plan(rev, batch, [final.get(w.mem_id, _NOWHERE) for w in writes], nxt)
+
+
+def _stating(new_writes: list[Write], known: dict[str, Status], facts: lineage.Facts | None,
+             idents: list[dict]) -> dict[str, list[str]]:
+    """The observations that state each identifier: those ``facts`` read from the graph and the
+    new ones of this batch, which are indexed (``idents``: a row per identifier an observation
+    new to the graph states, whatever kinds are configured)."""
+    stating = {k: list(v) for k, v in (facts.stating if facts else {}).items()}
+    done: set[str] = set()
+    for w in new_writes:
+        if w.source is None or w.mem_id in known or w.mem_id in done:
+            continue
+        done.add(w.mem_id)
+        for key in lineage.identifiers(w.text):
+            idents.append({"key": key, "mem": w.mem_id})
+            if w.mem_id not in stating.setdefault(key, []):
+                stating[key].append(w.mem_id)
+    return stating
+
+
+def _lineage(w: Write, facts: lineage.Facts | None, stating: dict[str, list[str]],
+             new: dict[str, dict], known: dict[str, Status], ungrounded: dict[str, list[str]]
+             ) -> list[tuple[tuple[str, ...], str]]:
+    """The justifications ``w`` is recorded with, each with its rule: its own premises; or,
+    when it states a high-value identifier none of them states, one per choice of an
+    observation stating each such identifier (rule ``lineage``). With none stating one, the
+    memory is flagged as an ungrounded identifier and keeps its own premises."""
+    own = [(tuple(w.premises), w.rule)]
+    if facts is None or not lineage.applies(w.kind, w.rule, w.source, w.deletes):
+        return own
+    keys = lineage.identifiers(w.text, facts.kinds)
+    if not keys:
+        return own
+    texts = [facts.texts.get(p) or (new[p]["text"] if p in new else "") for p in w.premises]
+    keys = lineage.unstated(keys, texts)
+    if not keys:
+        return own
+    alternatives = lineage.alternatives(tuple(w.premises), keys, stating)
+    if alternatives:
+        return [(premises, lineage.RULE) for premises in alternatives]
+    missing = sorted(k for k in keys if not stating.get(k))
+    if w.mem_id in new:
+        new[w.mem_id]["ungrounded"] = sorted({*new[w.mem_id].get("ungrounded", ()), *missing})
+    elif w.mem_id in known:
+        ungrounded[w.mem_id] = sorted({*ungrounded.get(w.mem_id, ()), *missing})
+    return own
+
+
+def _indexed(idents: list[dict]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for row in idents:
+        out.setdefault(row["key"], []).append(row["mem"])
+    return out
 
 
 def moved(batch: WriteBatch) -> dict[str, Change]:

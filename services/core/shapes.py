@@ -43,11 +43,12 @@ class WriteBatch:
     changes: list[dict] = field(default_factory=list)  # existing memories: status_changes()
     groundings: list[dict] = field(default_factory=list)  # {id, source, mem, at}
     justifications: list[dict] = field(default_factory=list)  # {id, mem, premises, ...}
+    idents: list[dict] = field(default_factory=list)  # {key, mem}: an observation states key
 
     def params(self, rev: int) -> dict[str, Any]:
         return {"rev": rev, "at": self.at, "new": self.new, "updates": self.updates,
                 "changes": self.changes, "groundings": self.groundings,
-                "justifications": self.justifications}
+                "justifications": self.justifications, "idents": self.idents}
 
 
 @dataclass

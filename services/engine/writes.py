@@ -11,6 +11,7 @@ batch that makes them has landed (the writer worker publishes them for the agent
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -24,7 +25,9 @@ from rescind.core.belief import IN, Status
 from rescind.core.planning import Ahead, Plan, UnknownPremise, Write
 from rescind.core.shapes import Change, WriteBatch
 from rescind.engine import collector
+from rescind.graph import lineage_queries as lq
 from rescind.graph.store import BatchInFlight, TenantGraph, linearised
+from rescind.runtime.settings import Settings
 
 log = logging.getLogger("rescind.writes")
 
@@ -267,7 +270,16 @@ def _planned(graph: TenantGraph, writes: list[Write], ahead: Ahead | None,
     region = graph.region(revived).nodes if revived else {}
     if unread := planning.outside(region, known):  # premises of their other justifications
         known.update(graph.statuses(unread))
-    return planning.plan_batch(writes, new_writes, rev, known, rules, region)
+    # Lineage: the texts of premises and the observations stating an identifier a write states.
+    facts, stating = lq.read(graph, new_writes, lineage_kinds(), ahead)
+    known.update(stating)
+    return planning.plan_batch(writes, new_writes, rev, known, rules, region, facts)
+
+
+@functools.cache
+def lineage_kinds() -> tuple[str, ...]:
+    """The identifier kinds the operator marks as high-value (``RESCIND_LINEAGE_KINDS``)."""
+    return tuple(Settings().lineage_kinds)
 
 
 def execute(graph: TenantGraph, action: str, at: int, paid: dict | None = None) -> None:

@@ -53,6 +53,8 @@ _ROWS = (
     ("justifications", "id", "Justification", "uid"),
     ("supersedes", "new", "Mem", "nuid"),
     ("supersedes", "old", "Mem", "ouid"),
+    ("idents", "key", "Ident", "iuid"),  # graph.lineage_queries
+    ("idents", "mem", "Mem", "muid"),
 )
 
 

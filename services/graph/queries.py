@@ -9,6 +9,7 @@ FalkorDB 4.16 notes that shape these queries:
 """
 
 from rescind.graph.cypher import Plain
+from rescind.graph.lineage_queries import LINK as _LINK_IDENTS
 
 # Schema: created on first use of a tenant's graph; the unique constraints need the indexes.
 # Each label's indexed properties; a constrained or looked-up property that could hold a name
@@ -21,6 +22,7 @@ INDEXES = {
     "Justification": ("uid",),
     "Outbox": ("id",),
     "Gate": ("account_key", "payee_key", "at"),
+    "Ident": ("uid",),  # an identifier observations state (graph.lineage_queries)
 }
 UNIQUE = [("Mem", "uid"), ("Source", "uid"), ("Justification", "uid")]
 # Graphs of layout 2 had these constraints on names from outside: dropped by the migration.
@@ -81,7 +83,7 @@ _FACTS = ("ID(m), m.id, m.kind, st.status, st.cause, st.hops, size(m.withdrawn_b
 MEM_FIELDS = ("id", "kind", "text", "at", "agent", "run", "names", "born", "born_rev",
               "born_cause", "born_hops", "grounded", "amount", "currency", "payee", "account",
               "reference", "executed", "executed_at", "seq", "key", "withdrawn_by", "trace",
-              "replaced")
+              "replaced", "ungrounded")
 MEM_CREATE_FIELDS = (*MEM_FIELDS, "uid")  # the uid is added by the graph layer (keys.keyed)
 STATUS_FIELDS = ("status", "cause", "hops")
 RETRACTION_FIELDS = ("id", "kind", "state", "order", "reason", "by", "at", "source", "start",
@@ -141,7 +143,7 @@ FOREACH (m IN $new |
   CREATE (n)-[:STATUS {_inline("m", STATUS_FIELDS)}]->(n))
 FOREACH (x IN $groundings |
   MERGE (s:Source {{uid: x.suid, id: x.source}}) MERGE (m:Mem {{uid: x.muid, id: x.mem}})
-  CREATE (s)-[:SAID {{id: x.id, at: x.at}}]->(m))
+  CREATE (s)-[:SAID {{id: x.id, at: x.at}}]->(m)){_LINK_IDENTS}
 WITH g
 UNWIND $justifications AS j
 MATCH (m:Mem {{id: j.mem}})

@@ -344,6 +344,8 @@ def explain(graph: TenantGraph, ref: str, depth: int = 12) -> dict:
         if f.get("kind") == "action":
             out.update(amount=f.get("amount"), payee=f.get("payee"),
                        executed=bool(f.get("executed")))
+        if f.get("ungrounded"):  # states an identifier no observation states (core.lineage)
+            out["ungrounded"] = f["ungrounded"]
         if node is None or left == 0 or mid in path:
             return out
         if mid in expanded:  # a DAG: each memory's reasons are shown once, where first met
@@ -361,7 +363,7 @@ def explain(graph: TenantGraph, ref: str, depth: int = 12) -> dict:
             recorded[key] = recorded.get(key, 0) + 1
         out["justifications"] = [[tree(p, path | {mid}, left - 1) for p in premises]
                                  for premises in recorded]
-        # How each was chosen: matched, turn-context, agent or declared (same order).
+        # How each was chosen: matched, turn-context, agent, declared or lineage (same order).
         out["justification_rules"] = [chosen.get((mid, premises)) for premises in recorded]
         out["justification_counts"] = list(recorded.values())
         return out

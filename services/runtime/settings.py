@@ -32,6 +32,11 @@ class Settings(BaseSettings):
     gate_trusted_kinds: list[str] | None = Field(None, description="Source kinds whose "
                                                  "observations may count as a payment's "
                                                  "evidence; unset: every kind but user and agent")
+    lineage_kinds: list[str] = Field(["iban", "account"], description="Identifiers the "
+                                     "operator marks as high-value (`iban`, `account`): a note "
+                                     "stating one that none of its premises states rests on "
+                                     "the observations that state it (rule lineage), or is "
+                                     "flagged as an ungrounded identifier; [] turns it off")
     gate_window_days: float = Field(30.0, gt=0, description="What the gate allowed to the same "
                                     "account or payee this many days back counts toward the "
                                     "threshold")

@@ -187,6 +187,9 @@ def _grow(branch: Tree, n: dict) -> None:
     if n.get("see_above"):
         branch.add("[dim](its reasons are shown above)[/dim]")
         return
+    if n.get("ungrounded"):
+        branch.add(f"[red]ungrounded identifier[/red]: no observation states "
+                   f"{', '.join(n['ungrounded'])}")
     for s in n.get("said_by", []):
         mark = "valid" if s["valid"] else "[red]retracted[/red]"
         branch.add(f"said by [bold]{s['source']}[/bold] (trust domain {s['domain']}) at "

@@ -469,6 +469,8 @@ function treeNode(n, byId) {
     li.append(el("div", { class: `said ${ok ? "holds" : "invalid"}` }, s.valid === undefined
       ? `said by ${what}` : ok ? `kept IN by: said by ${what}` : `fell: said by ${what} — retracted`));
   }
+  if (n.ungrounded) li.append(el("div", { class: "fell" },
+    `ungrounded identifier: no observation states ${n.ungrounded.join(", ")}`));
   if (n.see_above) li.append(el("div", { class: "meta" }, "(its reasons are shown above)"));
   (n.justifications || []).forEach((premises, i) => {
     const rule = (n.justification_rules || [])[i];
