@@ -206,10 +206,14 @@ def register(tool: Callable, resource: Callable) -> None:
         return ops.recall(c.graph, memory)
 
     @tool("audit", f"GET {T}/audit")
-    def audit_log(c: Caller, limit: Limit = 100) -> list[answers.AuditEntry]:
-        """Security: the tenant's audit log, newest first: every decision, gate decision and
-        refusal, from every surface."""
-        return c.api.audit.entries(c.graph.tenant, c.cap(limit))
+    def audit_log(c: Caller, limit: Limit = 100, before: Annotated[
+            str | None, Field(pattern=r"^[0-9]{1,20}-[0-9]{1,20}$", description="The next "
+                              "page: the entries older than this entry id (the last one "
+                              "of the page before)")] = None) -> list[answers.AuditEntry]:
+        """Security: the tenant's audit log, newest first, a page at a time: every decision,
+        gate decision and refusal, from every surface; each entry with ``summary`` (a
+        sentence: who, what, why, counts, amounts) and ``detail`` (an object)."""
+        return c.api.audit.entries(c.graph.tenant, c.cap(limit), before)
 
     # -- deciding (security) --------------------------------------------------------------
     @tool("decide", f"POST {T}/retractions/preview")

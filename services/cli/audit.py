@@ -10,7 +10,9 @@ import typer
 
 from rescind.cli.common import (
     DataDirOpt,
+    JsonOpt,
     UrlOpt,
+    emit,
     err,
     operator_server,
     refuse,
@@ -20,6 +22,43 @@ from rescind.cli.common import (
 
 audit_app = typer.Typer(help="The audit log: every decision and refusal, from every surface.",
                         no_args_is_help=True)
+
+
+@audit_app.command("list")
+def list_(
+    tenant: str | None = typer.Option(None, "--tenant", help="One tenant's log (default: the "
+                                      "server's own: unknown tokens, refusals outside a tenant)"),
+    limit: int = typer.Option(20, "--limit", min=1, max=1000, help="Entries on a page"),
+    before: str | None = typer.Option(None, "--before", help="The next page: the entries older "
+                                      "than this entry id (printed at the end of a page)"),
+    url: str | None = UrlOpt, data_dir: Path = DataDirOpt, as_json: bool = JsonOpt,
+) -> None:
+    """The newest entries, as sentences a person reads: who, what, on what, why, with counts
+    and amounts; a page at a time."""
+    import re
+
+    from rescind.contract.layout import check_tenant
+    from rescind.graph.store import connect
+
+    if before is not None and not re.fullmatch(r"[0-9]{1,20}-[0-9]{1,20}", before):
+        refuse(f"--before {before!r} is not an entry id (like 1796164660877-0)")
+    scope = check_tenant(tenant) if tenant is not None else None
+    with operator_server(url, data_dir) as server_url:
+        log = shell_audit(connect(server_url))
+        rows = log.entries(scope, limit, before)
+        total = log.total(scope)
+    page = {"entries": rows, "total": total,
+            "next_before": rows[-1]["id"] if len(rows) == limit else None}
+
+    def render(d: dict, c) -> None:
+        for e in d["entries"]:
+            c.print(f"{e['at'].replace('T', ' ').replace('Z', ' UTC')}  {e['summary']}",
+                    markup=False, highlight=False)
+        more = (f"; older: --before {d['next_before']}" if d["next_before"] else "")
+        c.print(f"{len(d['entries'])} of {d['total']} entries{more}", markup=False,
+                highlight=False, style="dim")
+
+    emit(page, as_json, render)
 
 
 @audit_app.command("export")

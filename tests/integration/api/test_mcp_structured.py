@@ -50,10 +50,16 @@ def test_every_tool_answers_typed_structured_content_and_the_server_names_its_ve
             preview = await c.call_tool("preview_retraction", {
                 "source": "portal:acme", "reason": COMPROMISE["reason"],
                 "from": COMPROMISE["from"], "to": COMPROMISE["to"]})
-            log = await c.call_tool("audit_log", {"limit": 5})
-            return info, tools, sources, me, frag, preview, log
+            await c.call_tool("whoami", {})
+            await c.call_tool("preview_retraction", {  # a second entry, for the next page
+                "source": "portal:acme", "reason": "again", "from": COMPROMISE["from"],
+                "to": COMPROMISE["to"]})
+            log = await c.call_tool("audit_log", {"limit": 1})
+            newest = log.structured_content["result"][0]["id"]
+            older = await c.call_tool("audit_log", {"limit": 5, "before": newest})
+            return info, tools, sources, me, frag, preview, log, older
 
-    info, tools, sources, me, frag, preview, log = anyio.run(steps)
+    info, tools, sources, me, frag, preview, log, older = anyio.run(steps)
     assert info.version == metadata.version("rescind") != ""
     assert [t.name for t in tools if not t.output_schema] == []
     schema = {t.name: t.output_schema for t in tools}
@@ -75,6 +81,9 @@ def test_every_tool_answers_typed_structured_content_and_the_server_names_its_ve
     [entry, *_] = log.structured_content["result"]
     assert entry["action"] == "retraction.preview" and isinstance(entry["detail"], dict)
     assert entry["summary"].startswith("security@mcp.example (security, via mcp) previewed")
+    assert entry["detail"]["reason"] == "again"
+    [first] = older.structured_content["result"]  # the next page, by its cursor
+    assert first["detail"]["reason"] == COMPROMISE["reason"] and first["id"] < entry["id"]
 
 
 def _stdio(url: str, token: str) -> subprocess.CompletedProcess:
