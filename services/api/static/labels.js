@@ -212,14 +212,18 @@ export function gateWhy(d, policy) {
   return fallback;
 }
 
+// What is an id, not a name a person gave: a memory id, a content hash, a notes/ path.
+const ID = /^(?:(?:act|bel|obs|pla|ans)-[0-9a-f]{12,}|[0-9a-f]{16,}|notes\/.*)$/;
+
 // A payment as people name it, from what the gate recorded when the graph does not hold it:
 // "Pay Northwind Supplies 6,000.00 USD for INV-1001".
 export function payment(d, base = "USD") {
   const who = d.payee_name || vendor(d.payee || "");
-  const ref = String(d.name || "").match(/INV-[\w-]+/) || String(d.name || "").match(/^payment:(.+)$/);
-  const what = ref ? (ref[1] || ref[0]) : "";
-  return ["Pay", who, amount(d.amount, d.currency, base), what && `for ${what}`]
-    .filter(Boolean).join(" ") || "A payment";
+  const name = String(d.name || "");
+  const ref = name.match(/INV-[\w-]+/) || name.match(/^payment:(.+)$/);
+  const what = ref ? `for ${ref[1] || ref[0]}` : name && !ID.test(name) ? `(${name})` : "";
+  return ["Pay", who, amount(d.amount, d.currency, base), what].filter(Boolean).join(" ") ||
+    "A payment";
 }
 
 // The viewer's zone as its short name now ("UTC", "GMT+1").
