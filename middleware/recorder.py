@@ -8,7 +8,6 @@ import math
 import re
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -22,6 +21,7 @@ from rescind.contract.text import escape
 from .config import ActionTool, InterceptConfig, fill
 from .context import STORE, TOOL, USER, WRITTEN, Contexts
 from .gate import GateClient, GateRefused
+from .ids import event_id
 from .publisher import Publisher
 from .status import StatusCache
 
@@ -99,7 +99,7 @@ class Recorder:
     def _base(self, run: str | None = None) -> dict:
         carrier: dict[str, str] = {}
         propagate.inject(carrier, context=self.parent(run))  # the workers continue this trace
-        return {"event_id": uuid.uuid4().hex, "tenant": self.tenant, "at": self.clock(),
+        return {"event_id": event_id(), "tenant": self.tenant, "at": self.clock(),
                 "traceparent": carrier.get("traceparent"), "tracestate": carrier.get("tracestate")}
 
     # store reads and writes
