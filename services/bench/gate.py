@@ -89,18 +89,22 @@ def payments(graph: TenantGraph, n: int, amount: float = 12_000.0) -> list[Payme
     return out
 
 
-def ask(graph: TenantGraph, call: gate.GateCall, policy: gate.GatePolicy) -> tuple[float, bool]:
-    """One ask as the gate worker answers it: judged, then recorded. (seconds, allowed)"""
+def ask(graph: TenantGraph, call: gate.GateCall, policy: gate.GatePolicy
+        ) -> tuple[float, bool, float]:
+    """One ask as the gate worker answers it: judged, then recorded. (seconds, allowed, the
+    seconds of the record alone)"""
     t = time.perf_counter()
     d = gate.judge(graph, call, policy)
+    judged = time.perf_counter()
     gate.record(graph, call, d, call.action, None)
-    return time.perf_counter() - t, d.allowed and d.fragility == 2
+    done = time.perf_counter()
+    return done - t, d.allowed and d.fragility == 2, done - judged
 
 
-def _ping(graph: TenantGraph) -> tuple[float, bool]:
+def _ping(graph: TenantGraph) -> tuple[float, bool, float]:
     t = time.perf_counter()
     graph.conn.ping()
-    return time.perf_counter() - t, True
+    return time.perf_counter() - t, True, 0.0
 
 
 def _write(k: int, tag: str, vendors: int, rng: random.Random) -> Write:
@@ -117,15 +121,17 @@ def _write(k: int, tag: str, vendors: int, rng: random.Random) -> Write:
 
 
 def _writer(url: str, tenant: str, vendors: int, rate: float, tag: str, idle, running,
-            stop, landed) -> None:
+            stop, landed, busy, batches, settle: bool = True) -> None:
     """The live load, in a process of its own: while ``running`` is set, the writes that
     arrived (at ``rate`` a second) while the last batch was written are the next batch, sent
     and waited for, as the writer worker does with what one blocking read of its stream hands
-    it (a partial batch is flushed at once). ``landed`` counts the writes in the graph;
-    ``idle`` is set while nothing is being written."""
+    it (a partial batch is flushed at once). ``landed`` counts the writes in the graph,
+    ``busy`` the seconds spent writing them and ``batches`` the batches;
+    ``idle`` is set while nothing is being written; ``settle``: the writer reads what the gate
+    reads after each batch, as the writer worker does (``rescind.engine.writes.settle``)."""
     graph = TenantGraph(connect(url), tenant)
     graph.ensure_schema()
-    pipeline, rng, k = Pipeline(), random.Random(5), 0
+    pipeline, rng, k = Pipeline(settle=settle), random.Random(5), 0
     idle.set()
     try:
         while not stop.is_set():
@@ -140,10 +146,13 @@ def _writer(url: str, tenant: str, vendors: int, rate: float, tag: str, idle, ru
                     continue
                 batch = [_write(k + i, tag, vendors, rng) for i in range(due)]
                 k, sent = k + due, sent + due
+                t = time.perf_counter()
                 pipeline.record(graph, batch)
                 pipeline.flush()
                 with landed.get_lock():
                     landed.value += due
+                    busy.value += time.perf_counter() - t
+                    batches.value += 1
             idle.set()
     finally:
         pipeline.close()
@@ -152,12 +161,15 @@ def _writer(url: str, tenant: str, vendors: int, rate: float, tag: str, idle, ru
 class LiveWrites:
     """The writer process; ``run()``/``pause()`` switch the load, ``landed`` counts writes."""
 
-    def __init__(self, url: str, tenant: str, vendors: int, rate: float, tag: str) -> None:
+    def __init__(self, url: str, tenant: str, vendors: int, rate: float, tag: str,
+                 settle: bool = True) -> None:
         ctx = multiprocessing.get_context("spawn")  # no fork of a process running threads
         self.idle, self.running, self.stop = ctx.Event(), ctx.Event(), ctx.Event()
-        self.counter = ctx.Value("q", 0)
+        self.counter, self.busy, self.batches = ctx.Value("q", 0), ctx.Value("d", 0.0), \
+            ctx.Value("q", 0)
         self.process = ctx.Process(target=_writer, daemon=True, args=(
-            url, tenant, vendors, rate, tag, self.idle, self.running, self.stop, self.counter))
+            url, tenant, vendors, rate, tag, self.idle, self.running, self.stop, self.counter,
+            self.busy, self.batches, settle))
 
     def __enter__(self) -> LiveWrites:
         self.process.start()
@@ -190,20 +202,28 @@ class LiveWrites:
     def landed(self) -> int:
         return self.counter.value
 
+    @property
+    def writing(self) -> tuple[int, float, int]:
+        """(writes landed, seconds spent writing them, batches), so far."""
+        with self.counter.get_lock():
+            return self.counter.value, self.busy.value, self.batches.value
 
-def _stats(waited: list[float], spent: list[float]) -> dict:
-    """Nearest-rank percentiles in ms: from when each ask was due, and of the ask alone."""
+
+def _stats(waited: list[float], spent: list[float], recorded: list[float]) -> dict:
+    """Nearest-rank percentiles in ms: from when each ask was due, of the ask alone, and of
+    its record alone."""
     def rank(xs: list[float], p: float) -> float:
         return round(xs[min(len(xs) - 1, math.ceil(p * len(xs)) - 1)] * 1000, 2)
 
-    w, s = sorted(waited), sorted(spent)
+    w, s, r = sorted(waited), sorted(spent), sorted(recorded)
     return {"median_ms": rank(w, 0.5), "p90_ms": rank(w, 0.9), "p99_ms": rank(w, 0.99),
             "max_ms": rank(w, 1.0), "service_median_ms": rank(s, 0.5),
-            "service_p99_ms": rank(s, 0.99), "runs": len(w)}
+            "service_p99_ms": rank(s, 0.99), "record_median_ms": rank(r, 0.5),
+            "record_p99_ms": rank(r, 0.99), "runs": len(w)}
 
 
 def measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: float,
-            asks_per_s: float = 20.0, warmup_s: float = 0.5) -> dict:
+            asks_per_s: float = 20.0, warmup_s: float = 0.5, settle: bool = True) -> dict:
     """``samples`` asks of each kind with the load running and as many with it paused, in
     alternating blocks; the write rate is what landed while asks were timed under load.
     ``vendors``: the generator's sources ``vendor0`` … in the graph (the writes rest on them).
@@ -217,8 +237,10 @@ def measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: floa
     waited: dict[tuple[str, bool], list[float]] = {
         (kind, live): [] for kind in KINDS for live in (False, True)}
     spent: dict[tuple[str, bool], list[float]] = {key: [] for key in waited}
-    ok, live_s, live_writes, i = True, 0.0, 0, 0
-    with LiveWrites(url, graph.tenant, vendors, rate, f"live{time.time_ns()}") as load:
+    recorded: dict[tuple[str, bool], list[float]] = {key: [] for key in waited}
+    ok, live_s, live_writes, i, busy_s, batches = True, 0.0, 0, 0, 0.0, 0
+    with LiveWrites(url, graph.tenant, vendors, rate, f"live{time.time_ns()}",
+                    settle) as load:
         # Quiet asks, live asks, quiet PINGs, live PINGs, and again: the PINGs in blocks of
         # their own, so that none waits behind a slow ask of ours.
         for block in range(4 * math.ceil(samples / BLOCK)):
@@ -227,6 +249,7 @@ def measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: floa
                 load.run()
                 time.sleep(warmup_s)  # the load in its stride before the clock
                 before = load.landed
+                busy_before = load.writing
             t0, n = time.perf_counter(), 0
             for _ in range(BLOCK):
                 p = pays[i % len(pays)]
@@ -237,20 +260,29 @@ def measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: floa
                     n += 1
                     time.sleep(max(0.0, due - time.perf_counter()))
                     if call is None:  # the floor: what any command to this server waits
-                        took, allowed = _ping(graph)
+                        took, allowed, kept = _ping(graph)
                     else:
-                        took, allowed = ask(graph, call, policy)
+                        took, allowed, kept = ask(graph, call, policy)
                     spent[kind, live].append(took)
+                    recorded[kind, live].append(kept)
                     waited[kind, live].append(time.perf_counter() - due)
                     ok = ok and allowed
             if live:
                 if not pinging:  # the write rate is the one the asks met
                     live_s += time.perf_counter() - t0
                     live_writes += load.landed - before
+                    now = load.writing
+                    busy_s += now[1] - busy_before[1]
+                    batches += now[2] - busy_before[2]
                 load.pause()  # the batch in flight lands before a quiet block
-    out = {f"{kind}_{'live' if live else 'quiet'}": _stats(ts[:samples], spent[kind, live][:samples])
-           for (kind, live), ts in waited.items()}
-    out.update(write_rate_target=rate, writes_per_s=round(live_writes / live_s),
+    out = {f"{kind}_{'live' if live else 'quiet'}": _stats(
+        ts[:samples], spent[kind, live][:samples], recorded[kind, live][:samples])
+        for (kind, live), ts in waited.items()}
+    # The writer's own throughput: writes over the seconds it spent writing them (planning,
+    # the batch's round trip and, with ``settle``, the read after it), and a batch's mean time.
+    out.update(write_rate_target=rate, writes_per_s=round(live_writes / live_s), settle=settle,
+               writer_busy_writes_per_s=round(live_writes / busy_s) if busy_s else None,
+               writer_batch_mean_ms=round(1000 * busy_s / batches, 2) if batches else None,
                asks_per_s=asks_per_s, payments=len(pays), all_allowed_on_two_domains=ok)
     return out
 

@@ -132,6 +132,19 @@ def tenant_tokens_key(tenant: str) -> str:
     return f"{_tagged(tenant)}:api:tokens"
 
 
+def gate_log_key(tenant: str) -> str:
+    """The graph of the tenant's gate decisions (its Gate nodes, ``rescind.engine.gate``),
+    beside the tenant's graph: a decision's record never queues behind the writer's batches,
+    nor does its aggregate read the relations they change. Under the tenant's hash tag."""
+    return f"{_tagged(tenant)}:gate"
+
+
+def gate_log_ready_key(tenant: str) -> str:
+    """Set once the gate log has its indexes and the decisions kept in the tenant's graph
+    before it existed."""
+    return f"{_tagged(tenant)}:gate:ready"
+
+
 def tenant_settings_key(tenant: str) -> str:
     """The tenant's settings (a hash: what its bank files say of it, ``rescind.graph.
     tenant_settings``); under its hash tag, so it moves with the tenant."""

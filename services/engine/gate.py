@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
+from rescind.contract import layout
 from rescind.contract.errors import NotFound
 from rescind.contract.events import from_micros, to_micros
 from rescind.core import gate_rule as rule
@@ -17,6 +19,7 @@ from rescind.core.shapes import GateDecision
 from rescind.graph import gate_queries as gq
 from rescind.graph import queries as q
 from rescind.graph.cone import Cone, ConeRead
+from rescind.graph.cypher import CypherError, InFlight, query, send_reads
 from rescind.graph.store import TenantGraph
 from rescind.runtime.telemetry import gate_decisions
 
@@ -82,22 +85,25 @@ def _judge_stored(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDeci
     # aggregate is read for the call's own account and payee when it names both: they must
     # equal the proposal's (checked below), which then name the same keys. Otherwise it is read
     # for the proposal's, with the next round trip.
-    early = _aggregate(call.account, call.payee, call.at, p) \
+    early = _ask_allowed(graph, call.account, call.payee, call.at, p) \
         if call.account and call.payee else None
     read = ConeRead(graph, [call.action], [(q.ACTIONS_IN, {"ids": [call.action]}),
-                                           (q.ACTIVE_RETRACTIONS, None)] + ([early] if early else []))
-    facts = read.first()[0]
+                                           (q.ACTIVE_RETRACTIONS, None)])
+    try:
+        facts = read.first()[0]
+    finally:
+        early_rows = _log_rows(early.result) if early is not None else None
     if not facts:
         raise UnknownAction(f"unknown action {call.action!r}")
     props = facts[0][0]
     values = {n: getattr(call, n) if getattr(call, n) is not None else props.get(n)
               for n in ("amount", "currency", "account", "payee")}
     execution = rule.execution_key(call.action, props.get("seq", 0))
-    return replace(_judge_proposal(call, props, read, early is not None, graph, p, execution),
+    return replace(_judge_proposal(call, props, read, early_rows, graph, p, execution),
                    execution=execution, **values)
 
 
-def _judge_proposal(call: GateCall, props: dict, read: ConeRead, early: bool,
+def _judge_proposal(call: GateCall, props: dict, read: ConeRead, early: list[list] | None,
                     graph: TenantGraph, p: GatePolicy, execution: str) -> GateDecision:
     for name, asked in (("amount", call.amount), ("currency", call.currency),
                         ("account", call.account), ("payee", call.payee)):
@@ -115,10 +121,13 @@ def _judge_proposal(call: GateCall, props: dict, read: ConeRead, early: bool,
     if stored_amount is not None and rule.not_an_amount(stored_amount):
         return GateDecision(call.action, False, f"blocked: the proposal's amount "
                             f"{stored_amount!r} is not an amount", 0)
-    riding = 2 if early else None  # where the aggregate's rows are in read.rows
-    if not early and (late := _aggregate(props.get("account"), props.get("payee"), call.at, p)):
-        riding = read.ride(late)
-    c = read.finish()
+    # The aggregate of the proposal's own account and payee, read beside the rest of its cone.
+    late = None if early is not None else _ask_allowed(
+        graph, props.get("account"), props.get("payee"), call.at, p)
+    try:
+        c = read.finish()
+    finally:
+        rows = early if early is not None else _log_rows(late.result) if late is not None else None
     if call.action not in c.nodes:
         raise UnknownAction(f"unknown memory {call.action!r}")
     frag, fall, domains = _evidence(c, c.of(call.action), call.action, props.get("account"),
@@ -126,7 +135,7 @@ def _judge_proposal(call: GateCall, props: dict, read: ConeRead, early: bool,
     if props.get("status") != "IN":
         reason = f"blocked: the action is OUT (cause {props.get('cause')})"
         return GateDecision(call.action, False, reason, frag, domains, would_fall=fall)
-    already = _allowed(read.rows[riding], execution) if riding is not None else (0.0, 0.0)
+    already = _allowed(rows, execution) if rows is not None else (0.0, 0.0)
     return replace(rule.decide(call.action, stored_amount, props.get("currency"), frag, domains,
                                p, already, call.amount_free), would_fall=fall)
 
@@ -141,10 +150,12 @@ def _judge_new(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDecisio
     justifications = [tuple(j) for j in call.alternatives or ()] or [tuple(call.premises or ())]
     premises = list(dict.fromkeys(p for j in justifications for p in j))
     # The premises' facts (the cone's first levels), the rules and the aggregate: one round trip.
-    aggregate = _aggregate(call.account, call.payee, call.at, p)
-    read = ConeRead(graph, premises, [(q.ACTIVE_RETRACTIONS, None)] + (
-        [aggregate] if aggregate else []))
-    read.first()
+    aggregate = _ask_allowed(graph, call.account, call.payee, call.at, p)
+    read = ConeRead(graph, premises, [(q.ACTIVE_RETRACTIONS, None)])
+    try:
+        read.first()
+    finally:
+        rows = _log_rows(aggregate.result) if aggregate is not None else None
     known = read.cone.status
     missing = [x for x in premises if x not in known]
     if missing:
@@ -159,7 +170,7 @@ def _judge_new(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDecisio
     nodes = {m: n for x in premises for m, n in c.of(x).items()}
     nodes[ASKED] = Node(ASKED, "action", justifications)
     frag, fall, domains = _evidence(c, nodes, ASKED, call.account, rules, p)
-    already = _allowed(read.rows[1]) if aggregate else (0.0, 0.0)
+    already = _allowed(rows) if rows is not None else (0.0, 0.0)
     return replace(rule.decide(call.action, call.amount, call.currency, frag, domains, p,
                                already, call.amount_free), would_fall=fall)
 
@@ -177,16 +188,64 @@ def is_expired(d: GateDecision) -> bool:
     return d.reason.startswith(EXPIRED)
 
 
-def _aggregate(account: str | None, payee: str | None, at: int | None,
-               p: GatePolicy) -> tuple[str, dict] | None:
-    """The read of what was already allowed to ``account`` or ``payee`` in the window ending
-    at ``at`` (None: nothing to add up)."""
+def _ask_allowed(graph: TenantGraph, account: str | None, payee: str | None, at: int | None,
+                 p: GatePolicy) -> InFlight | None:
+    """Send the read of what was already allowed to ``account`` or ``payee`` in the window
+    ending at ``at`` to the gate log, on a connection of its own: it runs beside the cone's
+    reads (None: nothing to add up)."""
     if not account and not payee:
         return None
     end = at if at is not None else to_micros(datetime.now(UTC))
-    return gq.GATE_ALLOWED_TO, {"since": end - p.window_us(),
-                                "account_key": rule.account_key(account),
-                                "payee_key": rule.payee_key(payee)}
+    return send_reads(graph.conn, log_of(graph), [(gq.GATE_ALLOWED_TO, {
+        "since": end - p.window_us(), "account_key": rule.account_key(account),
+        "payee_key": rule.payee_key(payee)})])
+
+
+def log_of(graph: TenantGraph) -> str:
+    """The key of ``graph``'s gate log (``layout.gate_log_key``), made ready on first use:
+    its indexes built and operational, and the decisions the tenant's graph kept before it
+    copied into it, once, under the tenant's lock."""
+    key = layout.gate_log_key(graph.tenant)
+    if getattr(graph, "gate_log_ready", False):  # TenantGraph.delete clears it
+        return key
+    ready = layout.gate_log_ready_key(graph.tenant)
+    if not graph.conn.exists(ready):
+        with graph.exclusive(purpose="gate-log"):
+            if not graph.conn.exists(ready):
+                _make_log(graph, key)
+                graph.conn.set(ready, 1)
+    graph.gate_log_ready = True
+    return key
+
+
+def _log_rows(read) -> list[list]:
+    """The rows of a read of the gate log; none if the log is gone (its tenant's graph was
+    deleted by another process since this one made it ready)."""
+    try:
+        return read().rows
+    except CypherError as exc:
+        if "empty key" in str(exc):
+            return []
+        raise
+
+
+def _make_log(graph: TenantGraph, key: str) -> None:
+    # Indexes first, waited for: an aggregate read racing an index under construction could
+    # miss a decision. A log made half-way before (a crash) is made again whole.
+    if key.encode() in graph.conn.execute_command("GRAPH.LIST"):
+        graph.conn.execute_command("GRAPH.DELETE", key)
+    query(graph.conn, key, q.create_index("Gate", gq.LOG_INDEXED))
+    deadline = time.monotonic() + 30
+    while any(status != "OPERATIONAL" for _, status in query(
+            graph.conn, key, "CALL db.indexes() YIELD label, status RETURN label, status",
+            read_only=True).rows):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the indexes of {key} did not become operational")
+        time.sleep(0.005)
+    if graph.exists():
+        kept = [r[0] for r in graph.rows(gq.GATE_KEPT)]
+        for i in range(0, len(kept), 1000):
+            query(graph.conn, key, gq.GATE_COPY, {"rows": kept[i:i + 1000]})
 
 
 def _allowed(rows: list[list], itself: str | None = None) -> tuple[float, float]:
@@ -200,8 +259,7 @@ def record(graph: TenantGraph, call: GateCall, d: GateDecision, name: str | None
            trace: str | None = None) -> None:
     """Keep the decision in the tenant's graph: the log, the payment's history and the next
     call's aggregate read it."""
-    graph.ensure_schema()
-    graph.rows(gq.GATE_RECORD, {
+    query(graph.conn, log_of(graph), gq.GATE_RECORD, {
         "id": uuid.uuid4().hex, "action": call.action, "name": name or call.action,
         "at": call.at if call.at is not None else to_micros(datetime.now(UTC)),
         "amount": d.amount, "currency": d.currency, "base_amount": d.base_amount,
@@ -210,7 +268,7 @@ def record(graph: TenantGraph, call: GateCall, d: GateDecision, name: str | None
         "reason": d.reason, "fragility": d.fragility, "domains": list(d.domains),
         "would_fall": list(d.would_fall), "execution": d.execution or call.action,
         "expired": is_expired(d),
-        "aggregate": d.aggregate, "trace": trace}, read_only=False)
+        "aggregate": d.aggregate, "trace": trace})
     outcome = "allowed" if d.allowed else EXPIRED if is_expired(d) else "blocked"
     gate_decisions.add(1, {"tenant": graph.tenant, "decision": outcome})
 
@@ -256,11 +314,13 @@ def last_decisions(graph: TenantGraph, actions: list[str]) -> dict[str, dict]:
     if not actions:
         return {}
     return {a: {"allowed": bool(allowed), "reason": reason, "at": from_micros(at).isoformat()}
-            for a, allowed, reason, at in graph.rows(gq.GATE_LAST, {"ids": list(actions)})}
+            for a, allowed, reason, at in _log_rows(lambda: query(
+                graph.conn, log_of(graph), gq.GATE_LAST, {"ids": list(actions)}, read_only=True))}
 
 
 def decisions_log(graph: TenantGraph, action: str | None = None, limit: int = 100) -> list[dict]:
     """The gate's decisions, newest first (of one action, by id, when given)."""
-    rows = graph.rows(gq.GATE_LOG, {"action": action, "limit": limit})
+    rows = _log_rows(lambda: query(graph.conn, log_of(graph), gq.GATE_LOG,
+                                   {"action": action, "limit": limit}, read_only=True))
     return [{**dict(zip(_LOG_FIELDS, r, strict=True)), "at": from_micros(r[0]).isoformat()}
             for r in rows]

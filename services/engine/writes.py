@@ -25,6 +25,7 @@ from rescind.core.belief import IN, Status
 from rescind.core.planning import Ahead, Plan, UnknownPremise, Write
 from rescind.core.shapes import Change, WriteBatch
 from rescind.engine import collector
+from rescind.graph import gate_queries as gq
 from rescind.graph import lineage_queries as lq
 from rescind.graph.store import BatchInFlight, TenantGraph, linearised
 from rescind.runtime.settings import Settings
@@ -103,8 +104,9 @@ class Pipeline:
     in order.
     """
 
-    def __init__(self, moved: Moved | None = None) -> None:
+    def __init__(self, moved: Moved | None = None, settle: bool = True) -> None:
         self._moved = moved  # told of each landed batch's status changes, before what follows it
+        self._settle = settle  # read the relations the gate reads after each batch (``settle``)
         self._lander = ThreadPoolExecutor(1, thread_name_prefix="rescind-landing")
         self._lock = threading.Lock()
         self._queued: _Batch | None = None  # planned, not sent
@@ -185,6 +187,8 @@ class Pipeline:
                 ok = _landed(batch.graph, sent, batch.writes, self._moved)
                 if ok:
                     _tell(self._moved, batch.graph, batch.plan)
+                if self._settle:
+                    settle(batch.graph, batch.writes)
             except BaseException as exc:  # the server went away mid-write, say: the caller retries
                 error = exc
         self._finish(batch, error)
@@ -210,6 +214,20 @@ def _landed(graph: TenantGraph, write: BatchInFlight, writes: list[Write],
     except StalePreview:
         record(graph, writes, moved)
         return False
+
+
+def settle(graph: TenantGraph, writes: list[Write]) -> None:
+    """Read, once a batch has landed, the relations the gate reads (the cone of a memory the
+    batch wrote): FalkorDB assembles a relation's pending additions, and merges them once
+    10,000 have gathered, on the first read after a write, so the writer pays for that here
+    instead of the next payment's question (docs/performance.md, "The payment gate under live
+    writes"). A failure is logged: the batch is in the graph whatever happens to the read."""
+    if not writes:
+        return
+    try:
+        graph.rows(gq.SETTLE, {"ids": [writes[-1].mem_id]})
+    except Exception:
+        log.exception("a write batch landed, but the read after it failed")
 
 
 def _tell(moved: Moved | None, graph: TenantGraph, plan: Plan) -> None:

@@ -1,6 +1,24 @@
 """The payment gate's Cypher: its decisions, kept in the tenant's graph as Gate nodes, and what
 it allowed before (the aggregate). Beside ``rescind.graph.queries``, as the recalls' are."""
 
+from rescind.graph.queries import CONE
+
+# What the writer reads after each batch it lands (``rescind.engine.writes.settle``): the cone
+# of one memory it wrote touches every relation the gate's cone statement reads (PREMISE_OF,
+# JUSTIFIES, STATUS, SAID), and reading a relation is what makes FalkorDB assemble (and, past
+# DELTA_MAX_PENDING_CHANGES, merge) the additions pending on it.
+SETTLE = CONE
+
+# The gate's decisions are kept in a graph of their own beside the tenant's
+# (``rescind.contract.layout.gate_log_key``): the queries below run on it, except GATE_KEPT,
+# which reads the decisions a tenant's graph held before that graph existed (copied once by
+# GATE_COPY). Its indexes: the aggregate's keys and the moment.
+LOG_INDEXED = ("account_key", "payee_key", "at")
+
+GATE_KEPT = "MATCH (d:Gate) RETURN properties(d)"
+
+GATE_COPY = "UNWIND $rows AS r CREATE (d:Gate) SET d = r"
+
 # A gate decision, kept: what was asked, what the gate said and why. No edges: it is not part of
 # what anything believes, so it is written without the revision guard. ``execution`` is what
 # the aggregate counts once (``rescind.core.gate_rule.execution_key``); ``expired`` marks a

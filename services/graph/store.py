@@ -17,7 +17,7 @@ import redis
 
 from rescind.contract import connection
 from rescind.contract.errors import StalePreview
-from rescind.contract.layout import graph_key, lock_key
+from rescind.contract.layout import gate_log_key, gate_log_ready_key, graph_key, lock_key
 from rescind.core.belief import Node, Rules, Status, Window
 from rescind.core.shapes import Mutation, Region, WriteBatch
 from rescind.graph import queries as q
@@ -124,6 +124,7 @@ class TenantGraph:
         # On a cluster, the master that owns the tenant's slot: every key of the tenant is there.
         self.conn = connection.node_for(conn, self.key)
         self._schema_ready = False
+        self.gate_log_ready = False  # its gate log made ready (rescind.engine.gate.log_of)
 
     # -- plumbing -------------------------------------------------------------------------
     def rows(self, cypher: str, params: dict | None = None, read_only: bool = True) -> list[list]:
@@ -243,9 +244,13 @@ class TenantGraph:
         return self.key.encode() in self.conn.execute_command("GRAPH.LIST")
 
     def delete(self) -> None:
-        if self.exists():
-            self.conn.execute_command("GRAPH.DELETE", self.key)
-        self._schema_ready = False
+        """The graph, and the gate's decisions kept beside it (``rescind.engine.gate.log_of``)."""
+        graphs = self.conn.execute_command("GRAPH.LIST")
+        for key in (self.key, gate_log_key(self.tenant)):
+            if key.encode() in graphs:
+                self.conn.execute_command("GRAPH.DELETE", key)
+        self.conn.delete(gate_log_ready_key(self.tenant))
+        self._schema_ready = self.gate_log_ready = False
 
     # -- reads ----------------------------------------------------------------------------
     def revision(self) -> int:
