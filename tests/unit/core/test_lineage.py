@@ -25,6 +25,8 @@ def test_identifiers_are_valid_ibans_and_labelled_account_numbers_in_their_key()
     assert lineage.identifiers(text) == ["12345678", KEY]
     assert lineage.identifiers(text, ("iban",)) == [KEY]
     assert lineage.identifiers("Pay INV-7, account 12, 34,500.00") == []
+    wide = "".join(chr(ord(c) + 0xFEE0) if c.isalnum() else c for c in ATTACKER)
+    assert lineage.identifiers(f"Konto\u200b: {wide}") == [KEY]  # full-width, a zero-width space
 
 
 def test_a_laundered_note_rests_on_each_observation_stating_the_iban_with_its_own_premises():
