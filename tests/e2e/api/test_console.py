@@ -132,6 +132,8 @@ def test_security_and_finance_do_the_whole_flow_in_the_console(seeded, browser):
 
     sec = sign_in(browser, base, tokens["security"])
     expect(sec.locator("#who")).to_have_text("sam@harborfinch.example")
+    expect(sec.locator("nav button[data-tab=todo]")).to_have_class(re.compile("active"))
+    sec.click("nav button[data-tab=overview]")
     expect(card(sec, "pay-1041")).to_have_attribute("data-status", "IN")
     expect(card(sec, "o-hostile").locator(".text")).to_have_text(SCRIPT)
     expect(card(sec, "n-hostile").locator(".text")).to_have_text(CYPHER)
@@ -145,7 +147,7 @@ def test_security_and_finance_do_the_whole_flow_in_the_console(seeded, browser):
     sec.click("nav button[data-tab=payments]")
     big = sec.locator("#payment-list tr[data-name=pay-1042] td")
     expect(big.nth(4)).to_have_text("1")  # fragility: one trust domain could fake it
-    expect(big.nth(5)).to_have_text("acme-portal")
+    expect(big.nth(5)).to_have_text("Acme supplier portal")  # trust domain acme-portal
 
     sec.click("nav button[data-tab=retract]")
     sec.select_option("#src", "portal:acme")
@@ -234,7 +236,7 @@ def test_security_and_finance_do_the_whole_flow_in_the_console(seeded, browser):
         "This cannot be undone. Approving writes the request to claw back 6,000.00 USD")
     restated = dict(zip(fin.locator("#confirm dt").all_inner_texts(),
                         fin.locator("#confirm dd").all_inner_texts(), strict=True))
-    assert restated["Payment"].startswith("pay-1041: 6,000.00 USD to "), restated
+    assert re.fullmatch(r"Pay .+ 6,000\.00 USD \(pay-1041\)", restated["Payment"]), restated
     expect(fin.locator("#confirm-ok")).to_have_class("primary")
     expect(fin.locator("#confirm-ok")).to_have_text("Approve recall of 6,000.00 USD")
     assert graph.revision() == rev  # nothing decided yet
@@ -344,20 +346,29 @@ def test_the_gate_tab_lists_decisions_and_opens_each_payment(seeded, browser):
     assert rows.nth(0).locator(".badge.in").count() == 1
     when, name, amount, payee, account, _, fragility, domains, aggregate, reason = cells(0)
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)? UTC", when)  # the viewer's zone
-    assert (name, amount, payee, account) == ("pay-new", "900.00 USD", "Acme Ltd", ACCOUNT)
+    assert (name, amount, payee, account) == ("Pay Acme Ltd 900.00 USD (pay-new)", "900.00 USD",
+                                              "Acme Ltd", ACCOUNT)
+    by_name = {"acme-portal": "Acme supplier portal", "legal": "Acme master services agreement",
+               "ap-inbox": "Accounts-payable inbox"}
     assert (fragility, domains, aggregate) == (
-        str(new["fragility"]), " + ".join(new["would_fall"]) or "—", "6,000.00")
-    assert reason == new["reason"]
+        str(new["fragility"]), " and ".join(by_name[d] for d in new["would_fall"]), "6,000.00 USD")
+    assert reason.startswith(f"Allowed: confirmed by {new['fragility']} independent source")
+    assert rows.nth(0).locator("td.reason").get_attribute("title") == f"recorded: {new['reason']}"
     _, _, amount, payee, _, _, fragility, domains, aggregate, reason = cells(1)
-    assert (amount, payee, reason) == ("34,500.00 USD", PAYEE, forged["reason"])
+    refusal = ("Refused: 34,500.00 USD is above 10,000 USD and confirmed by only 1 independent "
+               "source; 2 needed.")
+    # A refusal the typed fields do not explain (the call's payee is not the proposal's) is
+    # told by the recorded reason.
+    mismatch = "Refused: " + forged["reason"].removeprefix("blocked: ")
+    assert (amount, payee, reason) == ("34,500.00 USD", PAYEE, mismatch)
     _, _, amount, payee, account, _, fragility, domains, aggregate, reason = cells(2)
     logged = httpx.get(f"{base}/api/v1/tenants/{TENANT}/gates", params={"action": "pay-1042"},
                        headers={"Authorization": f"Bearer {tokens['finance']}"}).json()[-1]
     assert logged["payee"] == "Acme Ltd"  # a release keeps the proposal's values
     assert (amount, payee, account, fragility) == ("34,500.00 USD", "Acme Ltd", "—", "1")
-    assert domains == " + ".join(big["would_fall"]) == "acme-portal"
-    assert aggregate == "6,000.00" == f"{big['aggregate']:,.2f}"  # pay-1041, to Acme Ltd too
-    assert reason == big["reason"]
+    assert big["would_fall"] == ["acme-portal"] and domains == "Acme supplier portal"
+    assert aggregate == "6,000.00 USD" == f"{big['aggregate']:,.2f} USD"  # pay-1041, to Acme Ltd
+    assert reason == refusal
     assert page.locator("img").count() == 0
     assert page.evaluate("window.__pwned") is None
     shot(page, "08-gate-decisions", docs=False)
@@ -375,8 +386,8 @@ def test_the_gate_tab_lists_decisions_and_opens_each_payment(seeded, browser):
     decisions = page.locator("#gate-history li")
     expect(decisions).to_have_count(3)
     assert [d.get_attribute("data-allowed") for d in decisions.all()] == ["false"] * 3
-    expect(decisions.nth(1).locator(".reason")).to_have_text(big["reason"])
-    expect(decisions.nth(2).locator(".reason")).to_have_text(forged["reason"])
+    expect(decisions.nth(1).locator(".reason")).to_have_text(refusal)
+    expect(decisions.nth(2).locator(".reason")).to_have_text(mismatch)
     expect(decisions.nth(2)).to_contain_text(f"to {PAYEE}")
     assert page.locator("#detail img").count() == 0
     shot(page, "09-gate-refused-payment", docs=False)
@@ -388,7 +399,7 @@ def test_the_gate_tab_lists_decisions_and_opens_each_payment(seeded, browser):
 
     # Not in the graph: the memory lookup answers 404 and the decisions are shown alone.
     page.locator("#gate-list tr[data-name=pay-new]").click()
-    expect(page.locator("#detail-title")).to_have_text("payment: pay-new")
+    expect(page.locator("#detail-title")).to_have_text("Payment: Pay Acme Ltd 900.00 USD (pay-new)")
     expect(page.locator("#detail-facts")).to_contain_text("Not in the graph")
     expect(page.locator("#detail-memory")).to_be_hidden()
     expect(decisions).to_have_count(1)
@@ -416,7 +427,7 @@ def test_the_gate_tab_shows_a_foreign_amount_and_its_conversion(seeded, browser)
     page = sign_in(browser, base, tokens["finance"])
     page.click("nav button[data-tab=gate]")
     rows = page.locator("#gate-list tbody tr")
-    expect(rows.first.locator("td.name")).to_have_text("pay-yen")
+    expect(rows.first.locator("td.name")).to_have_text("Pay Yen KK 2,000,000.00 JPY (pay-yen)")
     expect(rows.first.locator("td.reason")).to_contain_text("no rate from JPY to USD")
     expect(rows.nth(1).locator("td.amount")).to_have_text("6,000.00 EUR (6,480.00 USD)")
     assert page.errors == []
@@ -427,6 +438,7 @@ def test_a_memory_links_to_the_trace_of_the_run_that_wrote_it(seeded, browser):
     written without a trace (the replayed story) shows no link."""
     url, base, tokens, graph = seeded
     page = sign_in(browser, base, tokens["security"])
+    page.click("nav button[data-tab=overview]")
     card(page, "n-hostile").click()
     link = page.locator("#detail-facts a.trace")
     expect(link).to_have_attribute("href", TRACE_UI.replace("{trace_id}", TRACE))
@@ -493,7 +505,7 @@ def test_the_approvers_day_review_reject_approve_export(recalls_day, browser, tm
     fin.click("#reject-btn")
     restated = dict(zip(fin.locator("#confirm dt").all_inner_texts(),
                         fin.locator("#confirm dd").all_inner_texts(), strict=True))
-    assert restated["Payment"] == f"pay-1042: 34,500.00 USD to {NAME}"
+    assert restated["Payment"] == f"Pay {NAME} 34,500.00 USD (pay-1042)"
     assert restated["Why rejected"] == "Acme confirmed INV-1042 reached its own account"
     expect(fin.locator("#confirm-ok")).to_have_class("danger")
     fin.click("#confirm-ok")
@@ -535,7 +547,8 @@ def test_the_approvers_day_review_reject_approve_export(recalls_day, browser, tm
     got.value.save_as(sheet)
     assert sheet.read_text().splitlines()[1].startswith("pay-1041,")
     expect(draft).to_contain_text("EXPORTED as csv by fran@harborfinch.example")
-    expect(fin.locator("#message")).to_contain_text("Exported the recall of pay-1041 as csv")
+    expect(fin.locator("#message")).to_contain_text(f"Exported the recall of Pay {NAME} 6,000.00 "
+                                                    "USD (pay-1041) as csv")
     shot(fin, "recalls")
     assert graph.rows("MATCH (o:Outbox) RETURN o.by") == [["fran@harborfinch.example"]]
 
