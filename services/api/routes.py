@@ -149,9 +149,11 @@ def _audit_page(api: Api, scope: str | None, response: Response, limit: int,
                 before: str | None) -> list[dict]:
     """One page of a scope's log, newest first; the total and the next page's cursor in the
     headers (the body stays the list of entries)."""
-    page = api.audit.entries(scope, _cap(api, limit), before)
+    size = _cap(api, limit)
+    page = api.audit.entries(scope, size + 1, before)  # one more: is there a next page?
     response.headers["X-Total-Count"] = str(api.audit.total(scope))
-    if len(page) == _cap(api, limit) and page:
+    if len(page) > size:
+        page = page[:size]
         response.headers["X-Next-Before"] = page[-1]["id"]
     return page
 

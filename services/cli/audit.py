@@ -45,10 +45,10 @@ def list_(
     scope = check_tenant(tenant) if tenant is not None else None
     with operator_server(url, data_dir) as server_url:
         log = shell_audit(connect(server_url))
-        rows = log.entries(scope, limit, before)
+        rows = log.entries(scope, limit + 1, before)  # one more: is there a next page?
         total = log.total(scope)
-    page = {"entries": rows, "total": total,
-            "next_before": rows[-1]["id"] if len(rows) == limit else None}
+    rows, more = rows[:limit], len(rows) > limit
+    page = {"entries": rows, "total": total, "next_before": rows[-1]["id"] if more else None}
 
     def render(d: dict, c) -> None:
         for e in d["entries"]:

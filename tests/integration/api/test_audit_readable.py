@@ -83,7 +83,7 @@ def test_a_refusal_reads_as_refused_with_its_reason_and_count(story):
 def test_pages_follow_the_cursor_through_the_live_log_and_the_archive(story):
     """With 4 entries kept live, pages of 3 from the newest, each from the previous page's
     X-Next-Before, give every entry once, in order, live and archived, as one big page does;
-    X-Total-Count counts them all; the last page names no next one."""
+    X-Total-Count counts them all; the last page names no next one, even when it is full."""
     _commit(story)
     sec = story.as_("security")
     whole = story.client.get(f"{story.base}/audit", headers=sec, params={"limit": 1000})
@@ -101,6 +101,9 @@ def test_pages_follow_the_cursor_through_the_live_log_and_the_archive(story):
         assert r.headers["X-Next-Before"] == paged[-1]
         params = {"limit": 3, "before": r.headers["X-Next-Before"]}
     assert paged == everything
+    exact = story.client.get(f"{story.base}/audit", headers=sec,
+                             params={"limit": len(everything)})
+    assert len(exact.json()) == len(everything) and "X-Next-Before" not in exact.headers
     bad = story.client.get(f"{story.base}/audit", headers=sec, params={"before": "yesterday"})
     assert bad.status_code == 422
 

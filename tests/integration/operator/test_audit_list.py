@@ -45,6 +45,8 @@ def test_the_log_reads_as_sentences_a_page_at_a_time(falkordb, tenant_name):
         assert ("sam (operator, via cli) declared portal:acme compromised; 2 beliefs OUT; 1 "
                 "payment held: pay-1042 34,500.00 USD; why: phished; as r-1.") in flat
         assert "1 of 3 entries" in flat and "--before" not in flat
+        whole = run(app, ["audit", "list", *on, "--limit", "3"])
+        assert "3 of 3 entries" in whole.stdout and "--before" not in whole.stdout
         data = json.loads(run(app, ["audit", "list", *on, "--limit", "2", "--json"]).stdout)
         assert data["total"] == 3 and data["next_before"] == cursor
         assert data["entries"][0]["detail"]["format"] == "camt.056"
