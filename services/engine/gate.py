@@ -81,10 +81,10 @@ def judge(graph: TenantGraph, call: GateCall, policy: GatePolicy = GatePolicy())
 def _judge_stored(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDecision:
     """A release: the proposal's stored facts are judged, and kept with the decision (the
     call's own where it named one), so that the aggregate of later calls counts them."""
-    # The proposal's facts, the rules, its cone and the aggregate in one round trip. The
-    # aggregate is read for the call's own account and payee when it names both: they must
+    # The proposal's facts, the rules and its cone in one round trip, and the aggregate in the
+    # gate log beside it, for the call's own account and payee when it names both: they must
     # equal the proposal's (checked below), which then name the same keys. Otherwise it is read
-    # for the proposal's, with the next round trip.
+    # for the proposal's, beside the cone's next round trip.
     early = _ask_allowed(graph, call.account, call.payee, call.at, p) \
         if call.account and call.payee else None
     read = ConeRead(graph, [call.action], [(q.ACTIONS_IN, {"ids": [call.action]}),
@@ -231,10 +231,16 @@ def _log_rows(read) -> list[list]:
 
 def _make_log(graph: TenantGraph, key: str) -> None:
     # Indexes first, waited for: an aggregate read racing an index under construction could
-    # miss a decision. A log made half-way before (a crash) is made again whole.
+    # miss a decision. Made again after a crash half-way, or after a graph object that had
+    # made it ready recorded into a log deleted since: what the log holds is kept, the
+    # indexes it has are kept, and the copy is by each decision's id (MERGE).
+    indexed: set[str] = set()
     if key.encode() in graph.conn.execute_command("GRAPH.LIST"):
-        graph.conn.execute_command("GRAPH.DELETE", key)
-    query(graph.conn, key, q.create_index("Gate", gq.LOG_INDEXED))
+        indexed = {p for _, props in query(
+            graph.conn, key, "CALL db.indexes() YIELD label, properties RETURN label, "
+            "properties", read_only=True).rows for p in props}
+    if missing := tuple(p for p in gq.LOG_INDEXED if p not in indexed):
+        query(graph.conn, key, q.create_index("Gate", missing))
     deadline = time.monotonic() + 30
     while any(status != "OPERATIONAL" for _, status in query(
             graph.conn, key, "CALL db.indexes() YIELD label, status RETURN label, status",

@@ -1,5 +1,6 @@
-"""The payment gate's Cypher: its decisions, kept in the tenant's graph as Gate nodes, and what
-it allowed before (the aggregate). Beside ``rescind.graph.queries``, as the recalls' are."""
+"""The payment gate's Cypher: its decisions, kept as Gate nodes in its log (a graph beside the
+tenant's), and what it allowed before (the aggregate). Beside ``rescind.graph.queries``, as the
+recalls' are."""
 
 from rescind.graph.queries import CONE
 
@@ -12,12 +13,13 @@ SETTLE = CONE
 # The gate's decisions are kept in a graph of their own beside the tenant's
 # (``rescind.contract.layout.gate_log_key``): the queries below run on it, except GATE_KEPT,
 # which reads the decisions a tenant's graph held before that graph existed (copied once by
-# GATE_COPY). Its indexes: the aggregate's keys and the moment.
-LOG_INDEXED = ("account_key", "payee_key", "at")
+# GATE_COPY, by each decision's id: a copy cut short is done again without doubles). Its
+# indexes: the aggregate's keys, the moment, and the id the copy merges on.
+LOG_INDEXED = ("account_key", "payee_key", "at", "id")
 
 GATE_KEPT = "MATCH (d:Gate) RETURN properties(d)"
 
-GATE_COPY = "UNWIND $rows AS r CREATE (d:Gate) SET d = r"
+GATE_COPY = "UNWIND $rows AS r MERGE (d:Gate {id: r.id}) SET d = r"
 
 # A gate decision, kept: what was asked, what the gate said and why. No edges: it is not part of
 # what anything believes, so it is written without the revision guard. ``execution`` is what

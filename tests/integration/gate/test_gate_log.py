@@ -75,3 +75,21 @@ def test_a_decision_is_kept_beside_the_graph_and_goes_with_it(falkordb, tenant_n
     again.g.delete()
     assert decisions_log(stale) == []
     assert last_decisions(stale, [action_id(tenant_name, "inv-2")]) == {}
+
+
+def test_a_log_made_again_keeps_what_it_holds_and_copies_no_decision_twice(
+        falkordb, tenant_name):
+    """A log whose making was cut short (its ready mark gone) is made again: the decisions it
+    holds stay, and one kept in the tenant's graph before it is in it once."""
+    b = Book(falkordb, tenant_name)
+    b.source("portal:acme", "vendor_portal")
+    portal = b.observe("portal:acme", f"Acme bank account: {ATTACKER}")
+    _kept_in_the_graph(b.g, "inv-old", 2000.0, 500_000)
+    assert b.ask("inv-new", (portal,), 3000, ATTACKER, "acme").allowed
+    b.g.conn.delete(layout.gate_log_ready_key(tenant_name))
+
+    again = TenantGraph(connect(falkordb), tenant_name)
+
+    assert sorted(e["name"] for e in decisions_log(again)) == ["inv-new", "inv-old"]
+    assert again.conn.exists(layout.gate_log_ready_key(tenant_name))
+    b.g.delete()
