@@ -113,7 +113,7 @@ class Replay:
                                    reason="correction", name=op.id), now)
             self.mem[op.id] = g.retraction(op.id)["new_memory"]
         elif isinstance(op, ReinstateLine):
-            ret.run(g, ret.Reinstate(op.retraction), now)
+            ret.run(g, ret.Reinstate(op.retraction, by="replay"), now)  # as via streams
         elif isinstance(op, GateLine):
             self.gates.append(gate_entry(op.action, self.gate(op, now), step.line))
         elif isinstance(op, ApproveLine):
