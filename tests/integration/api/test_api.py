@@ -301,7 +301,8 @@ def test_rescind_api_token_create_makes_a_working_token(story):
     me = story.client.get("/api/v1/me", headers={"Authorization": f"Bearer {made['token']}"})
     assert me.json() == {"tenant": story.tenant, "role": "finance", "who": "fin@cli.example",
                          "token": made["id"], "trace_url": None,  # no trace UI configured
-                         "currency": "USD"}
+                         "currency": "USD",  # and the gate's rule, for the console's words
+                         "gate": {"currency": "USD", "min_domains": 2, "threshold": 10000.0}}
     log = story.client.get(f"{story.base}/audit", headers=story.as_("security")).json()
     assert (log[0]["action"], log[0]["via"], log[0]["target"]) == ("token.create", "cli",
                                                                   "finance:fin@cli.example")
