@@ -247,13 +247,15 @@ def fragility(graph: TenantGraph, ref: str) -> dict:
 
 def pending_payments(graph: TenantGraph, limit: int = 50) -> list[dict]:
     """Payments not executed yet, each with its fragility; those OUT are held, but one the
-    gate refused last (never run: nothing to hold) is listed as refused, with why."""
+    gate refused last when it was proposed (never run: nothing to hold) is listed as refused,
+    with why. A scheduled payment whose release was refused is still scheduled: held if OUT."""
     rows = []
     pending = [a for a in graph.actions() if not a.get("executed")][:limit]
     last = gate_mod.last_decisions(graph, [a["id"] for a in pending])
     for a in pending:
         frag, witness, domains = gate_mod.weakest_of(graph, a["id"])
-        refused = a["id"] in last and not last[a["id"]]["allowed"]
+        decided = last.get(a["id"])  # a refused release leaves the scheduled payment to hold
+        refused = decided is not None and not decided["allowed"] and not decided["release"]
         rows.append({**public(a), "held": a.get("status") == "OUT" and not refused,
                      "refused": refused, "gate": last.get(a["id"]), "fragility": frag,
                      "would_fake_it": list(witness), "domains": list(domains)})

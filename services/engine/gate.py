@@ -316,11 +316,13 @@ _LOG_FIELDS = ("at", "action", "name", "amount", "currency", "base_amount", "acc
 
 def last_decisions(graph: TenantGraph, actions: list[str]) -> dict[str, dict]:
     """The gate's last decision about each of ``actions`` that it was asked about: whether it
-    allowed it, why, and when (ISO)."""
+    allowed it, why, when (ISO), and whether it was the release of a stored proposal (the
+    proposing tool ran: a scheduled payment stays scheduled whatever its release was told)."""
     if not actions:
         return {}
-    return {a: {"allowed": bool(allowed), "reason": reason, "at": from_micros(at).isoformat()}
-            for a, allowed, reason, at in _log_rows(lambda: query(
+    return {a: {"allowed": bool(allowed), "reason": reason, "at": from_micros(at).isoformat(),
+                "release": "#" in (execution or "")}
+            for a, allowed, reason, at, execution in _log_rows(lambda: query(
                 graph.conn, log_of(graph), gq.GATE_LAST, {"ids": list(actions)}, read_only=True))}
 
 

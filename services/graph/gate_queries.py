@@ -63,6 +63,6 @@ ORDER BY d.at DESC LIMIT $limit
 GATE_LAST = """
 MATCH (d:Gate) WHERE d.action IN $ids
 WITH d.action AS action, d ORDER BY d.at DESC
-WITH action, collect([d.allowed, d.reason, d.at])[0] AS last
-RETURN action, last[0], last[1], last[2]
+WITH action, collect([d.allowed, d.reason, d.at, d.execution])[0] AS last
+RETURN action, last[0], last[1], last[2], last[3]
 """

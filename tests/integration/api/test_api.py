@@ -44,9 +44,9 @@ def test_compromise_recall_approve_reinstate_over_http(story):
     assert [(x["name"], x["amount"], x["state"]) for x in recalls] == [("pay-1041", 6000, "drafted")]
     assert "Reason: Acme's portal was taken over (retraction r-acme)" in recalls[0]["draft"]
     held = story.client.get(f"{story.base}/payments", headers=story.as_("viewer")).json()
-    # pay-1042 was refused by the gate (the story's gate line): it never ran, so it is listed
-    # as refused, not as a payment to hold (issue 28, finding 8).
-    assert [(x["name"], x["held"], x["refused"]) for x in held] == [("pay-1042", False, True)]
+    # pay-1042 is a stored (scheduled) proposal whose release the gate refused (the story's
+    # gate line): it stays scheduled, so it is held; only a refused call (never run) is not.
+    assert [(x["name"], x["held"], x["refused"]) for x in held] == [("pay-1042", True, False)]
     ok = story.client.post(f"{story.base}/recalls/pay-1041/approve", headers=story.as_("finance"))
     again = story.client.post(f"{story.base}/recalls/pay-1041/approve",
                               headers=story.as_("finance"))

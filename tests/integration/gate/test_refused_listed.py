@@ -11,21 +11,26 @@ from tests.support.gate_book import ATTACKER, Book
 
 
 def test_a_refused_proposal_is_listed_as_refused_not_held(falkordb, tenant_name):
-    """$34,500 on the portal alone is refused; $500 on it allowed but not yet paid, and a
-    third never asked. The portal is compromised: the refused one is listed as refused (with
-    the gate's reason), the other two as held."""
+    """$34,500 on the portal alone is refused when asked as the call it is (the tool never
+    ran); $500 allowed but not yet paid; a third never asked; and a fourth, scheduled (its
+    proposing tool ran), whose release was refused. The portal is compromised: the refused
+    call is listed as refused (with the gate's reason); the other three as held: a refused
+    release leaves the payment scheduled at the bank."""
     b = Book(falkordb, tenant_name)
     b.source("portal:acme", "vendor_portal")
     portal = b.observe("portal:acme", f"Acme bank account: {ATTACKER}")
-    for name, amount in (("big", 34500), ("small", 500), ("later", 700)):
+    for name, amount in (("big", 34500), ("small", 500), ("later", 700),
+                         ("scheduled", 34500)):
         b.propose(name, (portal,), amount=amount, account=ATTACKER, payee="acme")
-    assert not b.ask("big").allowed
+    assert not b.ask("big", (portal,), amount=34500, account=ATTACKER, payee="acme").allowed
     assert b.ask("small").allowed
+    assert not b.ask("scheduled").allowed  # the release of a stored proposal
     compromise(b.g, "portal:acme", None, None, "taken over", "security", commit=True)
-    named = {action_id(tenant_name, n): n for n in ("big", "small", "later")}
+    named = {action_id(tenant_name, n): n for n in ("big", "small", "later", "scheduled")}
     rows = {named[r["id"]]: r for r in pending_payments(b.g)}
     got = {n: (r["held"], r["refused"]) for n, r in rows.items()}
-    assert got == {"big": (False, True), "small": (True, False), "later": (True, False)}
+    assert got == {"big": (False, True), "small": (True, False), "later": (True, False),
+                   "scheduled": (True, False)}
     assert "above 10,000" in rows["big"]["gate"]["reason"]
     assert rows["later"]["gate"] is None
     b.g.delete()
