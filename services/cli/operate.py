@@ -334,6 +334,12 @@ def recalls_export(
 
     row = _decide(action, by, url, data_dir, tenant, "recall.export", run,
                   lambda r: {"action": r["action"], "format": fmt})
+    _deliver(row, out_path, as_json, f"the recall of {row['name']} as {fmt} by "
+                                     f"{row['exports'][-1]['by']}")
+
+
+def _deliver(row: dict, out_path: Path | None, as_json: bool, what: str) -> None:
+    """An exported file: to ``out_path`` (saying so) or to stdout; the whole row with --json."""
     file = row["file"]
     if out_path is not None:
         out_path.write_text(file["content"], encoding="utf-8")
@@ -342,8 +348,7 @@ def recalls_export(
     elif out_path is None:
         print(file["content"], end="")
     else:
-        out.print(f"exported the recall of {row['name']} as {fmt} by {row['exports'][-1]['by']}"
-                  f" to {out_path}", markup=False)
+        out.print(f"exported {what} to {out_path}", markup=False)
 
 
 @recalls_app.command("notice-approve")
@@ -384,16 +389,7 @@ def recalls_notice_export(
 
     row = _decide(action, by, url, data_dir, tenant, "recall.notice.export", run,
                   lambda r: {"action": r["action"], "format": fmt})
-    file = row["file"]
-    if out_path is not None:
-        out_path.write_text(file["content"], encoding="utf-8")
-    if as_json:
-        emit(row, True, None)
-    elif out_path is None:
-        print(file["content"], end="")
-    else:
-        out.print(f"exported the withdrawal notice of {row['name']} as {fmt} to {out_path}",
-                  markup=False)
+    _deliver(row, out_path, as_json, f"the withdrawal notice of {row['name']} as {fmt}")
 
 
 @gate_app.command("log")
