@@ -12,6 +12,7 @@ from opentelemetry import trace
 from rescind.contract import events as ev
 from rescind.contract.text import escape
 
+from .config import configurable
 from .context import TOOL, current_run, run_key
 from .gate import GateRefused
 from .recorder import Recorder
@@ -70,7 +71,7 @@ class RescindCallbacks(BaseCallbackHandler):
                 if known is not None:
                     contexts.deliver(run, known[0], known[1], TOOL)
         self.recorder.model_turn(run, meta.get("lc_agent_name") or meta.get("langgraph_node"),
-                                 said, run_values())
+                                 said, configurable())
 
     def on_tool_start(self, serialized: dict, input_str: str, *, run_id: UUID,
                       metadata: dict | None = None, inputs: dict | None = None,
@@ -88,7 +89,7 @@ class RescindCallbacks(BaseCallbackHandler):
             with trace.use_span(span):
                 if name in self.recorder.config.actions:
                     call_id = self.recorder.action_start(thread, name, args, call_id,
-                                                         {**run_values(), **args})
+                                                         {**configurable(), **args})
                     self._tools[run_id] = (name, thread, args, call_id)
         except BaseException as exc:  # a refused gate: the tool will not run, the span ends here
             self._spans.pop(run_id, None)
@@ -102,7 +103,7 @@ class RescindCallbacks(BaseCallbackHandler):
         with trace.use_span(span, end_on_exit=True):
             if name in self.recorder.config.sources:
                 text = tool_text(output)
-                oid = self.recorder.source_result(thread, name, {**run_values(), **args}, text)
+                oid = self.recorder.source_result(thread, name, {**configurable(), **args}, text)
                 if oid is not None:  # shown again later by its tool-call id, in any run
                     self.recorder.contexts.tool_result(call_id, oid, escape(text)[:ev.MAX_TEXT])
             elif name in self.recorder.config.actions:
@@ -136,19 +137,6 @@ def tool_text(output: Any) -> str:
     if isinstance(content, list):  # content blocks
         return "\n".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
     return str(content)
-
-
-def run_values() -> dict:
-    """The run's ``configurable`` values that a template may name (``user_id``...), read from
-    the run this callback fires in; {} outside one."""
-    try:
-        from langgraph.config import get_config
-
-        conf = get_config().get("configurable", {})
-    except (RuntimeError, ImportError):
-        return {}
-    return {k: v for k, v in conf.items()
-            if isinstance(k, str) and not k.startswith("__") and isinstance(v, str | int | float)}
 
 
 def _text(message: Any) -> str:
