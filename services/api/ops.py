@@ -254,8 +254,7 @@ def pending_payments(graph: TenantGraph, limit: int = 50) -> list[dict]:
     last = gate_mod.last_decisions(graph, [a["id"] for a in pending])
     for a in pending:
         frag, witness, domains = gate_mod.weakest_of(graph, a["id"])
-        decided = last.get(a["id"])  # a refused release leaves the scheduled payment to hold
-        refused = decided is not None and not decided["allowed"] and not decided["release"]
+        refused = gate_mod.never_ran(last.get(a["id"]))
         rows.append({**public(a), "held": a.get("status") == "OUT" and not refused,
                      "refused": refused, "gate": last.get(a["id"]), "fragility": frag,
                      "would_fake_it": list(witness), "domains": list(domains)})

@@ -326,6 +326,13 @@ def last_decisions(graph: TenantGraph, actions: list[str]) -> dict[str, dict]:
                 graph.conn, log_of(graph), gq.GATE_LAST, {"ids": list(actions)}, read_only=True))}
 
 
+def never_ran(decision: dict | None) -> bool:
+    """Whether the gate's last decision (``last_decisions``) refused the call itself: the tool
+    never ran, so there is nothing to hold. A refused release is not that: the proposing tool
+    ran (a payment scheduled at the bank), and what is OUT of it must be held."""
+    return decision is not None and not decision["allowed"] and not decision["release"]
+
+
 def decisions_log(graph: TenantGraph, action: str | None = None, limit: int = 100) -> list[dict]:
     """The gate's decisions, newest first (of one action, by id, when given)."""
     rows = _log_rows(lambda: query(graph.conn, log_of(graph), gq.GATE_LOG,

@@ -19,6 +19,7 @@ from rescind.contract.errors import Duplicate, Invalid, NotFound, StalePreview
 from rescind.contract.kinds import OUT
 from rescind.core.belief import Status, Window
 from rescind.core.shapes import RetractionResult
+from rescind.engine import gate
 from rescind.engine import retraction as ret
 from rescind.engine.gate import weakest_of
 from rescind.graph import queries as q
@@ -245,9 +246,12 @@ def describe(graph: TenantGraph, result: RetractionResult,
     groups = {name: [_item(facts.get(i.id, {"id": i.id}), i.hops) for i in items]
               for name, items in radius.groups()}
     out = radius.direction == OUT
+    pending = groups["pending_actions"] if out else []
+    last = gate.last_decisions(graph, [p["id"] for p in pending]) if pending else {}
     return {"retraction": result.id, "op": result.op, "rev": result.rev,
             "direction": radius.direction, "counts": radius.counts, **groups,
-            "to_hold": groups["pending_actions"] if out else [],
+            # a call the gate refused never ran: nothing to hold (a refused release: held)
+            "to_hold": [p for p in pending if not gate.never_ran(last.get(p["id"]))],
             "to_recall": groups["executed_actions"] if out else [],
             "kept": [{**_item(facts[m], None), "kept_by": why} for m, why in kept.items()
                      if m in facts]}

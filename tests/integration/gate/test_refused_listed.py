@@ -25,8 +25,10 @@ def test_a_refused_proposal_is_listed_as_refused_not_held(falkordb, tenant_name)
     assert not b.ask("big", (portal,), amount=34500, account=ATTACKER, payee="acme").allowed
     assert b.ask("small").allowed
     assert not b.ask("scheduled").allowed  # the release of a stored proposal
-    compromise(b.g, "portal:acme", None, None, "taken over", "security", commit=True)
+    done = compromise(b.g, "portal:acme", None, None, "taken over", "security", commit=True)
     named = {action_id(tenant_name, n): n for n in ("big", "small", "later", "scheduled")}
+    # The compromise's own list of payments to hold agrees: not the call that never ran.
+    assert sorted(named[p["id"]] for p in done["to_hold"]) == ["later", "scheduled", "small"]
     rows = {named[r["id"]]: r for r in pending_payments(b.g)}
     got = {n: (r["held"], r["refused"]) for n, r in rows.items()}
     assert got == {"big": (False, True), "small": (True, False), "later": (True, False),
