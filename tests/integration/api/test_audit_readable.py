@@ -8,11 +8,10 @@ import json
 import re
 
 import pytest
-import redis
 from fastapi.testclient import TestClient
 
 from rescind.api import create_app
-from rescind.contract import layout
+from rescind.contract import connection, layout
 from rescind.operator.audit import Actor, AuditLog
 from rescind.runtime.settings import Settings
 from tests.support.api import ADMIN, COMPROMISE, forget, make_story
@@ -89,7 +88,7 @@ def test_pages_follow_the_cursor_through_the_live_log_and_the_archive(story):
     whole = story.client.get(f"{story.base}/audit", headers=sec, params={"limit": 1000})
     everything = [e["id"] for e in whole.json()]
     assert len(everything) >= 7  # the tenant, 4 tokens, the preview and the commit
-    assert redis.Redis.from_url(story.url).xlen(layout.audit_key(story.tenant)) < len(everything)
+    assert connection.connect(story.url).xlen(layout.audit_key(story.tenant)) < len(everything)
     assert int(whole.headers["X-Total-Count"]) == len(everything)
     paged, params = [], {"limit": 3}
     for _ in range(len(everything)):  # a page at least each time, or the cursor is ignored
@@ -123,7 +122,7 @@ def test_a_long_detail_stays_one_object_and_old_entries_read_as_objects(falkordb
     """A detail far past the log's bound is kept as one JSON object, shortened by its parts
     (a long list says how many it left out); an entry written as text before, or as JSON inside
     a string, reads as an object all the same."""
-    conn = redis.Redis.from_url(falkordb)
+    conn = connection.connect(falkordb)  # a cluster's client too (make test-cluster)
     log = AuditLog(conn)
     try:
         me = Actor("sam", "security", "", "cli")
@@ -146,4 +145,5 @@ def test_a_long_detail_stays_one_object_and_old_entries_read_as_objects(falkordb
             assert e["detail"] == (json.loads(old) if old.startswith("{")
                                    else {"message": old})
     finally:
-        conn.delete(*conn.scan_iter(match=f"{layout.audit_key(tenant_name)}*"))
+        for key in conn.scan_iter(match=f"{layout.audit_key(tenant_name)}*"):
+            conn.delete(key)

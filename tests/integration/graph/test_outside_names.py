@@ -123,8 +123,7 @@ def test_a_graph_with_constraints_on_names_is_migrated(falkordb, tenant_name):
     name with a trailing space is written beside the old one, and the server stays up."""
     conn = connect(falkordb)
     key = TenantGraph(conn, tenant_name).key
-    if key.encode() in conn.execute_command("GRAPH.LIST"):
-        conn.execute_command("GRAPH.DELETE", key)
+    TenantGraph(conn, tenant_name).delete()  # the tenant's fresh graph: made again the old way
     conn.execute_command("GRAPH.QUERY", key, "CREATE INDEX FOR (m:Mem) ON (m.id, m.kind)")
     conn.execute_command("GRAPH.QUERY", key, "CREATE INDEX FOR (s:Source) ON (s.id)")
     conn.execute_command("GRAPH.QUERY", key, "CREATE INDEX FOR (j:Justification) ON (j.id)")
