@@ -124,7 +124,10 @@ def test_the_security_analysts_day(demo, browser):
     expect(todo).to_contain_text("Globex vendor portal: 2,400.00 USD in 1 payment")
     expect(todo).to_contain_text("Waiting for finance, not for you: 1 recall to decide (Pay "
                                  "Northwind Supplies 6,000.00 USD for INV-1001)")
-    expect(page.locator("#todo-badge")).to_have_text("3")
+    # The scheduled INV-1002, OUT since the compromise, is held (its release was refused, but
+    # the payment is scheduled at the bank): security's first item.
+    expect(todo).to_contain_text("1 payment is held, totalling 34,500.00 USD")
+    expect(page.locator("#todo-badge")).to_have_text("4")
     assert not RAW.search(todo.inner_text())
     shot(page, "days-01-security-landing", docs=False)
 
