@@ -10,10 +10,13 @@ extra batch.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
+from contextlib import nullcontext
 from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
+from langgraph.store.memory import InMemoryStore
 
 from .context import current_run
 from .recorder import Recorder, store_key
@@ -38,12 +41,20 @@ class RecordingStore(BaseStore):
     def __init__(self, inner: BaseStore, recorder: Recorder) -> None:
         self.inner = inner
         self.recorder = recorder
+        # LangGraph's InMemoryStore is not safe across threads: a search iterates a namespace's
+        # dict while a parallel branch's put grows it ("dictionary changed size during
+        # iteration", raised in the agent's own call). Wrapped, each put also reads what it
+        # replaces first, which widened that window; calls into an in-memory store are made
+        # one at a time (the read and the put together). Stores of a database are left as is.
+        self._serial = threading.Lock() if isinstance(inner, InMemoryStore) else nullcontext()
 
     def batch(self, ops: Iterable[Any]) -> list[Any]:
         ops = list(ops)
         reads = _overwritten(ops)
-        before = self.inner.batch(reads) if reads else []
-        return self._after(ops, self.inner.batch(ops), before)
+        with self._serial:
+            before = self.inner.batch(reads) if reads else []
+            results = self.inner.batch(ops)
+        return self._after(ops, results, before)
 
     async def abatch(self, ops: Iterable[Any]) -> list[Any]:
         ops = list(ops)
