@@ -248,10 +248,16 @@ def gate_log(rows: list[dict], console: Console) -> None:
     if not rows:
         console.print("no gate decisions yet")
         return
+    from rescind.core.gate_rule import GatePolicy
+    from rescind.runtime.settings import Settings
+    from rescind.views.gate_words import attacker_needs, why
+
+    policy = GatePolicy.from_settings(Settings())
     columns = [("at", KEY, "left"), ("payment", KEY, "left"), ("amount", KEY, "right"),
-               ("decision", KEY, "left"), ("fragility", KEY, "right"), ("account", TEXT, "left"),
-               ("would fall", TEXT, "left"), ("reason", TEXT, "left")]
+               ("decision", KEY, "left"), ("sources", KEY, "right"), ("account", TEXT, "left"),
+               ("an attacker needs", TEXT, "left"), ("why", TEXT, "left")]
     fitted(console, "Payment gate decisions (newest first)", columns, [
         [at(r["at"]), r.get("name") or r["action"], money(r["amount"], r.get("currency")),
-         "allowed" if r["allowed"] else "refused", str(r["fragility"]), r.get("account") or "-",
-         ", ".join(r.get("would_fall") or []) or "-", r["reason"]] for r in rows], lead=4)
+         "expired" if r.get("expired") else "allowed" if r["allowed"] else "refused",
+         "-" if r["fragility"] is None else str(r["fragility"]), r.get("account") or "-",
+         attacker_needs(r.get("would_fall")), why(r, policy)] for r in rows], lead=4)

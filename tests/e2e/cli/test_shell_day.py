@@ -90,6 +90,17 @@ def test_every_amount_prints_one_way_with_its_currency(week):
     assert money(12.5, "EUR") == "12.50 EUR"
 
 
+def test_the_gate_log_says_why_in_words_not_the_recorded_reason(week):
+    """`gate log` says why each decision went as it did ("confirmed by only 1 independent
+    source; 2 needed") and who an attacker would need; the terse recorded reason is only in
+    --json."""
+    rows = json.loads(rescind(week, "gate", "log", "--json").stdout)
+    assert any(r["reason"].startswith(("allowed: fragility", "blocked:")) for r in rows)
+    text = " ".join(" ".join(_lines(rescind(week, "gate", "log", columns=200))).split())
+    assert "independent source" in text and "needed" in text
+    assert "allowed: fragility" not in text and "would fall" not in text
+
+
 def test_a_compromise_without_a_window_needs_all_time(week):
     """No --from, --to or --all-time: refused (exit 2) saying how to give a window, nothing
     previewed; --all-time with a window is refused too; --all-time previews and says, in its
