@@ -11,9 +11,10 @@ from datetime import UTC, datetime, timedelta
 
 import redis
 
-from rescind.contract import connection, layout
+from rescind.contract import layout
 from rescind.contract.errors import GateRefused
 from rescind.contract.events import GateAnswered, GateAsked
+from rescind.transport import connection
 
 # How much longer than its own deadline an asker waits for the answer: an answer the gate
 # gave before the deadline is still on its way (the gate records any later one as expired).

@@ -30,8 +30,9 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from rescind.contract import connection, layout
+from rescind.contract import layout
 from rescind.contract.errors import Invalid
+from rescind.transport import connection
 
 # The snapshot reads the graph directly; this query lives here because the middleware may not
 # import rescind.graph (see tests/unit/test_layers.py).

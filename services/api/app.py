@@ -19,12 +19,13 @@ from pydantic import BaseModel, Field
 from rescind.api import routes
 from rescind.api.auth import PERMISSIONS, TokenStore
 from rescind.api.state import Api, Guard, kind, tenant_or_none
-from rescind.contract import connection, layout
+from rescind.contract import layout
 from rescind.contract.errors import Duplicate, RescindError, Unauthenticated, http_status
 from rescind.graph.cypher import CypherError
 from rescind.graph.store import connect
 from rescind.runtime.readiness import ServerStatus, probe
 from rescind.runtime.settings import Settings
+from rescind.transport import connection
 
 log = logging.getLogger("rescind.api")
 STATIC = Path(__file__).with_name("static")

@@ -17,11 +17,12 @@ from datetime import UTC, datetime
 
 import redis
 
-from rescind.contract import connection, layout
+from rescind.contract import layout
 from rescind.contract.errors import Forbidden, Invalid, NotFound, Unauthenticated
 from rescind.contract.layout import check_tenant
 from rescind.graph import tenants
 from rescind.operator.audit import Actor
+from rescind.transport import connection
 
 ROLES = ("agent", "security", "finance", "viewer")
 ADMIN = "admin"

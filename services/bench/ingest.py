@@ -16,14 +16,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rescind.bench.engine import RAW_UNWIND
-from rescind.contract import connection, layout
 from rescind.contract import events as ev
-from rescind.contract import streams as st
+from rescind.contract import layout
 from rescind.graph import queries as q
 from rescind.graph import tenants
 from rescind.graph.cypher import query
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
+from rescind.transport import connection
+from rescind.transport import streams as st
 from rescind.workers.app import WorkerSettings, WorkerThread
 
 AT = datetime(2026, 11, 2, tzinfo=UTC)

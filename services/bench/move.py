@@ -28,12 +28,13 @@ from rich.progress import Progress
 
 from rescind.bench.engine import load
 from rescind.bench.generator import plain_clusters
-from rescind.contract import connection, layout
+from rescind.contract import layout
 from rescind.engine import retraction as ret
 from rescind.graph import tenants
 from rescind.graph.store import TenantGraph, connect
 from rescind.runtime import move
 from rescind.runtime.cluster import EmbeddedCluster
+from rescind.transport import connection
 
 PROBE = "MATCH (m:Meta) RETURN count(m)"
 

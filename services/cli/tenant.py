@@ -132,10 +132,10 @@ def move(
     while it serves: CLUSTER SETSLOT IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE. Its graph is
     moved in one MIGRATE that blocks both masters meanwhile (docs/scaling.md, "Moving a
     tenant")."""
-    from rescind.contract import connection
     from rescind.graph import tenants
     from rescind.graph.store import connect
     from rescind.runtime import move as mv
+    from rescind.transport import connection
 
     who = decider(by)
     conn = connect(url)

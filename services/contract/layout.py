@@ -3,7 +3,7 @@
 This module is the layout's reference, and the only place that spells a name. It does no I/O and
 sits in ``rescind.contract``, so the agents' side (``rescind.middleware``) and the services build
 the same names from the same code. The helpers that act on these names (declaring groups,
-dead-lettering, publishing statuses) are in ``rescind.contract.streams``.
+dead-lettering, publishing statuses) are in ``rescind.transport.streams``.
 
 Hash tag: on a Redis cluster a key's slot is the hash of what stands between its first ``{`` and
 ``}``. Every per-tenant key carries the tag ``{tenant}``, so a tenant's graph, its locks, its token
@@ -242,7 +242,7 @@ def gate_reply_key(request: str) -> str:
 
 def replication_marker(key: str) -> str:
     """A key in ``key``'s slot, written to learn when a replica has what was written to ``key``
-    before it (``rescind.contract.connection.replicated``): ``key`` plus ``:replicated`` when
+    before it (``rescind.transport.connection.replicated``): ``key`` plus ``:replicated`` when
     it carries a hash tag already, else ``{key}:replicated``."""
     start = key.find("{")
     tagged = start >= 0 and key.find("}", start + 2) > start

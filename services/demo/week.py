@@ -18,8 +18,7 @@ from typing import Any
 
 from langchain_core.tools import StructuredTool
 
-from rescind.contract import connection, layout
-from rescind.contract import streams as st
+from rescind.contract import layout
 from rescind.engine.gate import UnknownAction, weakest_of
 from rescind.graph import queries as q
 from rescind.graph import tenants
@@ -32,6 +31,8 @@ from rescind.operator import decisions as security
 from rescind.operator.audit import Actor, AuditLog
 from rescind.operator.recalls import recall_list
 from rescind.scenario.via_streams import wait_idle
+from rescind.transport import connection
+from rescind.transport import streams as st
 from rescind.workers.app import WorkerSettings, WorkerThread
 
 COMPROMISED = "portal:northwind"

@@ -15,7 +15,7 @@ from typing import Any
 
 import redis
 
-from rescind.contract.connection import Client, node_for
+from rescind.transport.connection import Client, node_for
 
 # Compact result value types (FalkorDB's ResultSet wire format).
 _NULL, _STRING, _INTEGER, _BOOLEAN, _DOUBLE, _ARRAY, _EDGE, _NODE, _PATH, _MAP = range(1, 11)

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import redis
 
-from rescind.contract import connection
 from rescind.contract.errors import StalePreview
 from rescind.contract.layout import gate_log_key, gate_log_ready_key, graph_key, lock_key
 from rescind.core.belief import Node, Rules, Status, Window
@@ -38,6 +37,7 @@ from rescind.graph.cypher import (
 )
 from rescind.graph.keys import justification_uid, keyed, source_uid, uid
 from rescind.graph.region import read_nodes, walk
+from rescind.transport import connection
 
 _SCHEMA_LOCK = threading.Lock()
 log = logging.getLogger("rescind.graph")
@@ -69,7 +69,7 @@ def linearised(graph: TenantGraph, attempt, free_tries: int = 3):
 
 
 def connect(url: str) -> connection.Client:
-    """A client of the server, or of the cluster it belongs to (``rescind.contract.connection``)."""
+    """A client of the server, or of the cluster it belongs to (``rescind.transport.connection``)."""
     return connection.connect(url, socket_timeout=120, health_check_interval=30)
 
 

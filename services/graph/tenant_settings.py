@@ -16,9 +16,10 @@ from dataclasses import asdict, dataclass, fields
 
 import redis
 
-from rescind.contract import connection, layout
+from rescind.contract import layout
 from rescind.contract import text as tx
 from rescind.contract.errors import Invalid
+from rescind.transport import connection
 
 _BIC = re.compile(r"^[A-Z0-9]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?$")  # ISO 9362
 _LEI = re.compile(r"^[A-Z0-9]{18}[0-9]{2}$")  # ISO 17442

@@ -18,10 +18,11 @@ from datetime import UTC, datetime
 
 import redis
 
-from rescind.contract import connection, layout
+from rescind.contract import layout
 from rescind.contract.errors import NotFound
 from rescind.contract.layout import check_tenant
 from rescind.graph.store import TenantGraph
+from rescind.transport import connection
 
 log = logging.getLogger("rescind.tenants")
 

@@ -37,9 +37,10 @@ from typing import Any
 
 import redis
 
-from rescind.contract import connection, layout
+from rescind.contract import layout
 from rescind.contract.errors import RescindError, http_status
 from rescind.operator import audit_text
+from rescind.transport import connection
 
 log = logging.getLogger("rescind.audit")
 

@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 import redis
 
 from rescind.contract import events as ev
-from rescind.contract import streams
 from rescind.contract.errors import Duplicate, Invalid, NotFound, StalePreview
 from rescind.contract.kinds import OUT
 from rescind.core.belief import Status, Window
@@ -26,6 +25,7 @@ from rescind.graph import queries as q
 from rescind.graph import version_queries as vq
 from rescind.graph.store import TenantGraph
 from rescind.operator import recalls, sources
+from rescind.transport import streams
 
 
 def parse_time(text: str | None, what: str) -> int | None:

@@ -22,7 +22,7 @@ import redis
 from opentelemetry import metrics, trace
 from opentelemetry.metrics import CallbackOptions, Observation
 
-from rescind.contract import connection
+from rescind.transport import connection
 
 tracer = trace.get_tracer("rescind")
 meter = metrics.get_meter("rescind")

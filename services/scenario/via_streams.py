@@ -20,7 +20,6 @@ import redis
 
 from rescind.contract import events as ev
 from rescind.contract import layout
-from rescind.contract import streams as st
 from rescind.contract.errors import Unavailable
 from rescind.contract.events import action_id, memory_id
 from rescind.engine.gate import GatePolicy
@@ -28,6 +27,7 @@ from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
 from rescind.scenario import format as sc
 from rescind.scenario.replay import Replay, gate_entry, start, undo
+from rescind.transport import streams as st
 from rescind.workers.app import WorkerSettings, WorkerThread
 
 

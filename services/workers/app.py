@@ -20,12 +20,13 @@ from faststream.redis import RedisBroker, RedisClusterBroker, RedisStreamMessage
 from faststream.redis.opentelemetry import RedisTelemetryMiddleware
 from pydantic import SkipValidation
 
-from rescind.contract import connection, layout
 from rescind.contract import events as ev
-from rescind.contract import streams as st
+from rescind.contract import layout
 from rescind.contract.errors import Invalid
 from rescind.engine import collector
 from rescind.runtime import telemetry
+from rescind.transport import connection
+from rescind.transport import streams as st
 from rescind.workers.link import Link, quiet
 from rescind.workers.poison import lost_connection
 from rescind.workers.roles import Workers, WorkerSettings

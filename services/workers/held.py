@@ -16,10 +16,11 @@ import logging
 import time
 from collections import defaultdict
 
-from rescind.contract import connection, layout
 from rescind.contract import events as ev
-from rescind.contract import streams as st
+from rescind.contract import layout
 from rescind.runtime import telemetry
+from rescind.transport import connection
+from rescind.transport import streams as st
 from rescind.workers.ingest import Pending, apply_writes, to_write
 from rescind.workers.poison import (
     Isolated,

@@ -17,7 +17,7 @@ import time
 
 import redis
 
-from rescind.contract import connection
+from rescind.transport import connection
 from rescind.workers.poison import lost_connection
 
 log = logging.getLogger("rescind.workers")

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 import redis
 
 from rescind.contract import events as ev
-from rescind.contract.connection import redirection
 from rescind.contract.errors import RescindError, StalePreview
 from rescind.graph.cypher import CypherError
+from rescind.transport.connection import redirection
 from rescind.workers.ingest import Pending
 
 # Replies of a server that is busy, full, loading or failing over: about the server, not the

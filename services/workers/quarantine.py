@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import logging
 
-from rescind.contract import connection, layout
 from rescind.contract import events as ev
+from rescind.contract import layout
 from rescind.runtime import telemetry
+from rescind.transport import connection
 from rescind.workers.ingest import apply_writes, to_write
 from rescind.workers.poison import in_flight, lost_connection, transient
 from rescind.workers.state import PRODUCES, Held, Trouble

@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 
 import redis
 
-from rescind.contract import connection, layout
 from rescind.contract import events as ev
-from rescind.contract import streams as st
+from rescind.contract import layout
 from rescind.contract.errors import Invalid
 from rescind.core.shapes import Change, GateDecision, RetractionResult
 from rescind.engine.gate import (
@@ -37,6 +36,8 @@ from rescind.graph import tenants
 from rescind.graph.store import TenantGraph, connect
 from rescind.operator.audit import ALLOWED, BLOCKED, Actor, AuditLog
 from rescind.runtime import telemetry
+from rescind.transport import connection
+from rescind.transport import streams as st
 from rescind.workers.applied import bad_position, wait_applied
 from rescind.workers.held import Held, HeldWrites, Trouble
 from rescind.workers.ingest import apply_control, apply_writes, decode, refused

@@ -14,11 +14,12 @@ from langchain_core.tools import tool
 from langgraph.prebuilt import InjectedStore, create_react_agent
 from langgraph.store.memory import InMemoryStore
 
-from rescind.contract import connection, layout
 from rescind.contract import events as ev
+from rescind.contract import layout
 from rescind.middleware import InterceptConfig, instrument
 from rescind.middleware.config import ActionTool, SourceTool
 from rescind.scenario.via_streams import wait_idle
+from rescind.transport import connection
 
 PORTAL = {"acme": "Acme bank account: IBAN GB33 BUKB 2020 1555 5555 55"}
 PAID: list[dict] = []

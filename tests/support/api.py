@@ -11,12 +11,13 @@ import redis
 from fastapi.testclient import TestClient
 
 from rescind.api import ROLES, create_app
-from rescind.contract import connection, layout
-from rescind.contract import streams as st
+from rescind.contract import layout
 from rescind.contract.errors import Invalid
 from rescind.graph.store import TenantGraph, connect
 from rescind.runtime.settings import Settings
 from rescind.scenario.replay import replay_text
+from rescind.transport import connection
+from rescind.transport import streams as st
 from tests.support.paths import ROOT
 
 ADMIN = "test-admin-token-not-for-production"

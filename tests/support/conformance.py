@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from rescind.contract import connection, layout
+from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware import InterceptConfig, instrument
 from rescind.operator import decisions
 from rescind.scenario.via_streams import wait_idle
+from rescind.transport import connection
 
 _WHY = """
 MATCH (m:Mem)-[st:STATUS]->() WHERE m.kind <> 'observation'

@@ -32,9 +32,9 @@ def test_every_public_name_resolves_to_the_middleware_s_own_object():
 
 
 def test_importing_rescind_loads_no_server_side_code(tmp_path):
-    """In a fresh interpreter, `import rescind` and a public name load only the middleware and
-    the contract of rescind, and none of FastAPI, FalkorDB, FastStream, the MCP server or the
-    CLI."""
+    """In a fresh interpreter, `import rescind` and a public name load only the middleware, the
+    contract and the transport's connection of rescind, and none of FastAPI, FalkorDB,
+    FastStream, the MCP server or the CLI."""
     code = "import json, sys, rescind; rescind.instrument; print(json.dumps(sorted(sys.modules)))"
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=tmp_path, timeout=60)
@@ -43,7 +43,8 @@ def test_importing_rescind_loads_no_server_side_code(tmp_path):
     ours = {m for m in loaded if m == "rescind" or m.startswith("rescind.")}
     assert "rescind.middleware" in ours
     assert {m for m in ours if m != "rescind"
-            and not m.startswith(("rescind.middleware", "rescind.contract"))} == set()
+            and not m.startswith(("rescind.middleware", "rescind.contract"))
+            and m not in {"rescind.transport", "rescind.transport.connection"}} == set()
     assert not any(m.startswith("rescind.engine") for m in loaded)
     assert [m for m in loaded if m.split(".")[0] in HEAVY] == []
 

@@ -18,12 +18,13 @@ import time
 
 import pytest
 
-from rescind.contract import connection, layout
 from rescind.contract import events as ev
+from rescind.contract import layout
 from rescind.graph import tenants
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
 from rescind.runtime.cluster import EmbeddedCluster
+from rescind.transport import connection
 from rescind.workers.app import WorkerSettings, WorkerThread
 
 AT = ev.from_micros(1_800_000_000_000_000)

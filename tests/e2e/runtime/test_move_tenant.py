@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from rescind.bench.generator import Cluster, agent_like
 from rescind.cli.main import app
-from rescind.contract import connection, layout
 from rescind.contract import events as ev
+from rescind.contract import layout
 from rescind.contract.errors import Invalid
 from rescind.core.shapes import Mutation
 from rescind.engine import retraction as ret
@@ -26,6 +26,7 @@ from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
 from rescind.runtime import move
 from rescind.runtime.cluster import EmbeddedCluster
+from rescind.transport import connection
 from rescind.workers.app import WorkerSettings, WorkerThread
 
 AT = ev.from_micros(1_800_000_000_000_000)

@@ -13,12 +13,12 @@ import redis
 
 from rescind.contract import events as ev
 from rescind.contract import layout
-from rescind.contract import streams as st
 from rescind.graph import tenants
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
 from rescind.runtime.server import EmbeddedFalkorDB, free_port
 from rescind.scenario.via_streams import wait_idle
+from rescind.transport import streams as st
 from rescind.workers.app import WorkerSettings, WorkerThread
 from tests.support.paths import ROOT
 

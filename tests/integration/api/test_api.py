@@ -10,7 +10,8 @@ import re
 from typer.testing import CliRunner
 
 from rescind.cli.main import app as cli
-from rescind.contract import connection, layout
+from rescind.contract import layout
+from rescind.transport import connection
 from tests.support.api import ADMIN, COMPROMISE, forget, make_story
 
 AT = "2026-11-05T00:00:00Z"

@@ -11,10 +11,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from rescind.api import create_app
-from rescind.contract import connection, layout
+from rescind.contract import layout
 from rescind.contract.errors import GateRefused
 from rescind.middleware.gate import GateClient
 from rescind.runtime.settings import Settings
+from rescind.transport import connection
 from tests.support.api import ADMIN, COMPROMISE, forget, make_story
 
 _hosts = itertools.count(1)

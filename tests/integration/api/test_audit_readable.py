@@ -11,9 +11,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from rescind.api import create_app
-from rescind.contract import connection, layout
+from rescind.contract import layout
 from rescind.operator.audit import Actor, AuditLog
 from rescind.runtime.settings import Settings
+from rescind.transport import connection
 from tests.support.api import ADMIN, COMPROMISE, forget, make_story
 
 SECOND = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")

@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis import GenerationMode
 
 from rescind.api import api_routes
-from rescind.contract import connection, layout
+from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
+from rescind.transport import connection
 from tests.support.api import forget, make_story
 
 # Each operation gets this many generated requests (kept small: the suite's time budget).

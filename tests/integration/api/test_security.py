@@ -11,7 +11,8 @@ from collections.abc import Callable
 import pytest
 
 from rescind.api import ROLES
-from rescind.contract import connection, layout
+from rescind.contract import layout
+from rescind.transport import connection
 from tests.support.api import Story, forget, hosted_story, make_story, tenant_of
 from tests.support.api_examples import EXAMPLES, ROUTES, TENANT_ROUTES, Ex, route_id, route_key
 

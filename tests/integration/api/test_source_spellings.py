@@ -80,8 +80,9 @@ def test_the_mcp_server_resolves_a_spelling_and_says_which_source(mcp_tenant):
 def test_events_posted_with_any_spelling_land_on_the_one_source(rescind_workers, tenant_name):
     """An agent that does not canonicalise posts observations of ``PORTAL:Acme `` and
     ``portal:ａｃｍｅ``: the writer files both under ``portal:acme``; no source is added."""
-    from rescind.contract import connection, layout
+    from rescind.contract import layout
     from rescind.scenario.via_streams import wait_idle
+    from rescind.transport import connection
 
     story = make_story(rescind_workers, tenant_name)
     try:

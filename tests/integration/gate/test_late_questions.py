@@ -9,12 +9,12 @@ import time
 
 import pytest
 
-from rescind.contract import connection
 from rescind.contract.events import GateAsked
 from rescind.engine.gate import decisions_log
 from rescind.middleware import GateRefused
 from rescind.middleware.gate import GateClient
 from rescind.operator.audit import AuditLog
+from rescind.transport import connection
 from tests.support.gate_book import ATTACKER, Book
 
 

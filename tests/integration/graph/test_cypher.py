@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from rescind.contract.connection import node_for
 from rescind.core.shapes import Mutation
 from rescind.graph.cypher import CypherError, Plain, query, send_reads, text_client
 from rescind.graph.store import connect
+from rescind.transport.connection import node_for
 
 AWKWARD = ["it's \"quoted\" \\ back\\slash", "line one\nline two", "Счёт 供应商 مورد 🚀"]
 

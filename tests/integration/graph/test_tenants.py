@@ -11,12 +11,13 @@ from typer.testing import CliRunner
 
 from rescind.api import create_app
 from rescind.cli.main import app as cli
-from rescind.contract import connection, layout
+from rescind.contract import layout
 from rescind.graph import tenants
 from rescind.graph.store import TenantGraph, connect
 from rescind.runtime.settings import Settings
 from rescind.scenario.format import ScenarioError
 from rescind.scenario.replay import replay_text
+from rescind.transport import connection
 from tests.support.shell import signed
 from tests.support.texts import APPROVE_WITHOUT_DRAFT
 

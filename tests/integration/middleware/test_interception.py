@@ -7,11 +7,12 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage
 
-from rescind.contract import connection, layout
 from rescind.contract import events as ev
+from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware import Recorder
 from rescind.operator import decisions
+from rescind.transport import connection
 from tests.support.agent import (
     PAID,
     PORTAL,

@@ -21,10 +21,11 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Send
 
-from rescind.contract import connection, layout
+from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware import InterceptConfig, SourceTool, instrument
 from rescind.scenario.via_streams import wait_idle
+from rescind.transport import connection
 
 N = int(os.environ.get("RESCIND_STRESS_INVOCATIONS", "250"))
 BRANCHES = 6

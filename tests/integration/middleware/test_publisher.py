@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
-from rescind.contract import connection
 from rescind.contract import events as ev
 from rescind.middleware.publisher import Publisher
 from rescind.runtime.server import EmbeddedFalkorDB, free_port
+from rescind.transport import connection
 
 AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 

@@ -16,12 +16,13 @@ from langchain_core.messages import AIMessage
 from langgraph.prebuilt import create_react_agent
 from langgraph.store.memory import InMemoryStore
 
-from rescind.contract import connection, layout
+from rescind.contract import layout
 from rescind.contract.errors import GateRefused
 from rescind.middleware import InterceptConfig, Recorder, instrument
 from rescind.middleware.config import ActionTool, SourceTool
 from rescind.middleware.publisher import Publisher
 from rescind.runtime.server import EmbeddedFalkorDB, free_port
+from rescind.transport import connection
 from tests.support.agent import PAID, ToolCallingFake, call, pay_invoice, read_vendor_portal, run, save_note
 
 CHILD = """

@@ -11,10 +11,11 @@ from datetime import UTC, datetime
 import pytest
 import redis
 
-from rescind.contract import connection, layout
-from rescind.contract import streams as st
+from rescind.contract import layout
 from rescind.middleware.status import StatusCache
 from rescind.runtime.server import free_port
+from rescind.transport import connection
+from rescind.transport import streams as st
 
 AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 

@@ -10,8 +10,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from rescind.contract import connection, layout
+from rescind.contract import layout
 from rescind.operator.audit import Actor, AuditLog, month
+from rescind.transport import connection
 
 SAM = Actor("sam@acme.example", "security", "tok-sam")
 MALLORY = Actor("mallory@acme.example", "viewer", "tok-mal")

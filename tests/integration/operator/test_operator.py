@@ -8,9 +8,10 @@ import pytest
 from typer.testing import CliRunner
 
 from rescind.cli.main import app
-from rescind.contract import connection, layout
+from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
 from rescind.scenario.replay import replay_text
+from rescind.transport import connection
 from tests.support.paths import ROOT
 from tests.support.shell import signed
 

@@ -13,10 +13,10 @@ import redis
 from typer.testing import CliRunner
 
 from rescind.cli.main import app
-from rescind.contract import connection
 from rescind.runtime.bootstrap import BootstrapError, Node, View, bootstrap, slot_ranges
 from rescind.runtime.cluster import ClusterNode, EmbeddedCluster
 from rescind.runtime.server import EmbeddedFalkorDB, free_port
+from rescind.transport import connection
 
 PASSWORD = "s3cret-for-tests"
 

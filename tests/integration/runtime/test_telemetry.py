@@ -11,7 +11,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from rescind.contract import connection
+from rescind.transport import connection
 from tests.support.agent import agent, call, run, settle
 
 EXPORTER = InMemorySpanExporter()
@@ -149,10 +149,10 @@ def test_gate_decisions_are_counted_and_dead_letters_observed(metric_reader, res
     alert reads); the dead-letter gauge is the length of the dead-letter stream."""
 
     from rescind.contract import layout
-    from rescind.contract import streams as st
     from rescind.core.shapes import GateDecision
     from rescind.engine.gate import GateCall, record
     from rescind.graph.store import TenantGraph, connect
+    from rescind.transport import streams as st
 
     def count(decision: str) -> int:
         return sum(p.value for p in _points(metric_reader).get("rescind.gate.decisions", [])

@@ -10,9 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from rescind.cli.main import app as cli
-from rescind.contract import connection, layout
+from rescind.contract import layout
 from rescind.scenario.format import ScenarioError
 from rescind.scenario.replay import replay_text
+from rescind.transport import connection
 
 T = "2026-11-02T09:00:00Z"
 LINES = [  # every op, each text field filled

@@ -16,7 +16,7 @@ import pytest
 import redis
 from hypothesis import HealthCheck, given, note, settings
 
-from rescind.contract import connection
+from rescind.transport import connection
 from tests.support.reference import run
 from tests.support.strategies import RATES, operation_sequences, scenario_graphs
 

@@ -12,9 +12,9 @@ import pytest
 import redis
 from hypothesis import HealthCheck, given, note, settings
 
-from rescind.contract import connection
 from rescind.scenario.replay import replay_text
 from rescind.scenario.via_streams import replay_via_streams
+from rescind.transport import connection
 from rescind.workers.app import WorkerSettings, WorkerThread
 from tests.support.strategies import operation_sequences
 from tests.support.texts import APPROVE_WITHOUT_DRAFT

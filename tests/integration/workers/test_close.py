@@ -9,7 +9,7 @@ import asyncio
 import pytest
 import redis
 
-from rescind.contract import connection
+from rescind.transport import connection
 from rescind.workers.app import WorkerSettings, _close, build
 
 

@@ -9,11 +9,12 @@ import pytest
 
 from rescind.api import ops
 from rescind.api.models import EventBatch
-from rescind.contract import connection, layout
 from rescind.contract import events as ev
+from rescind.contract import layout
 from rescind.graph import version_queries as vq
 from rescind.graph.store import TenantGraph, connect
 from rescind.scenario.via_streams import wait_idle
+from rescind.transport import connection
 from rescind.workers.app import WorkerSettings, WorkerThread
 
 AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)

@@ -13,14 +13,15 @@ import pytest
 
 from rescind.api import ops
 from rescind.api.models import EventBatch
-from rescind.contract import connection, layout
 from rescind.contract import events as ev
+from rescind.contract import layout
 from rescind.contract.errors import GateRefused
 from rescind.graph import queries as q
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.gate import GateClient
 from rescind.operator.decisions import explain
 from rescind.scenario.via_streams import wait_idle
+from rescind.transport import connection
 
 AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 ATTACKER = "DE89 3704 0044 0532 0130 00"  # the portal's (compromised) account

@@ -19,12 +19,13 @@ import time
 
 import pytest
 
-from rescind.contract import connection, layout
 from rescind.contract import events as ev
-from rescind.contract import streams as st
+from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.gate import GateClient, GateRefused
 from rescind.scenario.via_streams import wait_idle
+from rescind.transport import connection
+from rescind.transport import streams as st
 from rescind.workers import ingest, roles
 from rescind.workers.app import WorkerSettings, WorkerThread
 from rescind.workers.poison import isolate

@@ -11,11 +11,12 @@ from datetime import UTC, datetime
 from fastapi.testclient import TestClient
 
 from rescind.api import create_app
-from rescind.contract import connection, layout
 from rescind.contract import events as ev
-from rescind.contract import streams as st
+from rescind.contract import layout
 from rescind.middleware.publisher import Publisher
 from rescind.runtime.settings import Settings
+from rescind.transport import connection
+from rescind.transport import streams as st
 from rescind.workers.app import WorkerThread
 from rescind.workers.roles import WorkerSettings
 

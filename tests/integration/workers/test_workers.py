@@ -10,13 +10,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from rescind.contract import connection, layout
 from rescind.contract import events as ev
+from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
 from rescind.middleware.status import StatusCache
 from rescind.operator.recalls import recall_list
 from rescind.scenario.via_streams import wait_idle
+from rescind.transport import connection
 from rescind.workers.app import WorkerSettings, WorkerThread
 from tests.support.dead import dead_since, last_dead_id
 

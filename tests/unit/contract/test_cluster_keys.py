@@ -8,7 +8,7 @@ import pytest
 from redis.cluster import RedisCluster, key_slot
 
 from rescind.contract import layout
-from rescind.contract.connection import pipeline
+from rescind.transport.connection import pipeline
 
 TENANTS = ["acme", "globex", "t123-0", "a_b", "z" * 64]
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rescind.contract import connection
+from rescind.transport import connection
 
 
 @pytest.mark.parametrize("raw", ["abc", "-5", "1.5", ""])
