@@ -33,7 +33,7 @@ _WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 # An identifier: code words (with a digit, or in capitals) joined by single spaces, dashes,
 # dots or slashes ("ZZ97 QKRB 0000 9034", "INV-1002", "10.1038/s41586"), with at least one
 # digit in it. Plain words end it: in "my IBAN is now PT50 0002" the identifier is "PT50 0002".
-_CODE = r"(?:[A-Za-z]*\d[A-Za-z0-9]*|[A-Z][A-Z0-9]+)(?![A-Za-z0-9])"
+_CODE = r"(?:[A-Za-z]{1,3}-\d[A-Za-z0-9]*|[A-Za-z]*\d[A-Za-z0-9]*|[A-Z][A-Z0-9]+)(?![A-Za-z0-9])"
 _IDENT = re.compile(rf"(?<![A-Za-z0-9]){_CODE}(?:[ \-./]{_CODE})*")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?![\w.])")
 _SEGMENT = re.compile(r"[\n;|]+|(?<=[.!?])\s+")
@@ -91,13 +91,31 @@ class FactIndex:
         self.values: dict[tuple[str, str], set[str]] = {}  # ("date"|"time", canonical) -> items
         self.by_first: dict[bool, dict[str, list[str]]] = {True: {}, False: {}}  # holds a digit?
         # -> first word -> " phrase "s
+        self.names: dict[str, set[str]] = {}  # "harbor lane bakery" -> items
+        self.names_by_first: dict[str, list[str]] = {}  # first word -> names
+        self.short_ids: dict[str, set[str]] = {}  # "p31", "ar7": matched as whole identifiers
+        self.said: dict[str, set[str]] = {}  # a word a user's statement says -> the messages
+        self.terms: dict[str, set[str]] = {}  # item -> its content words
 
-    def add(self, item: str, item_facts: Iterable[tuple[str, str]]) -> None:
+    def add(self, item: str, item_facts: Iterable[tuple[str, str]],
+            terms: Iterable[str] = ()) -> None:
+        """``item`` states ``item_facts``; ``terms``: its content words (``words_of``), by
+        which a write's words that no fact explains are told apart."""
+        if terms:
+            self.terms.setdefault(item, set()).update(terms)
         for kind, key in item_facts:
-            if kind == "num":
+            if kind == "said":
+                self.said.setdefault(key, set()).add(item)
+            elif kind == "num":
                 self.numbers.setdefault(key, set()).add(item)
             elif kind in _VALUE_KINDS:
                 self.values.setdefault((kind, key), set()).add(item)
+            elif kind == "name":
+                if key not in self.names:
+                    self.names_by_first.setdefault(key.split(" ", 1)[0], []).append(key)
+                self.names.setdefault(key, set()).add(item)
+            elif kind == "id" and len(key) < _START:
+                self.short_ids.setdefault(key, set()).add(item)
             elif kind == "id":
                 if key not in self.ids:
                     self.ids_by_start.setdefault(key[:_START], []).append(key)
@@ -127,12 +145,24 @@ class FactIndex:
             said += [key for word in t.near_set
                      for key in self.by_first[True].get(word, ()) if key in near]
         families += _unlabelled(said, self.phrases)
+        families += [items for key in t.short_ids if (items := self.short_ids.get(key))]
+        inside, every = t.capitals
+        families += [self.names[key] for word in every
+                     for key in self.names_by_first.get(word, ())
+                     if (f" {key} " in t.words if " " in key else word in inside)]
         if exclude is not None:
             families = [f - {exclude} if exclude in f else f for f in families]
             families = [f for f in families if f]
         if not families:
             return Attribution([], "none")
-        return Attribution(minimal_covers(families, limit), MATCHED)
+        covers = minimal_covers(families, limit)
+        if self.said:  # words no premise has, which a user's statement says: it is needed too
+            used = set().union(*(self.terms.get(p, ()) for c in covers for p in c))
+            extra = [items - {exclude} for w in words_of(written) - used
+                     if (items := self.said.get(w))]
+            if extra := [f for f in extra if f]:
+                covers = minimal_covers(families + extra, limit)
+        return Attribution(covers, MATCHED)
 
 
 def _unlabelled(said: list[str], phrases: dict[str, set[str]]) -> list[set[str]]:
@@ -166,6 +196,30 @@ def facts(value: object) -> set[tuple[str, str]]:
     return out
 
 
+def words_of(value: object) -> frozenset[str]:
+    """The content words of a value (case-folded, of three characters or more, not words any
+    text uses such as "the" or "please"), for the fallback when no fact matches."""
+    text = " ".join(str(x) for x in _leaves(value) if not isinstance(x, bool))
+    return frozenset(w for w in _words(text.casefold()) if len(w) > 2
+                     and w not in _FUNCTION_WORDS and w not in _COMMON_CAPITALS)
+
+
+def statements(value: object) -> set[tuple[str, str]]:
+    """The words a message states as facts about its writer: ("said", word) for each content
+    word of its statements ("I took up rowing"), not of its questions ("What to pack?") nor
+    its requests ("Save me a reminder", "… please"). A single lowercase word is a fact only
+    when a user states it and nothing else a write uses has it (``FactIndex.attribute``)."""
+    out: set[tuple[str, str]] = set()
+    for leaf in _leaves(value):
+        for sentence in _SENTENCE.split(str(leaf)):
+            words = _words(sentence.casefold())
+            if not words or sentence.rstrip().endswith("?") or words[0] in _REQUESTS \
+                    or "please" in words:
+                continue
+            out |= {("said", w) for w in words_of(sentence)}
+    return out
+
+
 def minimal_covers(families: Iterable[set[str]], limit: int = MAX_JUSTIFICATIONS) \
         -> list[tuple[str, ...]]:
     """Every minimal set that meets each of ``families`` (the smallest ``limit`` of them)."""
@@ -194,6 +248,9 @@ class _Target:
         self.words = " " + " ".join(words) + " "
         self.compact = _compact_folded(folded)
         self.word_set = set(words)
+        self.capitals = _capitals("\n".join(str(x) for x in leaves))  # where names are
+        self.short_ids = {c for m in _IDENT.finditer(text)
+                          if _short_id(c := _compact(m.group()))}
         self.starts: list[int] | None = None
         span = _digit_span(text)
         if folded.isascii() and "'" not in folded:
@@ -359,11 +416,20 @@ def _segment_facts(segment: str) -> set[tuple[str, str]]:
         for m in _IDENT.finditer(_masked(part, spans)):  # a value ends an identifier
             token = _LEADING_WORDS.sub("", m.group())  # "IBAN GB33 …": the label is no part
             compact = _compact(token)
-            if len(compact) >= 4 and any(c.isdigit() for c in compact) \
+            if len(compact) >= _START and any(c.isdigit() for c in compact) \
                     and not _is_plain_number(token):
                 out.add(("id", compact))
                 spans.append(m.span())
+                # "BA1326 LHR-EDI": a code word of letters and digits, long enough to stand
+                # alone, is an identifier of its own too (an IBAN's 4-character groups are not)
+                if " " in token:
+                    out |= {("id", c) for g in token.split(" ")
+                            if len(c := _compact(g)) > _START and _mixed(c)}
+            elif _short_id(compact):  # "P-31", "AR7", "m-41": a short code, matched whole
+                out.add(("id", compact))
+                spans.append(m.span())
         spans.sort()
+        out |= _quantities(_masked(part, spans))
         for m in _NUMBER.finditer(_masked(part, spans)):
             if (n := _number(m.group())) is not None:
                 out.add(("num", n))
@@ -390,7 +456,126 @@ def _segment_facts(segment: str) -> set[tuple[str, str]]:
                     continue
                 if len(phrase) <= _PHRASE_MAX:
                     out.add(("text", phrase))
+    return out | _names(segment)
+
+
+def _mixed(compact: str) -> bool:
+    """Whether a compact code holds letters and digits both."""
+    return any(c.isdigit() for c in compact) and any(c.isalpha() for c in compact)
+
+
+def _short_id(compact: str) -> bool:
+    """A code of three letters and digits ("p31", "ar7"), not an ordinal ("2nd") nor a time."""
+    return len(compact) == _START - 1 and _mixed(compact) \
+        and _ORDINAL.fullmatch(compact) is None
+
+
+def _quantities(text: str) -> set[tuple[str, str]]:
+    """Small numbers, which alone are too common, with the word that says what they count:
+    its label just before ("gate 22", "bay 14", "level -2") or its unit just after ("6°C",
+    "41 GW", "2 Dec"): each pair is a fact, as the words it is written with."""
+    out: set[tuple[str, str]] = set()
+    for pattern in (_LABELLED_NUMBER, _NUMBER_UNIT):
+        for m in pattern.finditer(text):
+            word = m["word"].casefold()
+            if word in _FUNCTION_WORDS or _number(m["n"]) is not None:
+                continue
+            out.add(("text", " ".join(_words(m.group().casefold()))))
     return out
+
+
+def _names(segment: str) -> set[tuple[str, str]]:
+    """Names: runs of capitalised words ("Harbor Lane Bakery", "Hull", "Dr Okafor"), each run
+    and each of its words, less the words any sentence may start with ("I'm", "Please",
+    "What"). A name is a fact however short: "moving to Hull" uses the name the user gave."""
+    out: set[tuple[str, str]] = set()
+    run: list[str] = []
+    end = -1
+
+    def close() -> None:
+        words = [w for w in run if w not in _COMMON_CAPITALS]
+        while run and run[0] in _COMMON_CAPITALS:
+            run.pop(0)
+        while run and run[-1] in _CONNECTORS:
+            run.pop()
+        out.update(("name", w) for w in words if w not in _CONNECTORS)
+        if len(run) > 1:
+            out.add(("name", " ".join(run)))
+        run.clear()
+
+    for m in _NAME_WORD.finditer(segment):
+        word = m.group()
+        if word[-2:] in ("'s", "’s"):
+            word = word[:-2]
+        titled = word[:1].isupper() and any(c.islower() for c in word[1:])
+        joined = m.start() - end == 1 and segment[end] == " "
+        folded = " ".join(_words(word.casefold()))
+        if titled and folded:
+            if not (run and joined):
+                close()
+            run.append(folded)
+        elif run and joined and folded in _CONNECTORS:
+            run.append(folded)
+        else:
+            close()
+        end = m.end()
+    close()
+    return out
+
+
+def _capitals(text: str) -> tuple[set[str], set[str]]:
+    """The words of ``text`` (case-folded) written with a capital letter: those inside a
+    sentence, where a single word is a name ("moving to Hull"), and all of them, with those
+    that start a sentence ("User prefers …"), where only a name of several words is one."""
+    inside: set[str] = set()
+    every: set[str] = set()
+    for segment in _SEGMENT.split(text):
+        first = True
+        for m in _NAME_WORD.finditer(segment):
+            word = m.group()
+            if word[:1].isupper():
+                words = _words(word.casefold().removesuffix("'s").removesuffix("’s"))
+                every.update(words)
+                if not first:
+                    inside.update(words)
+            first = False
+    return inside, every
+
+
+_SENTENCE = re.compile(r"[\n;]+|(?<=[.!?])\s+")
+# How requests and questions start: their words are no statement of the user's.
+_REQUESTS = frozenset(re.findall(r"\S+", """
+what what's when where which who whom whose why how can could would should will shall may
+might must do does did is are was were have has please let save remember remind read write
+send pay check find get tell show add schedule book buy make keep call look give take use
+set update summarise summarize answer reply pick search list create delete cancel note"""))
+_NAME_WORD = re.compile(r"[^\W\d_]+(?:['’\-][^\W\d_]+)*")
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
+_LABELLED_NUMBER = re.compile(
+    r"(?<![^\W_])(?P<word>[^\W\d_]{3,})[ \t]+[-+−]?(?P<n>\d{1,3})(?![^\W_]|[.,:/]\d)")
+_NUMBER_UNIT = re.compile(
+    r"(?<![\w.,:/\-−])(?P<n>\d{1,3}(?:[.,]\d{1,2})?)[ \t]?°?(?P<word>[^\W\d_]{1,5})(?![^\W_])")
+# Words that start sentences and label lines whatever the text is about: never a name alone.
+_COMMON_CAPITALS = frozenset(re.findall(r"\S+", """
+i i'm i've i'd i'll me my we we're our us you you're your he she it it's they their them his
+her its this that these those there here the a an some any each every all no not none yes
+ok okay sure what what's when where which who whom whose why how can could would should will
+shall may might must do does did is are was were be been have has had get got and but or so
+if then also as at by for from in into of on onto to with without about after before over
+under up down out off per via than until please thanks thank hi hello hey dear regards best
+cheers kind sincerely today tomorrow yesterday now just new note notes see let mr mrs ms dr
+prof sir madam re fwd fw save remember remind read write send pay check find get tell show
+add schedule book buy make keep call look give take use set update summarise summarize answer
+reply pick search list create delete cancel"""))
+_CONNECTORS = frozenset(("of", "de", "du", "da", "del", "der", "den", "van", "von", "la", "le",
+                         "upon", "on", "y", "and"))
+# Words before a number that do not say what it counts ("in 2", "at 3", "to 14").
+_FUNCTION_WORDS = frozenset(re.findall(r"\S+", """
+the and for but nor yet from with into onto upon about above below after before over under
+than then till until since per via are was were has had have its our you your their his her
+all any each every only just some not now out off also into within without between among
+around near next last this that these those there here when what which who whose how why
+"""))
 
 
 def _leaves(value: object, depth: int = 0) -> Iterable[object]:
@@ -467,5 +652,4 @@ def _number(value: object) -> str | None:
 
 
 __all__ = ["MATCHED", "Attribution", "Delivered", "FactIndex", "attribute", "attribute_facts",
-           "facts",
-           "minimal_covers"]
+           "facts", "minimal_covers", "statements", "words_of"]

@@ -23,7 +23,7 @@ import uuid
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from .attribution import FactIndex, facts
+from .attribution import FactIndex, facts, statements, words_of
 
 _RUN: ContextVar[str | None] = ContextVar("rescind_run", default=None)
 
@@ -45,6 +45,7 @@ def current_run(thread_id: object = None) -> str:
 @dataclass
 class RunContext:
     facts: dict[str, frozenset] = field(default_factory=dict)  # memory id -> its content facts
+    words: dict[str, frozenset] = field(default_factory=dict)  # memory id -> its content words
     turn_of: dict[str, int] = field(default_factory=dict)  # memory id -> turn last delivered in
     first_turn: dict[str, int] = field(default_factory=dict)  # memory id -> turn first delivered
     kind_of: dict[str, str] = field(default_factory=dict)  # memory id -> TOOL, STORE, USER...
@@ -79,13 +80,17 @@ class RunContext:
         with self.lock:
             if self.unread:  # facts are computed when a write first needs them, once per item
                 for mid, value in self.unread.items():
-                    self.facts[mid] = frozenset(facts(value))
-                    self.index.add(mid, self.facts[mid])
+                    found = facts(value)
+                    if self.kind_of.get(mid) == USER:  # a user's statements say words too
+                        found |= statements(value)
+                    self.facts[mid] = frozenset(found)
+                    self.words[mid] = words_of(value)
+                    self.index.add(mid, self.facts[mid], self.words[mid])
                 self.unread.clear()
             found = self.index.attribute(written, exclude=itself)
             if found.justifications:
                 return [list(j) for j in found.justifications], found.rule
-            premises = [p for p in self.fallback() if p != itself]
+            premises = [p for p in self.fallback(written) if p != itself]
             return ([premises] if premises else []), "turn-context"
 
     def in_turn(self) -> list[str]:
@@ -93,17 +98,36 @@ class RunContext:
         with self.lock:
             return [m for m, t in self.turn_of.items() if t >= self.turn - 1]
 
-    def fallback(self) -> list[str]:
-        """Of what the latest call was shown: the newest tool results; else the store items and
-        messages; else the run's own writes."""
+    def fallback(self, written: object = None) -> list[str]:
+        """Of what the latest call was shown (the run's own writes only if nothing else): the
+        items sharing the most content words with ``written``, one after another while each
+        adds a word the others do not (a paraphrase keeps some words); when none shares a
+        word, the newest tool results, else the store items and messages."""
         with self.lock:
             shown = self.in_turn()
-            tools = [m for m in shown if self.kind_of.get(m) == TOOL]
+            others = [m for m in shown if self.kind_of.get(m) != WRITTEN] or shown
+            if written is not None and (left := set(words_of(written))):
+                chosen: list[str] = []
+                while left:
+                    score, best = max(((len(self.words.get(m, frozenset()) & left),
+                                        self._rank(m)), m) for m in others)
+                    if score[0] == 0:
+                        break
+                    chosen.append(best)
+                    left -= self.words[best]
+                if chosen:
+                    return sorted(chosen)
+            tools = [m for m in others if self.kind_of.get(m) == TOOL]
             if tools:
                 newest = max(self.first_turn[m] for m in tools)
                 return [m for m in tools if self.first_turn[m] == newest]
-            others = [m for m in shown if self.kind_of.get(m) != WRITTEN]
-            return others or shown
+            return others
+
+    def _rank(self, mid: str) -> tuple[int, int]:
+        """Between items sharing as many words: a tool result, then a store item, then a
+        message, then the run's own write; the newest first."""
+        order = {TOOL: 3, STORE: 2, USER: 1}.get(self.kind_of.get(mid, ""), 0)
+        return order, self.first_turn.get(mid, 0)
 
 
 class Contexts:
