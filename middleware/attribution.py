@@ -554,7 +554,7 @@ _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
 _LABELLED_NUMBER = re.compile(
     r"(?<![^\W_])(?P<word>[^\W\d_]{3,})[ \t]+[-+−]?(?P<n>\d{1,3})(?![^\W_]|[.,:/]\d)")
 _NUMBER_UNIT = re.compile(
-    r"(?<![\w.,:/\-−])(?P<n>\d{1,3}(?:[.,]\d{1,2})?)[ \t]?°?(?P<word>[^\W\d_]{1,5})(?![^\W_])")
+    r"(?<![\w.,:/])(?<!\w[\-−])[-+−]?(?P<n>\d{1,3}(?:[.,]\d{1,2})?)[ \t]?°?(?P<word>[^\W\d_]{1,5})(?![^\W_])")
 # Words that start sentences and label lines whatever the text is about: never a name alone.
 _COMMON_CAPITALS = frozenset(re.findall(r"\S+", """
 i i'm i've i'd i'll me my we we're our us you you're your he she it it's they their them his
