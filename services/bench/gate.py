@@ -1,6 +1,6 @@
 """`rescind bench engine`, the gate rows: the payment gate's decision while justified writes run.
 
-What is timed is what the gate worker does for each GateAsked (``rescind.workers.roles``,
+What is timed is what the gate worker does for each GateAsked (``rescind.workers.gate``,
 ``_judge``): ``judge`` and then ``record``, the decision kept in the graph before the answer.
 Two kinds of ask, alternated: a new payment (the premises it would rest on) and the release of
 a stored proposal (``premises=None``). Each payment is an action on a plan, on an agent's

@@ -15,7 +15,7 @@ resharding steps, sent through redis-py (no redis-cli):
 
 Meanwhile a command on a key still on the source is served there; one on a key already moved
 (or a new key) is answered ``ASK`` and served by the target; after step 4, ``MOVED``. Rescind's
-workers take both for a passing state of the server and try again (``rescind.workers.poison``),
+workers take both for a passing state of the server and try again (``rescind.workers.policy``),
 on a client of the new master (``connection.redirected``).
 
 Every other key that hashes to the same slot moves with it: tenants whose names share the slot

@@ -28,7 +28,7 @@ from rescind.runtime import telemetry
 from rescind.transport import connection
 from rescind.transport import streams as st
 from rescind.workers.link import Link, quiet
-from rescind.workers.poison import lost_connection
+from rescind.workers.policy import lost_connection
 from rescind.workers.roles import Workers, WorkerSettings
 
 log = logging.getLogger("rescind.workers")

@@ -2,10 +2,11 @@
 
 A write is held when its premise has not arrived (it waits, up to the patience), or when its
 batch failed. A tenant's failed writes are tried again at the next round; a batch that fails
-twice the same way is split to find the entry that fails alone (``rescind.workers.poison``),
-which is dead-lettered with the server's own words, and the others land; any other failure is
-tried again with a pause that doubles up to ``retry_max_s`` (while the server is away, once it
-answers). The trouble is logged when it starts and when it ends, never at each try.
+twice the same way is split to find the entry that fails alone, which is dead-lettered with the
+server's own words, and the others land; any other failure is tried again with a pause that
+doubles up to ``retry_max_s`` (while the server is away, once it answers). What counts as the
+same failure, the pause and the dead letters are the policy's (``rescind.workers.policy``). The
+trouble is logged when it starts and when it ends, never at each try.
 
 A batch the server dies under is found and set aside by ``rescind.workers.quarantine``.
 """
@@ -19,18 +20,8 @@ from collections import defaultdict
 from rescind.contract import events as ev
 from rescind.contract import layout
 from rescind.runtime import telemetry
-from rescind.transport import connection
-from rescind.transport import streams as st
 from rescind.workers.ingest import Pending, apply_writes, to_write
-from rescind.workers.poison import (
-    Isolated,
-    isolate,
-    lost_connection,
-    reason,
-    signature,
-    transient,
-    words,
-)
+from rescind.workers.policy import Isolated, isolate, reason, said, words
 from rescind.workers.quarantine import CrashQuarantine, in_flight_of
 from rescind.workers.state import PRODUCES, Held, Trouble
 
@@ -44,7 +35,7 @@ def _order(entry_id: str) -> tuple[int, ...]:
 
 
 class HeldWrites(CrashQuarantine):
-    """The writer's held writes: the part of ``rescind.workers.roles.Workers`` that retries."""
+    """The writer's held writes: the part of ``rescind.workers.writer.Writer`` that retries."""
 
     def _failed(self, stream: str, tenant: str, items: list[tuple[str, ev.Event]],
                 exc: BaseException, now: float, at: float | None = None) -> None:
@@ -53,15 +44,13 @@ class HeldWrites(CrashQuarantine):
         self._redirected(tenant, exc)
         for k, e in items:
             self.held.setdefault((stream, k), Held(stream, k, e, now, [f"error: {exc}"]))
-            self._note(stream, k, exc)
+            self.failures.note(stream, k, exc)
         key = (stream, tenant)
-        if lost_connection(exc):
-            self.link.lost(exc)
-        elif key not in self.trouble:
+        if not self._lost(exc) and key not in self.trouble:
             log.warning("writes of tenant %s failed (%s: %s); %d event(s) held, tried again "
                         "with a pause that doubles, split if they fail the same way again",
                         tenant, type(exc).__name__, words(exc), len(items))
-        sig = None if transient(exc) else signature(exc)
+        sig = said(exc)
         t = self.trouble.setdefault(key, Trouble(since=now, due=now, sig=sig))
         t.sig = sig if t.sig is None else t.sig
         in_flight_of(t, items, exc, now if at is None else at)
@@ -71,7 +60,7 @@ class HeldWrites(CrashQuarantine):
         a write waiting for its premise goes to the dead-letter stream."""
         self.pipeline.flush()
         with self._lost_lock:
-            lost, self._lost = self._lost, []
+            lost, self._lost_batches = self._lost_batches, []
         now = time.monotonic()
         for stream, tenant, items, exc, at in lost:
             self._failed(stream, tenant, items, exc, now, at)
@@ -89,14 +78,11 @@ class HeldWrites(CrashQuarantine):
                 known = self.known(tenant)
             except Exception as exc:  # noqa: BLE001 - the server away: held, none forgotten
                 self.held.update({(stream, k): by_key[(stream, k)] for k, _ in items})
-                if lost_connection(exc):
-                    self.link.lost(exc)
+                if self._lost(exc):
                     continue
                 raise
             if not known:  # dropped since its writes were held
-                self._dead_tenant(stream, layout.WRITER_GROUP, tenant, items)
-                self._settled(stream, tenant, items, [], by_key, now)
-                self.trouble.pop((stream, tenant), None)
+                self._gone(stream, tenant, items, by_key, now)
                 continue
             if t is not None and now < t.due:
                 self.held.update({(stream, k): by_key[(stream, k)] for k, _ in items})
@@ -112,9 +98,7 @@ class HeldWrites(CrashQuarantine):
                 still = apply_writes(self.graph(tenant), items, moved=self._moved)
             except Exception as exc:  # noqa: BLE001 - a poison entry, or the server away
                 if self.dropped(tenant):  # since the writes were held: none can ever land
-                    self._dead_tenant(stream, layout.WRITER_GROUP, tenant, items)
-                    self._settled(stream, tenant, items, [], by_key, now)
-                    self.trouble.pop((stream, tenant), None)
+                    self._gone(stream, tenant, items, by_key, now)
                     continue
                 self.held.update({(stream, k): by_key[(stream, k)] for k, _ in items})
                 self._again(stream, tenant, items, by_key, exc, now)
@@ -125,6 +109,13 @@ class HeldWrites(CrashQuarantine):
                 log.warning("held writes of tenant %s landed after %d tries in %.1f s", tenant,
                             t.tries + 1, now - t.since)
 
+    def _gone(self, stream: str, tenant: str, items: list[tuple[str, ev.Event]],
+              by_key: dict[tuple[str, str], Held], now: float) -> None:
+        """The tenant was dropped since its writes were held: none can ever land."""
+        self._dead_tenant(stream, layout.WRITER_GROUP, tenant, items)
+        self._settled(stream, tenant, items, [], by_key, now)
+        self.trouble.pop((stream, tenant), None)
+
     def _again(self, stream: str, tenant: str, items: list[tuple[str, ev.Event]],
                by_key: dict[tuple[str, str], Held], exc: BaseException, now: float) -> None:
         """Held writes failed again: the same way twice, find the entry that fails alone;
@@ -133,21 +124,15 @@ class HeldWrites(CrashQuarantine):
         if key not in self.trouble:
             self._failed(stream, tenant, items, exc, now)
             return
-        self._redirected(tenant, exc)
         t = self.trouble[key]
-        for k, _ in items:
-            self._note(stream, k, exc)
-        if lost_connection(exc):
-            self.link.lost(exc)
-            in_flight_of(t, items, exc, now)
-            t.due = now  # at the first round once the server answers again
-            return
-        sig = None if transient(exc) else signature(exc)
-        if sig is not None and sig == t.sig:
+        if self._failed_again(stream, tenant, t, items, exc, now):
+            return  # the server away: at the first round once it answers again
+        sig = said(exc)
+        if sig is not None and sig == t.sig:  # the same way twice: the entries' doing
             self._isolate(stream, tenant, items, by_key, exc, now)
             return
-        t.sig, t.tries = sig, t.tries + 1
-        t.due = now + min(self.settings.retry_max_s, self.settings.retry_s * 2 ** (t.tries - 1))
+        t.sig = sig
+        self._later(t, now)
 
     def _isolate(self, stream: str, tenant: str, items: list[tuple[str, ev.Event]],
                  by_key: dict[tuple[str, str], Held], exc: BaseException, now: float) -> None:
@@ -193,22 +178,8 @@ class HeldWrites(CrashQuarantine):
                 still.append(p)
         return still
 
-    def _redirected(self, tenant: str, exc: BaseException) -> None:
-        """The tenant's slot is moving or moved to another master (``rescind.runtime.move``):
-        its graph is made again, on the master that owns the slot now."""
-        if connection.redirected(self.conn, exc):
-            self.graphs.pop(tenant, None)
-
     def _dead(self, stream: str, key: str, event: ev.Event, why: str) -> None:
-        st.dead_letter(self.conn, stream, key, event.model_dump(mode="json", by_alias=True),
-                       why, layout.WRITER_GROUP)
-        self._errors.pop((stream, key), None)
-
-    def _note(self, stream: str, entry_id: str, exc: BaseException) -> None:
-        """Remember how an entry last failed, for the reaper's dead letter (bounded)."""
-        if len(self._errors) >= 10_000:
-            self._errors.pop(next(iter(self._errors)))
-        self._errors[(stream, entry_id)] = f"{type(exc).__name__}: {words(exc)}"[:1000]
+        self.failures.dead_letter(self.conn, stream, key, event, why, layout.WRITER_GROUP)
 
     def _settled(self, stream: str, tenant: str, items: list[tuple[str, ev.Event]],
                  pending: list[Pending], by_key: dict[tuple[str, str], Held], now: float) -> None:
@@ -221,7 +192,7 @@ class HeldWrites(CrashQuarantine):
             if key not in still:
                 done.append(key)
                 settled += h.missing
-                self._errors.pop((stream, key), None)
+                self.failures.forget(stream, key)
             elif now - h.since > self.settings.patience_s:
                 missing = still[key].missing
                 reason = f"premise never arrived: {', '.join(missing)}"
@@ -229,8 +200,7 @@ class HeldWrites(CrashQuarantine):
                             "dead-lettered", h.event.event_id, tenant, now - h.since,
                             ", ".join(missing))
                 telemetry.premise_never_arrived.add(1, {"tenant": tenant})
-                st.dead_letter(self.conn, stream, key, h.event.model_dump(mode="json",
-                               by_alias=True), reason, layout.WRITER_GROUP)
+                self._dead(stream, key, h.event, reason)
                 done.append(key)
                 settled += missing
             else:
@@ -246,9 +216,7 @@ class HeldWrites(CrashQuarantine):
                 self.conn.xclaim(stream, layout.WRITER_GROUP, self.consumer("writer"), 0, kept,
                                  justid=True)
         except Exception as exc:  # landed but not acknowledged: applying again is a no-op
-            if lost_connection(exc):
-                self.link.lost(exc)
-            else:
+            if not self._lost(exc):
                 log.warning("acknowledging writes of tenant %s failed (%s); kept", tenant, exc)
             self.held.update({(stream, k): by_key[(stream, k)] for k in done})
 

@@ -16,7 +16,7 @@ from opentelemetry import propagate, trace
 from pydantic import ValidationError
 
 from rescind.contract import events as ev
-from rescind.contract.errors import Invalid, RescindError, StalePreview
+from rescind.contract.errors import Invalid
 from rescind.contract.layout import MAX_ENTRY_BYTES
 from rescind.core.shapes import Mutation, RetractionResult
 from rescind.engine import retraction as ret
@@ -24,14 +24,6 @@ from rescind.engine.writes import Moved, Pipeline, UnknownPremise, Write, execut
 from rescind.graph.store import TenantGraph, linearised
 from rescind.operator.recalls import approve
 from rescind.runtime.telemetry import tracer
-
-
-def refused(exc: BaseException) -> bool:
-    """Whether ``exc`` means the entry can never be applied, and so goes to the dead-letter
-    stream with its message as the reason: a malformed entry, or a decision the engine refuses.
-    A StalePreview (a concurrent write) is not: it is retried, like any failure of the server."""
-    return isinstance(exc, RescindError) and not isinstance(exc, StalePreview)
-
 
 _CANONICAL = '{"schema":1,'  # how the middleware's publisher writes every event
 
@@ -304,5 +296,6 @@ CONTROL: dict[type[ev.Event], Callable[[TenantGraph, Any, int], RetractionResult
 
 
 def apply_control(graph: TenantGraph, e: ev.Event) -> RetractionResult | None:
-    """Run one security or finance decision; a ``refused`` error when the engine refuses it."""
+    """Run one security or finance decision; a ``refused`` error (``rescind.workers.policy``)
+    when the engine refuses it."""
     return CONTROL[type(e)](graph, e, ev.to_micros(e.at))

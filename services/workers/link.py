@@ -18,7 +18,7 @@ import time
 import redis
 
 from rescind.transport import connection
-from rescind.workers.poison import lost_connection
+from rescind.workers.policy import lost_connection
 
 log = logging.getLogger("rescind.workers")
 

@@ -23,7 +23,8 @@ from rescind.contract import layout
 from rescind.runtime import telemetry
 from rescind.transport import connection
 from rescind.workers.ingest import apply_writes, to_write
-from rescind.workers.poison import in_flight, lost_connection, transient
+from rescind.workers.policy import backoff, in_flight, transient
+from rescind.workers.shared import Role
 from rescind.workers.state import PRODUCES, Held, Trouble
 
 log = logging.getLogger("rescind.workers")
@@ -31,7 +32,7 @@ log = logging.getLogger("rescind.workers")
 DIED = "the server died applying this"  # the dead letter's reason for a crash's culprit
 
 
-class CrashQuarantine:
+class CrashQuarantine(Role):
     """The part of the writer's held writes (``rescind.workers.held.HeldWrites``) that deals
     with a server dying under them."""
 
@@ -44,8 +45,7 @@ class CrashQuarantine:
         try:
             died = self._restarted_since(tenant, now - t.lost_at)
         except Exception as exc:  # noqa: BLE001 - away again: looked at once it answers
-            if lost_connection(exc):
-                self.link.lost(exc)
+            self._lost(exc)
             self.held.update({(stream, k): by_key[(stream, k)] for k, _ in items})
             return None
         flight, t.lost_at, t.flight = t.flight, None, set()
@@ -80,6 +80,25 @@ class CrashQuarantine:
             t.gone[to_write(event).mem_id] = f"event {event.event_id}: {DIED}"
         self._settled(stream, tenant, [(key, event)], [], by_key, now)
         return [(k, e) for k, e in items if k != key]
+
+    def _failed_again(self, stream: str, tenant: str, t: Trouble,
+                      items: list[tuple[str, ev.Event]], exc: BaseException, now: float) -> bool:
+        """Held writes of a tenant in trouble failed again: each entry notes how. True when the
+        server is away (its entries in flight remembered, tried at the first round once it
+        answers again); else the caller decides, the pause (``_later``) or a split."""
+        self._redirected(tenant, exc)
+        for k, _ in items:
+            self.failures.note(stream, k, exc)
+        if self._lost(exc):
+            in_flight_of(t, items, exc, now)
+            t.due = now
+            return True
+        return False
+
+    def _later(self, t: Trouble, now: float) -> None:
+        """One more try failed: the next after a pause that doubles (``policy.backoff``)."""
+        t.tries += 1
+        t.due = now + backoff(self.settings.retry_s, self.settings.retry_max_s, t.tries)
 
     def _restarted_since(self, tenant: str, seconds: float) -> bool:
         """Whether the server that holds the tenant's graph started within the last ``seconds``
@@ -118,17 +137,8 @@ class CrashQuarantine:
                 # once it answers (``_after_loss``)
                 self.held.update({(stream, k): by_key[(stream, k)] for k, _ in items
                                   if k not in tried})
-                self._redirected(tenant, exc)
-                for k, _ in part:
-                    self._note(stream, k, exc)
-                if lost_connection(exc):
-                    self.link.lost(exc)
-                    in_flight_of(t, part, exc, now)
-                    t.due = now
-                else:
-                    t.tries += 1
-                    t.due = now + min(self.settings.retry_max_s,
-                                      self.settings.retry_s * 2 ** (t.tries - 1))
+                if not self._failed_again(stream, tenant, t, part, exc, now):
+                    self._later(t, now)
                 return
             self._settled(stream, tenant, part, self._orphans(stream, still, t.gone), by_key,
                           now)

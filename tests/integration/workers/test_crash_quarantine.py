@@ -25,7 +25,7 @@ from rescind.middleware.publisher import Publisher
 from rescind.runtime.server import EmbeddedFalkorDB, free_port
 from rescind.runtime.settings import Settings
 from rescind.runtime.supervisor import RestartPolicy, Supervisor
-from rescind.workers import held, quarantine, roles
+from rescind.workers import held, quarantine, writer
 from rescind.workers.app import WorkerSettings, WorkerThread
 
 AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -96,7 +96,7 @@ def fault(monkeypatch) -> Fault:
     marked entry is in it, the server is sent the crashing statement first, so that it dies
     with the batch in flight."""
     kill = Fault()
-    for module in (roles, held, quarantine):
+    for module in (writer, held, quarantine):
         real = module.apply_writes
 
         def apply(graph, items, *args, _real=real, **kwargs):

@@ -26,9 +26,9 @@ from rescind.middleware.gate import GateClient, GateRefused
 from rescind.scenario.via_streams import wait_idle
 from rescind.transport import connection
 from rescind.transport import streams as st
-from rescind.workers import ingest, roles
+from rescind.workers import ingest, retraction, writer
 from rescind.workers.app import WorkerSettings, WorkerThread
-from rescind.workers.poison import isolate
+from rescind.workers.policy import isolate
 from tests.support.dead import dead_since, last_dead_id
 from tests.support.poison import AT, NUL, event_samples, poisoned, text_fields
 
@@ -115,7 +115,8 @@ def test_a_write_the_server_refuses_is_found_among_good_ones_and_dead_lettered_o
     the poisoned one. The batch fails; at the next round (0.2 s) it fails the same way and is
     split: the good writes land, the poisoned one is dead-lettered with FalkorDB's own error
     text, the one resting on it with it. The log says each once: no line per attempt."""
-    monkeypatch.setattr(roles, "decode", lenient)
+    for role in (writer, retraction):  # each role decodes what it reads
+        monkeypatch.setattr(role, "decode", lenient)
     conn = connection.connect(falkordb)
     st.ensure_groups(conn)
     start = last_dead_id(conn)
@@ -164,7 +165,8 @@ def test_a_decision_the_server_refuses_twice_is_dead_lettered_with_its_words(
     """A compromise whose reason holds a NUL (let through): the retraction worker tries it, the
     server refuses it, it tries once more, and dead-letters it with FalkorDB's text; the next
     decision of the tenant is applied."""
-    monkeypatch.setattr(roles, "decode", lenient)
+    for role in (writer, retraction):  # each role decodes what it reads
+        monkeypatch.setattr(role, "decode", lenient)
     conn = connection.connect(falkordb)
     st.ensure_groups(conn)
     start = last_dead_id(conn)

@@ -6,7 +6,7 @@ import redis
 
 from rescind.contract import events as ev
 from rescind.contract import layout
-from rescind.workers import held, roles
+from rescind.workers import held, writer
 from rescind.workers.roles import Held, Workers, WorkerSettings
 
 
@@ -115,7 +115,7 @@ def test_held_writes_of_two_streams_with_the_same_entry_id_are_both_kept(monkeyp
         for p in (0, 1):
             e = ev.MemoryWritten(event_id=f"e{p}", tenant=f"t{p}", at=ev.from_micros(0),
                                  kind="belief", text="x", premises=["obs-1"], agent="a")
-            monkeypatch.setattr(roles, "apply_writes", lambda graph, items, pipeline=None,
+            monkeypatch.setattr(writer, "apply_writes", lambda graph, items, pipeline=None,
                                 moved=None: [Waiting(k) for k, _ in items])
             workers.write_batch(layout.event_stream(p), [("5-0", e.model_dump_json(by_alias=True))])
         assert set(workers.held) == {(layout.event_stream(0), "5-0"),
