@@ -22,7 +22,7 @@ from rescind.contract.kinds import KINDS
 from rescind.core.shapes import BLAST_GROUPS, GateDecision, stored_result
 from rescind.engine import gate as gate_mod
 from rescind.engine import retraction as ret
-from rescind.graph import queries as q
+from rescind.graph.reads import GraphReads
 from rescind.graph.store import TenantGraph
 from rescind.operator import decisions
 from rescind.operator import history as asof
@@ -44,7 +44,7 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def resolve(graph: TenantGraph, ref: str) -> str:
+def resolve(graph: GraphReads, ref: str) -> str:
     """A memory id or name to its id; NotFound otherwise."""
     return decisions.resolve(graph, ref)
 
@@ -61,65 +61,54 @@ def public(f: dict) -> dict:
     return out
 
 
-_PAGE = ("id", "kind", "text", "status", "cause", "hops", "at", "names", "agent", "amount",
-         "payee", "account", "executed", "currency")
-
-
-def _page_params(kind, status, text, skip, limit) -> dict:
-    return {"kind": kind, "status": status, "text": text.lower() if text else None,
-            "skip": skip, "limit": limit}
-
-
 # -- reading ----------------------------------------------------------------------------------
-def revision(graph: TenantGraph) -> dict:
+def revision(graph: GraphReads) -> dict:
     return {"revision": graph.revision()}
 
 
-def sources(graph: TenantGraph) -> list[dict]:
+def sources(graph: GraphReads) -> list[dict]:
     """Each source with its trust domain, when it was read (its first and last observation
     times, and how many memories it said) and the retractions of it now in force."""
-    srcs, reads = graph.many((q.SOURCES, {}), (q.SOURCE_READS, {}))
-    read = {sid: (first, last, n) for sid, first, last, n in reads}
+    read = graph.source_reads()
     active: dict[str, list[dict]] = {}
     for r in retractions(graph):
         if r["kind"] == "retract" and r["state"] == "committed" and r.get("source"):
             active.setdefault(r["source"], []).append(
                 {"id": r["id"], "from": r["from"], "to": r["to"], "reason": r["reason"]})
     out = []
-    for sid, kind, name, domain in srcs:
+    for s in graph.sources():
+        sid = s["id"]
         first, last, n = read.get(sid, (None, None, 0))
-        out.append({"id": sid, "kind": kind, "name": name, "domain": domain,
+        out.append({**s,
                     "first_read": iso(first), "last_read": iso(last), "observations": n,
                     "retracted": bool(active.get(sid)), "retractions": active.get(sid, [])})
     return out
 
 
-def memories(graph: TenantGraph, kind: str | None = None, status: str | None = None,
+def memories(graph: GraphReads, kind: str | None = None, status: str | None = None,
              text: str | None = None, skip: int = 0, limit: int = 100) -> dict:
-    rows = graph.rows(q.MEMORY_PAGE, _page_params(kind, status, text, skip, limit))
-    items = [public(dict(zip(_PAGE, r, strict=True))) for r in rows]
+    rows = graph.memory_page(kind, status, text, skip, limit)
+    items = [public(r) for r in rows]
     return {"items": items, "next_skip": skip + limit if len(rows) == limit else None}
 
 
-def counts(graph: TenantGraph) -> dict:
+def counts(graph: GraphReads) -> dict:
     out: dict[str, dict[str, int]] = {k: {"IN": 0, "OUT": 0} for k in KINDS}
-    for kind, status, n in graph.rows(q.MEMORY_COUNTS):
+    for kind, status, n in graph.memory_counts():
         out.setdefault(kind, {"IN": 0, "OUT": 0})[status] = n
     return out
 
 
-def overview(graph: TenantGraph, per_kind: int = 200) -> dict:
+def overview(graph: GraphReads, per_kind: int = 200) -> dict:
     """The product view: sources, then each kind of memory, and the links between them."""
     rev = graph.revision()
-    pages = graph.many(*[(q.MEMORY_PAGE, _page_params(k, None, None, 0, per_kind)) for k in KINDS])
-    columns = {k: [public(dict(zip(_PAGE, r, strict=True))) for r in rows]
-               for k, rows in zip(KINDS, pages, strict=True)}
+    columns = {k: [public(r) for r in rows]
+               for k, rows in graph.first_pages(KINDS, per_kind).items()}
     ids = [m["id"] for col in columns.values() for m in col]
     links, seen = [], set(ids)
     if ids:
-        justs, said = graph.many((q.JUSTIFICATIONS_OF, {"ids": ids}), (q.SOURCES_OF, {"ids": ids}))
-        pairs = {(p, m) for m, _j, p in justs if p in seen}
-        links = [{"from": s, "to": m} for s, m in said] + [
+        pairs = {(p, m) for m, p in graph.premises_of(ids) if p in seen}
+        links = [{"from": s, "to": m} for s, m in graph.said_by(ids)] + [
             {"from": p, "to": m} for p, m in sorted(pairs)]
     return {"revision": rev, "counts": counts(graph), "sources": sources(graph),
             "columns": columns, "links": links,
@@ -168,15 +157,16 @@ def _point(at: str | None, rev: int | None) -> tuple[int | None, int | None]:
     return _time(at, "at"), rev
 
 
-def as_of(graph: TenantGraph, at: str | None, rev: int | None, kind: str | None = None,
+def as_of(graph: GraphReads, at: str | None, rev: int | None, kind: str | None = None,
           status: str | None = None, skip: int = 0, limit: int = 100) -> dict:
     """What was believed at a time (or revision) and why: see ``asof`` for the semantics."""
     at_us, rev = _point(at, rev)
     found, scanned = asof.page(graph, at_us, rev, kind, status, skip, limit)
-    items = [{"id": r[0], "kind": r[1], "text": r[2], "name": (r[3] or [None])[0],
-              "agent": r[12],
-              **({"amount": r[10], "executed": bool(r[11]), "payee": r[13], "account": r[14],
-                  "currency": r[15]} if r[1] == "action" else {}),
+    items = [{"id": r["id"], "kind": r["kind"], "text": r["text"],
+              "name": (r["names"] or [None])[0], "agent": r["agent"],
+              **({"amount": r["amount"], "executed": bool(r["executed"]), "payee": r["payee"],
+                  "account": r["account"], "currency": r["currency"]}
+                 if r["kind"] == "action" else {}),
               "why": _why(e)} for r, e in found]
     return {"as_of": {"at": iso(at_us), "rev": rev}, "items": items,
             "next_skip": skip + limit if scanned == limit else None}
@@ -208,12 +198,10 @@ def memory_as_of(graph: TenantGraph, ref: str, at: str | None, rev: int | None) 
             "why": _why(e) if e else None, "tree": tree}
 
 
-def retractions(graph: TenantGraph) -> list[dict]:
-    cols = ("id", "kind", "state", "source", "start", "end", "memory", "new_memory", "reason",
-            "by", "at", "reinstated_by", "reinstated_at")
+def retractions(graph: GraphReads) -> list[dict]:
     out = []
-    for r in graph.rows(q.RETRACTIONS):
-        d = dict(zip(cols, r[:-1], strict=True))
+    for d in graph.retraction_list():
+        d.pop("order")
         for k in ("start", "end", "at", "reinstated_at"):
             d[k] = iso(d[k])
         out.append(_from_to(d))
@@ -228,7 +216,7 @@ def _from_to(d: dict) -> dict:
     return d
 
 
-def retraction(graph: TenantGraph, rid: str) -> dict:
+def retraction(graph: GraphReads, rid: str) -> dict:
     stored = graph.retraction(rid)
     if stored is None:
         raise NotFound(f"no retraction {rid!r}")
@@ -283,7 +271,7 @@ def recall(graph: TenantGraph, ref: str) -> dict:
 
 
 # -- deciding ---------------------------------------------------------------------------------
-def _blast_graph(graph: TenantGraph, d: dict, source: str | None) -> dict:
+def _blast_graph(graph: GraphReads, d: dict, source: str | None) -> dict:
     """The blast radius as a graph: what goes OUT or is kept, with the premise links among them."""
     nodes = [{"id": i["id"], "kind": i["kind"], "text": i["text"], "name": i["name"],
               "hops": i["hops"] or 0, "fate": d["direction"]}
@@ -293,8 +281,7 @@ def _blast_graph(graph: TenantGraph, d: dict, source: str | None) -> dict:
     ids = {n["id"] for n in nodes}
     edges = []
     if ids:
-        rows = graph.rows(q.JUSTIFICATIONS_OF, {"ids": sorted(ids)})
-        edges = sorted({(p, m) for m, _j, p in rows if p in ids})
+        edges = sorted({(p, m) for m, p in graph.premises_of(ids) if p in ids})
     if source is not None:
         nodes.insert(0, {"id": source, "kind": "source", "text": source, "name": source,
                          "hops": -1, "fate": "retracted"})

@@ -18,7 +18,6 @@ from pathlib import Path
 from rescind.bench.engine import RAW_UNWIND
 from rescind.contract import events as ev
 from rescind.contract import layout
-from rescind.graph import queries as q
 from rescind.graph import tenants
 from rescind.graph.cypher import query
 from rescind.graph.store import TenantGraph, connect
@@ -87,7 +86,7 @@ def end_to_end(url: str, n: int, batch: int) -> dict:
         go.set()
         sampler.start()
         while True:
-            if graph.exists() and graph.rows(q.MEMORY_TOTAL)[0][0] >= n:
+            if graph.exists() and graph.memory_total() >= n:
                 break
             time.sleep(0.02)
         elapsed = time.perf_counter() - start

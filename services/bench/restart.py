@@ -34,7 +34,6 @@ from rescind.bench.engine import load
 from rescind.bench.generator import plain_clusters
 from rescind.contract import events as ev
 from rescind.contract import layout
-from rescind.graph import queries as q
 from rescind.graph import tenants
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
@@ -143,7 +142,7 @@ def _restarts(data: Path, tenant: str, memories: int, repeats: int, label: str,
         phases.append(_phases(server.log_file))
         conn = connect(server.url)
         info = conn.info("persistence")
-        found = TenantGraph(conn, tenant).rows(q.MEMORY_TOTAL)[0][0]
+        found = TenantGraph(conn, tenant).memory_total()
         server.stop()
         if found != memories:
             raise RuntimeError(f"{memories:,} memories before the restart, {found:,} after")
@@ -174,7 +173,7 @@ def measure(size: int, events: int, repeats: int, batch: int, work: Path, progre
         progress.console.print(f"{size:,}: {writes:,} writes loaded in {load_s:.0f} s; "
                                f"{events:,} events through the event path…")
         events_s = _through_the_event_path(server.url, tenant, sources, events, work / "spool")
-        memories = graph.rows(q.MEMORY_TOTAL)[0][0]
+        memories = graph.memory_total()
         if memories < size + events:  # dead-lettered or still held: the figures would lie
             raise RuntimeError(f"{size + events:,} memories expected, {memories:,} in the graph")
         info = _settle(graph.conn)

@@ -20,7 +20,6 @@ from langchain_core.tools import StructuredTool
 
 from rescind.contract import layout
 from rescind.engine.gate import UnknownAction, weakest_of
-from rescind.graph import queries as q
 from rescind.graph import tenants
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware import InterceptConfig, Recorder, instrument
@@ -108,11 +107,11 @@ def fragility_tool(graph: TenantGraph, settle: Callable[[], None]):
         """How many independent trust domains an attacker must control to fake the plan to pay
         this invoice (payments above $10,000 need at least 2)."""
         settle()
-        plans = graph.rows(q.LATEST_PLAN_NAMING, {"needle": invoice})
-        if not plans:
+        plan = graph.latest_plan_naming(invoice)
+        if plan is None:
             return f"No plan to pay {invoice} is recorded."
         try:
-            frag, witness, domains = weakest_of(graph, plans[0][0])
+            frag, witness, domains = weakest_of(graph, plan)
         except UnknownAction:
             return f"No plan to pay {invoice} is recorded."
         return (f"The plan to pay {invoice} has fragility {frag}: compromising "
@@ -201,9 +200,8 @@ def _wait_for_status(recorder: Recorder, done: dict, timeout: float = 10.0) -> N
 
 
 def summary(graph: TenantGraph, week: Any, gates: GateLog, compromise: dict | None) -> dict:
-    rows = graph.rows(q.MEMORY_COUNTS)
     kinds: dict[str, dict[str, int]] = {}
-    for kind, status, n in rows:
+    for kind, status, n in graph.memory_counts():
         kinds.setdefault(kind, {"IN": 0, "OUT": 0})[status] = n
     actions = graph.actions()
     held = sorted((a.get("names") or [a["id"]])[0] for a in actions

@@ -18,7 +18,7 @@ from __future__ import annotations
 from rescind.core.belief import REPLACED, settle
 from rescind.core.changes import status_changes
 from rescind.core.shapes import Mutation
-from rescind.graph import version_queries as vq
+from rescind.graph.queries import versions as vq
 from rescind.graph.store import TenantGraph, linearised
 
 OP = "versions"  # the operation named in each moved memory's history

@@ -11,22 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
-
-import redis
 
 from rescind.core.belief import Grounding, Node, Status
 from rescind.graph import queries as q
 from rescind.graph.cypher import InFlight, Plain, send_reads
-
-
-class TenantGraph(Protocol):
-    """What the cone needs of ``rescind.graph.store.TenantGraph``."""
-
-    conn: redis.Redis
-    key: str
-
-    def ensure_schema(self) -> None: ...
+from rescind.graph.reads import Wire
 
 
 @dataclass
@@ -58,7 +47,7 @@ class ConeRead:
     sources and returns the cone (``rows`` then holds every riding read's rows, in order).
     """
 
-    def __init__(self, graph: TenantGraph, targets: Iterable[str],
+    def __init__(self, graph: Wire, targets: Iterable[str],
                  also: Iterable[tuple[str, dict | None]] = ()) -> None:
         graph.ensure_schema()
         self.graph, self.cone = graph, Cone()

@@ -1,10 +1,11 @@
-"""Lineage for identifiers in the graph (``rescind.core.lineage``): which observations of the
-tenant state an identifier, and the texts of the premises a write names.
+"""Lineage for identifiers in the graph (``rescind.core.lineage``), read: which observations of
+the tenant state an identifier, and the texts of the premises a write names (its statements in
+``rescind.graph.queries.lineage``).
 
 FalkorDB cannot index the elements of a list, so each canonical identifier an observation
 states is a node, ``(:Ident {uid})``, linked to every observation that states it by a STATES
 edge, written in the same guarded batch as the observation (``LINK``, part of
-``queries.WRITE_BATCH``). Its ``uid`` is a digest of the identifier's key
+``queries.writes.WRITE_BATCH``). Its ``uid`` is a digest of the identifier's key
 (``rescind.graph.keys.uid``): an identifier is a string from outside, never looked up as such.
 """
 
@@ -14,30 +15,9 @@ from collections.abc import Iterable, Sequence
 
 from rescind.core import lineage
 from rescind.core.belief import Status
-from rescind.graph.cypher import Plain
 from rescind.graph.keys import uid
-
-LABEL = "Ident"
-
-# Part of queries.WRITE_BATCH, after the new memories exist: rows {iuid, muid, mem}.
-LINK = """
-FOREACH (x IN $idents |
-  MERGE (i:Ident {uid: x.iuid}) MERGE (m:Mem {uid: x.muid, id: x.mem})
-  MERGE (i)-[:STATES]->(m))"""
-
-# The observations that state each identifier (by its uid), with their statuses.
-STATING = Plain("""
-UNWIND $uids AS u
-MATCH (:Ident {uid: u})-[:STATES]->(m:Mem)-[st:STATUS]->()
-RETURN u, m.id, st.status, st.cause, st.hops
-""")
-
-# The texts of memories by id (the premises of a write with an identifier).
-TEXTS = Plain("""
-UNWIND $ids AS id
-MATCH (m:Mem {id: id})
-RETURN m.id, m.text
-""")
+from rescind.graph.queries.lineage import IDENT_LABEL as LABEL
+from rescind.graph.queries.lineage import LINK, STATING, TEXTS
 
 
 def ident_uid(key: str) -> str:

@@ -5,29 +5,15 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable
-from typing import Protocol
-
-import redis
 
 from rescind.core.belief import Grounding, Node, Status
 from rescind.core.shapes import Region
 from rescind.graph import queries as q
 from rescind.graph.cypher import InFlight, send_reads
+from rescind.graph.reads import Wire
 
 
-class TenantGraph(Protocol):
-    """What a walk needs of ``rescind.graph.store.TenantGraph`` (named here, not imported, so
-    that the store can build on this module)."""
-
-    conn: redis.Redis
-    key: str
-
-    def ensure_schema(self) -> None: ...
-
-    def many(self, *queries: tuple[str, dict | None]) -> list[list[list]]: ...
-
-
-def walk(graph: TenantGraph, seeds: Iterable[str] = (),
+def walk(graph: Wire, seeds: Iterable[str] = (),
          seed_facts: list[list] | None = None) -> Region:
     """Everything downstream of ``seeds`` with its facts, one round trip per hop.
 
@@ -65,7 +51,7 @@ def walk(graph: TenantGraph, seeds: Iterable[str] = (),
     _finish(graph, reg)
     return reg
 
-def read_nodes(graph: TenantGraph, ids: Iterable[str]) -> dict[str, Node]:
+def read_nodes(graph: Wire, ids: Iterable[str]) -> dict[str, Node]:
     """Facts, justifications and groundings of ``ids`` (no walk)."""
     reg = Region()
     [facts] = graph.many((q.MEMORIES, {"ids": list(ids)}))
@@ -93,7 +79,7 @@ def _take_reasons(reg: Region, sent: InFlight) -> None:
     for node, source, at, via in grounds[0] if grounds else ():
         reg.nodes[reg.mid[node]].groundings.append(Grounding(source, at, via))
 
-def _finish(graph: TenantGraph, reg: Region) -> None:
+def _finish(graph: Wire, reg: Region) -> None:
     """Name every premise, read the statuses of those outside the region (the fixed edge
     of its fixpoint) and the withdrawal lists of the few memories whose facts counted any."""
     outside = {p for premises in reg.premises.values() for p in premises} - reg.mid.keys()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import logging
 import random
 import threading
@@ -36,6 +35,7 @@ from rescind.graph.cypher import (
     send,
 )
 from rescind.graph.keys import justification_uid, keyed, source_uid, uid
+from rescind.graph.reads import CHANGE_KEYS, CypherReads, changes
 from rescind.graph.region import read_nodes, walk
 from rescind.transport import connection
 
@@ -104,18 +104,9 @@ def _fold_into_aof_base(conn: redis.Redis) -> None:
         log.warning("could not ask FalkorDB for an AOF rewrite after creating indexes: %s", exc)
 
 
-# A history line's fields (queries.HISTORY and its kin read the lines as JSON).
-CHANGE_KEYS = ("rev", "status", "cause", "hops", "op", "by", "at")
-
-
-def changes(history: list[str] | None) -> list[list]:
-    """A memory's later changes, read from their JSON lines, in commit (revision) order: the
-    lines come from its CHANGED edges and from an older graph's list, in no order."""
-    return sorted((json.loads(e) for e in history or []), key=lambda e: e[0])
-
-
-class TenantGraph:
-    """One tenant's graph ``rescind:{tenant}``; the schema is created on first use."""
+class TenantGraph(CypherReads):
+    """One tenant's graph ``rescind:{tenant}``; the schema is created on first use. Its named
+    reads (``rescind.graph.reads.GraphReads``) are what the operator surfaces ask of it."""
 
     def __init__(self, conn: connection.Client, tenant: str) -> None:
         self.tenant = tenant
@@ -318,13 +309,6 @@ class TenantGraph:
         params = {"source_uid": source_uid(source), "start": start, "end": end}
         return [r[1] for r in self.rows(q.WINDOW_SEEDS, params)]  # r[0]: the node id
 
-    def source(self, sid: str) -> dict | None:
-        rows = self.rows(q.SOURCE, {"uid": source_uid(sid)})
-        if not rows:
-            return None
-        sid, kind, name, domain = rows[0]
-        return {"id": sid, "kind": kind, "name": name, "domain": domain}
-
     def source_facts(self, sources: Iterable[str]) -> dict[str, tuple[str, str]]:
         """Each source's (trust domain, kind)."""
         uids = [source_uid(s) for s in sources]
@@ -414,3 +398,16 @@ class TenantGraph:
                 f"stale preview: graph {self.key} is no longer at revision {rev}; preview again"
             )
         return result
+
+    def rename_source(self, rev: int, variant: str, canonical: str, uid: str | None,
+                      domain: str) -> bool:
+        """Source ``variant`` becomes ``canonical`` (queries.RENAME), if the graph is still at
+        ``rev``; False when it moved."""
+        return bool(self.rows(q.RENAME, {"rev": rev, "variant": variant, "canonical": canonical,
+                                         "uid": uid, "domain": domain}, read_only=False))
+
+    def move_source(self, rev: int, variant: str, canonical: str) -> bool:
+        """Source ``variant``'s SAID edges move to ``canonical``, and it goes (queries.MOVE), if
+        the graph is still at ``rev``; False when it moved."""
+        return bool(self.rows(q.MOVE, {"rev": rev, "variant": variant, "canonical": canonical},
+                              read_only=False))

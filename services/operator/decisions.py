@@ -21,8 +21,7 @@ from rescind.core.shapes import RetractionResult
 from rescind.engine import gate
 from rescind.engine import retraction as ret
 from rescind.engine.gate import weakest_of
-from rescind.graph import queries as q
-from rescind.graph import version_queries as vq
+from rescind.graph.reads import GraphReads
 from rescind.graph.store import TenantGraph
 from rescind.operator import recalls, sources
 from rescind.transport import streams
@@ -46,7 +45,7 @@ def when(us: int | None) -> str:
     return "open" if us is None else ev.from_micros(us).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def resolve(graph: TenantGraph, ref: str) -> str:
+def resolve(graph: GraphReads, ref: str) -> str:
     """A memory id, the name an agent or scenario gave it (an action's name, say), or a store
     key (namespace/key: its current version)."""
     if graph.statuses([ref]):
@@ -54,11 +53,11 @@ def resolve(graph: TenantGraph, ref: str) -> str:
     named = ev.action_id(graph.tenant, ref)
     if graph.statuses([named]):
         return named
-    rows = graph.rows(q.MEMORY_NAMED, {"name": ref})
-    if len(rows) == 1:
-        return rows[0][0]
-    if keyed := graph.rows(vq.CURRENT_OF_KEY, {"key": ref}):
-        return keyed[0][0]
+    named = graph.named(ref)
+    if len(named) == 1:
+        return named[0]
+    if keyed := graph.current_of_key(ref):
+        return keyed
     raise NotFound(f"no memory or action {ref!r} in tenant {graph.tenant}")
 
 
@@ -97,17 +96,18 @@ def compromise(graph: TenantGraph, source: str, start: int | None, end: int | No
                            for t in twins]}
 
 
-def duplicates(graph: TenantGraph, op: ret.Retract) -> list[dict]:
+def duplicates(graph: GraphReads, op: ret.Retract) -> list[dict]:
     """Retractions in force of ``op``'s source whose window overlaps ``op``'s (both ends
     included; a missing bound is open), other than ``op`` itself, oldest first."""
     lo, hi = op.start, op.end
     found = []
-    for rid, kind, source, start, end, order in graph.rows(q.ACTIVE_RETRACTIONS):
-        if kind != "retract" or source != op.source or rid == op.id:
+    for r in graph.active_retractions():
+        if r["kind"] != "retract" or r["source"] != op.source or r["id"] == op.id:
             continue
+        start, end = r["start"], r["end"]
         if (hi is None or start is None or start <= hi) and (lo is None or end is None
                                                               or lo <= end):
-            found.append({"id": rid, "start": start, "end": end, "order": order})
+            found.append({"id": r["id"], "start": start, "end": end, "order": r["order"]})
     return [{k: v for k, v in t.items() if k != "order"}
             for t in sorted(found, key=lambda t: t["order"])]
 
@@ -338,7 +338,7 @@ def explain(graph: TenantGraph, ref: str, depth: int = 12) -> dict:
     domains = graph.domains(sources)
     rules = graph.rules()
     chosen = {(mid, tuple(sorted(premises))): rule
-              for mid, rule, premises in graph.rows(q.JUSTIFICATION_RULES, {"ids": sorted(ids)})}
+              for mid, rule, premises in graph.justification_rules(ids)}
     expanded: set[str] = set()
 
     def tree(mid: str, path: frozenset[str], left: int) -> dict:
@@ -389,7 +389,8 @@ def audit_order(graph: TenantGraph) -> list[dict]:
     """Sources ranked by the value of what rests on them alone: what retracting each one for
     all time would take OUT (payments by amount first, then everything else by count)."""
     ranked = []
-    for sid, kind, _name, domain in graph.rows(q.SOURCES):
+    for s in graph.sources():
+        sid, kind, domain = s["id"], s["kind"], s["domain"]
         p = ret.preview(graph, ret.Retract(f"audit-{uuid.uuid4().hex[:8]}", sid, reason="audit"))
         radius = p.blast_radius()
         actions = radius.executed_actions + radius.pending_actions

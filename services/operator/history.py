@@ -19,8 +19,7 @@ retraction id that caused it (``cause``) and the hop distance from what that ret
 
 from __future__ import annotations
 
-from rescind.graph import queries as q
-from rescind.graph.store import CHANGE_KEYS, TenantGraph, changes
+from rescind.graph.reads import BIRTH, CHANGE_KEYS, GraphReads, changes
 
 
 def entries(born_rev, born, born_cause, born_hops, at, history) -> list[dict]:
@@ -42,18 +41,19 @@ def point(items: list[dict], at: int | None = None, rev: int | None = None) -> d
     return [e for e in items if e["at"] is not None and e["at"] <= at][-1]
 
 
-def points(graph: TenantGraph, ids: list[str], at: int | None, rev: int | None) -> dict[str, dict | None]:
-    return {row[0]: point(entries(*row[1:]), at, rev)
-            for row in graph.rows(q.HISTORIES, {"ids": ids})}
+def points(graph: GraphReads, ids: list[str], at: int | None,
+           rev: int | None) -> dict[str, dict | None]:
+    return {mid: point(entries(*birth), at, rev) for mid, birth in graph.histories(ids).items()}
 
 
-def page(graph: TenantGraph, at: int | None, rev: int | None, kind: str | None, status: str | None,
-         skip: int, limit: int) -> tuple[list[tuple[list, dict]], int]:
-    """(row, entry) of the memories that existed at the point, in one page of the scan."""
-    rows = graph.rows(q.HISTORY_PAGE, {"kind": kind, "skip": skip, "limit": limit})
+def page(graph: GraphReads, at: int | None, rev: int | None, kind: str | None, status: str | None,
+         skip: int, limit: int) -> tuple[list[tuple[dict, dict]], int]:
+    """(row, entry) of the memories that existed at the point, in one page of the scan; each
+    row a dict (``rescind.graph.reads.HISTORY_PAGE``)."""
+    rows = graph.history_page(kind, skip, limit)
     found = []
     for row in rows:
-        e = point(entries(*row[4:10]), at, rev)
+        e = point(entries(*(row[k] for k in BIRTH)), at, rev)
         if e is not None and (status is None or e["status"] == status):
             found.append((row, e))
     return found, len(rows)

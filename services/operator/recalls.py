@@ -28,8 +28,7 @@ from dataclasses import replace
 from rescind.contract import events as ev
 from rescind.contract.errors import Conflict, Invalid, NotFound
 from rescind.core.shapes import Mutation, Recall
-from rescind.graph import queries as q
-from rescind.graph import recall_queries as rq
+from rescind.graph.reads import GraphReads
 from rescind.graph.store import TenantGraph, linearised
 
 WIDTH = 100  # of the draft's lines; longer texts are wrapped, never cut
@@ -44,7 +43,7 @@ MAX_NAME = 140  # a party's name in ISO 20022 (Max140Text)
 
 
 # -- reading ----------------------------------------------------------------------------------
-def recall_list(graph: TenantGraph) -> list[Recall]:
+def recall_list(graph: GraphReads) -> list[Recall]:
     """Executed payments that are OUT, and those whose recall was approved or exported (they
     stay listed whatever happens to the payment: withdrawn once it is IN again); largest
     first."""
@@ -59,12 +58,12 @@ def recall_list(graph: TenantGraph) -> list[Recall]:
     return [r for _, r in rows]
 
 
-def find(graph: TenantGraph, action: str) -> Recall:
+def find(graph: GraphReads, action: str) -> Recall:
     """One entry of the recall list; NotFound when the payment is not on it."""
     return recall_of(graph, _listed(graph, action))
 
 
-def _listed(graph: TenantGraph, action: str) -> dict:
+def _listed(graph: GraphReads, action: str) -> dict:
     """The payment's facts, if it is on the recall list."""
     a = next(iter(graph.actions_in([action])), None)
     if a is None or not a.get("executed") or (a.get("recall_state") not in SENT
@@ -94,7 +93,7 @@ def executed(action: dict) -> dict:
     return {f: action.get(f"paid_{f}", action.get(f)) for f in ("amount", "currency", "account")}
 
 
-def recall_of(graph: TenantGraph, a: dict) -> Recall:
+def recall_of(graph: GraphReads, a: dict) -> Recall:
     """The recall of one executed payment, with its draft written from everything else."""
     cause = a.get("cause") if a.get("status") == "OUT" else None
     why = graph.retraction(cause) if cause else None
@@ -128,7 +127,7 @@ def recall_of(graph: TenantGraph, a: dict) -> Recall:
     return replace(r, draft=render(r, a))
 
 
-def withdrawal_of(graph: TenantGraph, a: dict) -> dict:
+def withdrawal_of(graph: GraphReads, a: dict) -> dict:
     """Who brought the payment back IN, when and why, from its history: the last change that
     turned it from OUT to IN. ``retraction`` is what was undone (a reinstatement's)."""
     back, was = None, None
@@ -165,7 +164,7 @@ def _notice_state(a: dict, w: dict) -> str:
     return "exported" if a.get("notice_exports") else "approved"
 
 
-def notice_of(graph: TenantGraph, a: dict, r: Recall) -> dict:
+def notice_of(graph: GraphReads, a: dict, r: Recall) -> dict:
     """The withdrawal notice of an exported recall: the request the bank holds, and the text
     that asks it to disregard them (every message sent, by its identifiers)."""
     from rescind.operator import recall_export
@@ -202,7 +201,7 @@ def _when(iso: str | None) -> str:
     return (iso or "?")[:16].replace("T", " ") + " UTC" if iso else "an unknown time"
 
 
-def _evidence(graph: TenantGraph, action: str) -> tuple[list[dict], list[dict]]:
+def _evidence(graph: GraphReads, action: str) -> tuple[list[dict], list[dict]]:
     """The memories the payment rested on that went OUT, nearest to it first, down to the
     retracted observations, whole; and every memory it rested on (to find the payee's name)."""
     up = graph.upstream(action) - {action}
@@ -212,7 +211,7 @@ def _evidence(graph: TenantGraph, action: str) -> tuple[list[dict], list[dict]]:
     said: dict[str, list[str]] = {}
     observed = [f["id"] for f in out if f.get("kind") == "observation"]
     if observed:
-        for source, mid in graph.rows(q.SOURCES_OF, {"ids": observed}):
+        for source, mid in graph.said_by(observed):
             said.setdefault(mid, []).append(source)
     return [{"id": f["id"], "kind": f.get("kind"), "name": (f.get("names") or [None])[0],
              "text": f.get("text") or "", "at": _iso(f.get("at")), "agent": f.get("agent"),
@@ -220,7 +219,7 @@ def _evidence(graph: TenantGraph, action: str) -> tuple[list[dict], list[dict]]:
              "hops": f.get("hops")} for f in out], facts
 
 
-def payee_name(graph: TenantGraph, payee: str | None,
+def payee_name(graph: GraphReads, payee: str | None,
                upstream: list[dict] = ()) -> tuple[str | None, str | None]:
     """The payee's name as people and banks know it, and where it was read.
 
@@ -231,13 +230,12 @@ def payee_name(graph: TenantGraph, payee: str | None,
     the payee as recorded."""
     if not payee:
         return None, None
-    said = graph.rows(rq.PAYEE_SAID, {"payee": payee, "suffix": f":{payee}"})
-    tried = [(text, f"as {sid} states it") for sid, _kind, text, status, _at in said
-             if status == "IN"]
+    said = graph.payee_said(payee)
+    tried = [(s["text"], f"as {s['source']} states it") for s in said if s["status"] == "IN"]
     tried += [(f.get("text") or "", "as what the payment rested on states it")
               for f in upstream if f.get("kind") == "observation"]
-    tried += [(text, f"as {sid} stated it (now OUT)") for sid, _kind, text, status, _at in said
-              if status != "IN"]
+    tried += [(s["text"], f"as {s['source']} stated it (now OUT)") for s in said
+              if s["status"] != "IN"]
     for text, where in tried:
         if m := _NAMED.search(text or ""):
             return m.group(1)[:MAX_NAME], where
@@ -567,7 +565,7 @@ def export_notice(graph: TenantGraph, action: str, by: str, at: int,
 
 
 # -- reinstating a payment whose recall is in the outbox ---------------------------------------
-def withdrawals(graph: TenantGraph, actions: list[str]) -> list[dict]:
+def withdrawals(graph: GraphReads, actions: list[str]) -> list[dict]:
     """Of ``actions`` (executed payments a reinstatement brings back IN, still OUT), the
     recalls it withdraws: each with its state now and what becomes of it."""
     found = []
@@ -607,7 +605,7 @@ def withdraw_warning(item: dict, committed: bool) -> str:
             f"{'is' if committed else 'would be'} {item['becomes']}")
 
 
-def in_the_outbox(graph: TenantGraph, actions: list[str]) -> list[dict]:
+def in_the_outbox(graph: GraphReads, actions: list[str]) -> list[dict]:
     """Of ``actions`` (payments a reinstatement brings back IN), those whose recall was
     approved: their outbox entries, which should be pulled before the bank acts on them."""
     facts = {a["id"]: a for a in graph.actions_in(list(actions))
@@ -615,8 +613,8 @@ def in_the_outbox(graph: TenantGraph, actions: list[str]) -> list[dict]:
     if not facts:
         return []
     found = []
-    for oid, act, by, at, sent in graph.rows(rq.OUTBOX_IN,
-                                             {"ids": [f"recall:{a}" for a in facts]}):
+    for o in graph.outbox([f"recall:{a}" for a in facts]):
+        oid, act, by, at, sent = o["id"], o["action"], o["by"], o["at"], o["sent"]
         a = facts[act]
         exports = [_decoded(e) for e in a.get("recall_exports") or []]
         found.append({"outbox": oid, "action": act, "name": (a.get("names") or [act])[0],

@@ -14,12 +14,11 @@ import difflib
 
 from rescind.contract import identity
 from rescind.contract.errors import Invalid, StalePreview
-from rescind.graph import queries as q
-from rescind.graph import source_queries as sq
+from rescind.graph.reads import GraphReads
 from rescind.graph.store import TenantGraph
 
 
-def resolve(graph: TenantGraph, spelling: str) -> str:
+def resolve(graph: GraphReads, spelling: str) -> str:
     """The source ``spelling`` names: its canonical name when the graph has it, else the
     spelling itself when a source of that exact name exists (a graph not merged yet). Invalid
     naming the near names when neither does."""
@@ -27,7 +26,7 @@ def resolve(graph: TenantGraph, spelling: str) -> str:
     for name in dict.fromkeys((canonical, spelling)):
         if name and graph.source(name) is not None:
             return name
-    known = [r[0] for r in graph.rows(q.SOURCES)]
+    known = [s["id"] for s in graph.sources()]
     raise Invalid(f"unknown source {spelling!r} (canonical form {canonical!r}) in tenant "
                   f"{graph.tenant}; {_near(canonical, known)}")
 
@@ -47,16 +46,15 @@ def _near(canonical: str, known: list[str]) -> str:
     return f"known: {', '.join(sorted(known)[:20])}"
 
 
-def variants(graph: TenantGraph) -> list[dict]:
+def variants(graph: GraphReads) -> list[dict]:
     """Sources whose names are spellings of one canonical name, grouped: each group is the
     canonical name, the spellings (with what each said) and whether a retraction in force
     names one of them (such a group is not merged: its window would no longer cover what
     moves). A single source not in canonical form is a group of one (it is renamed)."""
     groups: dict[str, list[dict]] = {}
-    for sid, kind, name, domain, said in graph.rows(sq.SOURCES_SAID):
-        groups.setdefault(identity.source_name(sid), []).append(
-            {"id": sid, "kind": kind, "name": name, "domain": domain, "said": said})
-    retracted = {r[2] for r in graph.rows(q.ACTIVE_RETRACTIONS) if r[1] == "retract"}
+    for s in graph.sources_said():
+        groups.setdefault(identity.source_name(s["id"]), []).append(s)
+    retracted = {r["source"] for r in graph.active_retractions() if r["kind"] == "retract"}
     out = []
     for canonical, members in sorted(groups.items()):
         if [m["id"] for m in members] == [canonical]:
@@ -105,13 +103,11 @@ def _merge_one(graph: TenantGraph, group: dict) -> None:
         for _ in range(20):  # guarded by the revision: a write in between means try again
             rev = graph.revision()
             if graph.source(canonical) is None:
-                rows = graph.rows(sq.RENAME, {"rev": rev, "variant": variant,
-                                              "canonical": canonical, "uid": _uid(canonical),
-                                              "domain": group["domain"]}, read_only=False)
+                done = graph.rename_source(rev, variant, canonical, _uid(canonical),
+                                           group["domain"])
             else:
-                rows = graph.rows(sq.MOVE, {"rev": rev, "variant": variant,
-                                            "canonical": canonical}, read_only=False)
-            if rows:
+                done = graph.move_source(rev, variant, canonical)
+            if done:
                 break
         else:
             raise StalePreview(f"the graph kept moving while {variant!r} was merged into "

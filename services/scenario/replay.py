@@ -15,7 +15,7 @@ from rescind.engine import gate as gate_mod
 from rescind.engine import retraction as ret
 from rescind.engine.writes import UnknownPremise, Write, execute, record
 from rescind.graph import tenants
-from rescind.graph import version_queries as vq
+from rescind.graph.queries import versions as vq
 from rescind.graph.store import TenantGraph, connect
 from rescind.operator.recalls import approve, recall_list
 from rescind.scenario.format import (

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from rescind.graph import version_queries as vq
+from rescind.graph.queries import versions as vq
 from rescind.graph.store import TenantGraph, connect
 from rescind.middleware import SourceTool
 from tests.support import foreign as f

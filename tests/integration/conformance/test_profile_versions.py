@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.store.memory import InMemoryStore
 
-from rescind.graph import version_queries as vq
+from rescind.graph.queries import versions as vq
 from rescind.graph.store import TenantGraph, connect
 from tests.support import foreign as f
 from tests.support.conformance import invoke, retract, settle, statuses, wrap

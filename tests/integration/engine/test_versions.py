@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rescind.contract.events import store_memory_id
 from rescind.engine.writes import Write, record, record_stream
-from rescind.graph import version_queries as vq
+from rescind.graph.queries import versions as vq
 from rescind.graph.store import TenantGraph, connect
 from rescind.operator import decisions
 

@@ -11,7 +11,7 @@ from rescind.api import ops
 from rescind.api.models import EventBatch
 from rescind.contract import events as ev
 from rescind.contract import layout
-from rescind.graph import version_queries as vq
+from rescind.graph.queries import versions as vq
 from rescind.graph.store import TenantGraph, connect
 from rescind.scenario.via_streams import wait_idle
 from rescind.transport import connection

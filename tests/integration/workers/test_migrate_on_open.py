@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rescind.contract.events import store_memory_id
 from rescind.engine.writes import Write, record
-from rescind.graph import version_queries as vq
+from rescind.graph.queries import versions as vq
 from rescind.graph.store import TenantGraph, connect
 from rescind.workers.roles import Workers, WorkerSettings
 
