@@ -57,10 +57,9 @@ def _write_keeping_the_gil() -> Callable[[int, bytes], int]:
     cannot be had.
 
     Why: ``os.write`` releases the GIL, and the sending thread, woken by the previous event,
-    takes it and keeps it a while, so the agent's thread waits to get it back. In one run with
-    a live server, 3,000 events 0.5 ms apart, median cost of a ``publish``: 87 µs with
-    ``os.write``, 28 µs with this, 23 µs with no spool. A line to the page cache takes
-    microseconds: holding the GIL for that long costs the other threads nothing."""
+    takes it and keeps it a while, so the agent's thread waits to get it back (a ``publish``
+    costs a few times more: docs/performance.md). A line to the page cache takes microseconds:
+    holding the GIL for that long costs the other threads nothing."""
     try:
         raw = ctypes.PyDLL(None, use_errno=True).write
     except (OSError, AttributeError):

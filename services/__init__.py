@@ -8,7 +8,7 @@ The public face, for the process that runs the agents::
 Everything else (the engine, the workers, the API, the CLI) is reached through the `rescind`
 command or its own subpackage. The interception layer (LangChain and all) is imported on the
 first use of one of these names, not by importing the package: `rescind.cli` and the services
-never pay for it (it was most of every command's start-up, 0.9 s of `rescind --help`).
+never pay for it (it would be most of a command's start-up: docs/performance.md).
 """
 
 from __future__ import annotations

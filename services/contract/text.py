@@ -12,8 +12,8 @@ an edge (events, API bodies and paths, scenario lines, CLI arguments) is one of 
 
 Both refuse U+0000-U+001F (less what ``Text`` allows), U+007F-U+009F and lone surrogates (not
 Unicode: they cannot be encoded), with the error type ``control_character``, so every edge says
-the same thing, naming the field. The check runs in pydantic-core (a regular expression in Rust:
-about 0.2 µs a field), not in Python. ``escape`` turns any string into an acceptable one, for the
+the same thing, naming the field. The check runs in pydantic-core (a regular expression in
+Rust), not in Python. ``escape`` turns any string into an acceptable one, for the
 agents' side, where refusing would fail the agent's own call.
 """
 

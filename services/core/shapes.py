@@ -169,9 +169,9 @@ class RetractionResult:
     def stored(self) -> str:
         """The form kept with the operation: ``to_dict``'s JSON, deflated, in base64.
 
-        FalkorDB parses a parameter as query text, and a 10k-memory result is 600 kB of JSON
-        with a quote to escape every few characters; deflated it is 70 kB with none, and the
-        commit that stores it takes about 4 ms less."""
+        FalkorDB parses a parameter as query text, and a large result is a long JSON text with
+        a quote to escape every few characters; deflated it is a fraction of that, with none
+        (sizes and times: docs/performance.md)."""
         return base64.b64encode(zlib.compress(orjson.dumps(self.to_dict()), 1)).decode()
 
 

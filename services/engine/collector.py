@@ -3,9 +3,8 @@
 A large retraction or a bulk load allocates tens of thousands of small objects (statuses,
 nodes, rows). Each allocation burst can trigger a full collection that walks the whole heap,
 which in a long-lived worker is large; none of these objects form cycles, so reference
-counting frees them anyway. Pausing the collector for the operation cut a 10k-memory
-retraction from about 620 to 430 ms in a profiling run; it runs again as soon as the last
-paused operation ends.
+counting frees them anyway. So the collector is paused for the operation (what it saves:
+docs/performance.md); it runs again as soon as the last paused operation ends.
 """
 
 from __future__ import annotations

@@ -24,11 +24,11 @@ _NULL, _STRING, _INTEGER, _BOOLEAN, _DOUBLE, _ARRAY, _EDGE, _NODE, _PATH, _MAP =
 class Plain(str):
     """A query whose every column is a string, an integer or null.
 
-    FalkorDB's verbose reply carries such values bare, which redis-py reads about twice as
-    fast as the compact reply's typed cells (a 10k-memory region walk: 115 -> 50 ms per read).
-    Booleans, floats and lists would come back as text, so a Plain query never returns them.
-    It is read on a connection that decodes replies (``text_client``): hiredis decodes the
-    strings in C, and the rows arrive as they are returned (a 10k-memory walk: 146 -> 130 ms).
+    FalkorDB's verbose reply carries such values bare, which redis-py reads faster than the
+    compact reply's typed cells. Booleans, floats and lists would come back as text, so a Plain
+    query never returns them. It is read on a connection that decodes replies
+    (``text_client``): hiredis decodes the strings in C, and the rows arrive as they are
+    returned (the time each saves: docs/performance.md).
     """
 
 

@@ -95,8 +95,7 @@ def _fold_into_aof_base(conn: redis.Redis) -> None:
 
     Replayed from the AOF's command part, CREATE INDEX builds its index in the background and
     the writes replayed after it do not use it: each one scans the label, and loading grows
-    with the square of the graph (100k memories written after their indexes, 28 MB of AOF,
-    had not loaded after ten minutes; with the indexes in the base: 3.8 s)."""
+    with the square of the graph (measured: docs/performance.md, "Restart")."""
     try:
         if conn.info("persistence").get("aof_enabled"):
             conn.bgrewriteaof()  # a rewrite in progress: Redis schedules another after it

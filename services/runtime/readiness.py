@@ -2,9 +2,10 @@
 
 A restart replays the AOF, and until that is done the server answers every command with
 LOADING. Whoever starts or reaches the server waits for it as long as the loading lasts, saying
-how far it is (``wait_ready``): a large AOF took 94 s, and a fixed limit of 20 s made every
-command fail on data that was fine. Health, ``rescind up``'s supervisor and every command that
-reaches a data directory another process serves read the same ``probe``.
+how far it is (``wait_ready``): a large AOF takes minutes (docs/performance.md, "Restart"),
+and a fixed limit would make every command fail on data that is fine. Health, ``rescind up``'s
+supervisor and every command that reaches a data directory another process serves read the
+same ``probe``.
 """
 
 from __future__ import annotations
