@@ -48,11 +48,13 @@ class Payment:
     release: gate.GateCall  # the release of the payment's stored proposal (by its own id)
 
 
-def payments(graph: TenantGraph, n: int, amount: float = 12_000.0) -> list[Payment]:
-    """Write ``n`` payments' support (and a stored proposal each) through the engine."""
+def payments(graph: TenantGraph, n: int, amount: float = 12_000.0, tag: str = ""
+             ) -> list[Payment]:
+    """Write ``n`` payments' support (and a stored proposal each) through the engine; ``tag``
+    names them apart from those written before on the same graph."""
     sources, writes, out = [], [], []
     for k in range(n):
-        vendor, account = f"payee{k}", IBAN.generate(
+        vendor, account = f"{tag}payee{k}", IBAN.generate(
             "GB", bank_code="BUKB202015", account_code=f"{k:08d}").formatted
         portal, contract = f"gate-portal:{vendor}", f"gate-contract:{vendor}"
         sources += [{"id": portal, "kind": "vendor_portal", "name": portal, "domain": portal},
@@ -223,7 +225,8 @@ def _stats(waited: list[float], spent: list[float], recorded: list[float]) -> di
 
 
 def measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: float,
-            asks_per_s: float = 20.0, warmup_s: float = 0.5, settle: bool = True) -> dict:
+            asks_per_s: float = 20.0, warmup_s: float = 0.5, settle: bool = True,
+            kept_facts: bool = True) -> dict:
     """``samples`` asks of each kind with the load running and as many with it paused, in
     alternating blocks; the write rate is what landed while asks were timed under load.
     ``vendors``: the generator's sources ``vendor0`` … in the graph (the writes rest on them).
@@ -231,8 +234,12 @@ def measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: floa
     Asks are due at a steady ``asks_per_s``, as payments arrive whatever the gate is doing,
     and each is timed from when it was due: one that waits behind a slow one counts its wait
     (timed from its own start only, a stall of the server would count once, however many
-    payments arrived during it). Both are reported."""
-    pays = payments(graph, max(1, min(samples, 500)))
+    payments arrived during it). Both are reported.
+
+    ``kept_facts``: the gate reads each cone from the facts the writer keeps
+    (``rescind.graph.gate_facts``, as the gate worker does), else from the graph alone."""
+    pays = payments(graph, max(1, min(samples, 500)), tag=f"g{time.time_ns()}-")
+    reads_before, gate.KEPT_FACTS = dict(gate.READS), kept_facts
     policy = gate.GatePolicy()
     waited: dict[tuple[str, bool], list[float]] = {
         (kind, live): [] for kind in KINDS for live in (False, True)}
@@ -281,7 +288,11 @@ def measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: floa
     # The writer's own load: the share of the time it spent writing (planning, the batch's
     # round trip and, with ``settle``, the read after it; it takes whatever arrived meanwhile
     # as its next batch, so near 1 it is as busy as it can be), and a batch's mean time.
+    gate.KEPT_FACTS = True
+    kept = {k: gate.READS[k] - reads_before[k] for k in gate.READS}
     out.update(write_rate_target=rate, writes_per_s=round(live_writes / live_s), settle=settle,
+               kept_facts=kept_facts, cones_read_from_kept_facts=kept["kept"],
+               cones_read_from_the_graph=kept["graph"],
                writer_busy_share=round(busy_s / live_s, 2) if live_s else None,
                writer_batch_mean_ms=round(1000 * busy_s / batches, 2) if batches else None,
                asks_per_s=asks_per_s, payments=len(pays), all_allowed_on_two_domains=ok)

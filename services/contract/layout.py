@@ -28,6 +28,12 @@ Keys of one tenant ``t``
     ``rescind:{t}:audit:archives``  sorted set: the archive streams, scored by their month's first ms
     ``rescind:{t}:replicated``      string: written before WAIT, to learn that a replica has the
                                     tenant's writes (only on a cluster with replicas)
+    ``rescind:{t}:gate:facts``      hash: memory id -> ``<epoch>|<JSON>``: what the payment gate
+                                    reads of it, kept by the writer (``rescind.graph.gate_facts``)
+    ``rescind:{t}:gate:epoch``      hash: ``m`` (the facts' epoch), ``f`` (the fill guard),
+                                    ``rules`` (the active retractions, as the facts)
+    ``rescind:{t}:gate:busy``       sorted set: writes in progress that may change any facts,
+                                    scored by when they are given up (epoch ms)
     ``rescind:{t}:status``          stream: StatusChanged events of the tenant, for its agents'
                                     caches (capped near ``STATUS_MAXLEN``); a cache starts from
                                     a snapshot of the graph's OUT set and follows from there
@@ -143,6 +149,23 @@ def gate_log_ready_key(tenant: str) -> str:
     """Set once the gate log has its indexes and the decisions kept in the tenant's graph
     before it existed."""
     return f"{_tagged(tenant)}:gate:ready"
+
+
+def gate_facts_key(tenant: str) -> str:
+    """What the payment gate reads of each memory, kept beside the graph (``rescind.graph.
+    gate_facts``): read in one call, never waiting for the graph's matrices."""
+    return f"{_tagged(tenant)}:gate:facts"
+
+
+def gate_facts_epoch_key(tenant: str) -> str:
+    """The gate facts' epoch (a fact is valid only under the epoch it was kept in), their fill
+    guard and the active retractions."""
+    return f"{_tagged(tenant)}:gate:epoch"
+
+
+def gate_facts_busy_key(tenant: str) -> str:
+    """The writes in progress that may change any of the gate's facts."""
+    return f"{_tagged(tenant)}:gate:busy"
 
 
 def tenant_settings_key(tenant: str) -> str:

@@ -25,8 +25,10 @@ from rescind.core.belief import IN, Status
 from rescind.core.planning import Ahead, Plan, UnknownPremise, Write
 from rescind.core.shapes import Change, WriteBatch
 from rescind.engine import collector
+from rescind.graph import gate_facts
 from rescind.graph import gate_queries as gq
 from rescind.graph import lineage_queries as lq
+from rescind.graph import queries as q
 from rescind.graph.store import BatchInFlight, TenantGraph, linearised
 from rescind.runtime.settings import Settings
 
@@ -40,11 +42,18 @@ Moved = Callable[[TenantGraph, int, int, dict[str, Change]], None]
 def record(graph: TenantGraph, writes: list[Write], moved: Moved | None = None) -> list[Status]:
     """Apply ``writes`` in order; returns the status each written memory has afterwards."""
     landed: list[Plan] = []
+    after: list[tuple[list[str], gate_facts.Tags]] = []
 
     def attempt() -> list[Status]:
         plan = _plan(graph, writes)
         if plan.batch is not None:
-            graph.write_batch(plan.batch, plan.rev)
+            touched = changed_facts(plan.batch)
+            token = _touch(graph, touched) if touched else None
+            try:
+                graph.write_batch(plan.batch, plan.rev)
+            finally:
+                if token is not None:
+                    after.append((touched, _untouched(graph, touched, token)))
             landed.append(plan)
         return plan.statuses
 
@@ -52,6 +61,8 @@ def record(graph: TenantGraph, writes: list[Write], moved: Moved | None = None) 
         statuses = linearised(graph, attempt)
     if landed:
         _tell(moved, graph, landed[-1])
+        touched, at = after[-1] if after else ([], None)
+        settle(graph, writes, touched, at)
     return statuses
 
 
@@ -87,6 +98,8 @@ class _Batch:
     plan: Plan
     queued_at: float = 0.0
     landing: Future | None = None  # once sent: True if landed as planned, else False
+    touched: list[str] = field(default_factory=list)  # existing memories whose facts it changes
+    token: str | None = None  # its touch of their facts (``gate_facts.touch``), until it lands
     done: bool = False
     callbacks: list[tuple[Callable[[], None], Callable[[BaseException], None]]] = field(
         default_factory=list)
@@ -149,8 +162,12 @@ class Pipeline:
             return
         try:
             batch.graph.wait_for_decisions()
+            batch.touched = changed_facts(batch.plan.batch)
+            if batch.touched:
+                batch.token = _touch(batch.graph, batch.touched)
             sent = batch.graph.send_batch(batch.plan.text, batch.plan.rev)
         except Exception as exc:  # noqa: BLE001 - the server is away: its events are retried
+            self._untouch(batch)
             self._finish(batch, exc)
             return
         batch.landing = self._lander.submit(self._land, batch, sent)
@@ -184,15 +201,30 @@ class Pipeline:
         ok, error = False, None
         with collector.paused():
             try:
-                ok = _landed(batch.graph, sent, batch.writes, self._moved)
+                try:
+                    ok = _landed(batch.graph, sent, batch.writes, self._moved)
+                finally:
+                    at = self._untouch(batch)
                 if ok:
                     _tell(self._moved, batch.graph, batch.plan)
                 if self._settle:
-                    settle(batch.graph, batch.writes)
+                    settle(batch.graph, batch.writes, batch.touched, at)
             except BaseException as exc:  # the server went away mid-write, say: the caller retries
                 error = exc
         self._finish(batch, error)
         return ok and error is None
+
+    @staticmethod
+    def _untouch(batch: _Batch) -> gate_facts.Tags | None:
+        """End the batch's touch of the gate's facts (see ``changed_facts``), if it began one."""
+        token, batch.token = batch.token, None
+        if token is None:
+            return None
+        try:
+            return _untouched(batch.graph, batch.touched, token)
+        except Exception:  # its mark expires, and every fact kept with it: never stale
+            log.exception("a write batch's touch of the gate's facts could not end")
+            return None
 
     def _finish(self, batch: _Batch, error: BaseException | None) -> None:
         with self._lock:
@@ -216,16 +248,50 @@ def _landed(graph: TenantGraph, write: BatchInFlight, writes: list[Write],
         return False
 
 
-def settle(graph: TenantGraph, writes: list[Write]) -> None:
-    """Read, once a batch has landed, the relations the gate reads (the cone of a memory the
-    batch wrote): FalkorDB assembles a relation's pending additions, and merges them once
-    10,000 have gathered, on the first read after a write, so the writer pays for that here
-    instead of the next payment's question (docs/performance.md, "The payment gate under live
-    writes"). A failure is logged: the batch is in the graph whatever happens to the read."""
-    if not writes:
+def changed_facts(batch: WriteBatch | None) -> list[str]:
+    """The existing memories whose facts, as the gate keeps them (``rescind.graph.
+    gate_facts``), ``batch`` changes: a new reason or grounding, a status, a proposal's values
+    or any other property. A batch that only adds memories changes none: the memories they
+    rest on stay as they were (a cone looks upstream)."""
+    if batch is None:
+        return []
+    new = {m["id"] for m in batch.new}
+    out = [u["id"] for u in batch.updates] + [i for g in batch.changes for i in g["ids"]]
+    out += [x["mem"] for x in (*batch.groundings, *batch.justifications) if x["mem"] not in new]
+    return list(dict.fromkeys(out))
+
+
+def _touch(graph: TenantGraph, ids: list[str]) -> str:
+    """Before a write that changes the facts of ``ids``: ``gate_facts.touch``; its token."""
+    return gate_facts.touch(graph.conn, graph.tenant, ids)[0]
+
+
+def _untouched(graph: TenantGraph, ids: list[str], token: str) -> gate_facts.Tags:
+    """After it (landed or not): the touch ends; the tags to keep what is read next under."""
+    return gate_facts.touch(graph.conn, graph.tenant, ids, token)[1]
+
+
+def settle(graph: TenantGraph, writes: list[Write], touched: list[str] = (),
+           at: gate_facts.Tags | None = None) -> None:
+    """Once a batch has landed, read what the gate reads of each memory it wrote or changed
+    (``touched``), and keep it for the gate (``rescind.graph.gate_facts``), under the tags
+    ``at`` (taken after the batch's touch ended; else now, before the read). The read also
+    touches every relation the gate's cone reads: FalkorDB assembles a relation's pending
+    additions, and merges them once 10,000 have gathered, on the first read after a write, so
+    the writer pays for that here, not a payment's question (docs/performance.md, "The
+    payment gate under live writes"). A failure is logged: the batch is in the graph whatever
+    happens to the read, and a fact not kept is read from the graph."""
+    ids = list(dict.fromkeys([w.mem_id for w in writes] + list(touched)))
+    if not ids:
         return
     try:
-        graph.rows(gq.SETTLE, {"ids": [writes[-1].mem_id]})
+        now, rules_kept = gate_facts.tags(graph.conn, graph.tenant)
+        at = at or now
+        reads = [(gq.FACTS, {"ids": ids})] + ([] if rules_kept else [(q.ACTIVE_RETRACTIONS, None)])
+        rows, *rules = graph.many(*reads)
+        gate_facts.fill(graph.conn, graph.tenant, at, [r[:9] for r in rows],
+                        {r[0]: r[9] for r in rows if r[9] is not None},
+                        rules[0] if rules else None)
     except Exception:
         log.exception("a write batch landed, but the read after it failed")
 
@@ -305,7 +371,7 @@ def execute(graph: TenantGraph, action: str, at: int, paid: dict | None = None) 
     (``paid_amount``, ``paid_account``, ``paid_reference``, ``paid_on``, ``receipt``...)."""
     batch = WriteBatch(at, updates=[{"id": action, "props": {"executed": True, "executed_at": at,
                                                               **(paid or {})}}])
-    linearised(graph, lambda: graph.write_batch(batch, graph.revision()))
+    _update(graph, batch)
 
 
 def fail(graph: TenantGraph, action: str, at: int, reason: str) -> None:
@@ -313,7 +379,17 @@ def fail(graph: TenantGraph, action: str, at: int, reason: str) -> None:
     proposal of the same action clears the mark)."""
     batch = WriteBatch(at, updates=[{"id": action, "props": {"failed": True, "failed_at": at,
                                                               "failed_reason": reason}}])
-    linearised(graph, lambda: graph.write_batch(batch, graph.revision()))
+    _update(graph, batch)
+
+
+def _update(graph: TenantGraph, batch: WriteBatch) -> None:
+    """Write ``batch`` (updates of existing memories), touching their facts before and after."""
+    touched = changed_facts(batch)
+    token = _touch(graph, touched)
+    try:
+        linearised(graph, lambda: graph.write_batch(batch, graph.revision()))
+    finally:
+        _untouched(graph, touched, token)
 
 
 __all__ = ["IN", "Moved", "Pipeline", "UnknownPremise", "Write", "execute", "fail",

@@ -52,6 +52,7 @@ class ConeRead:
         graph.ensure_schema()
         self.graph, self.cone = graph, Cone()
         self.rows: list[list[list]] = []
+        self.raw: list[list] = []  # the cone statement's rows, as read (the gate keeps them)
         self._riding: list[tuple[str, dict | None]] = list(also)
         self._frontier: list[str] = []
         self._order: list[str] = []  # the statements of the round trip in flight
@@ -101,26 +102,28 @@ class ConeRead:
         nxt: dict[str, None] = {}
         for rows in reads[riding:]:
             for row in rows:
-                self._add(row, nxt)
+                self.raw.append(row)
+                add_row(self.cone, row, nxt)
         return [m for m in nxt if m not in self.cone.nodes]
 
-    def _add(self, row: list, nxt: dict[str, None]) -> None:
-        mid, kind, status, cause, hops, withdrawn, text, premises, groundings = row
-        cone = self.cone
-        if mid in cone.nodes:  # read in an earlier round trip as well
-            return
-        node = cone.nodes[mid] = Node(mid, kind, withdrawn_by=list(withdrawn or []))
-        cone.status[mid] = Status(status, cause, hops)
-        if text is not None:
-            cone.texts[mid] = text
-        justs: dict[int, list[str]] = {}
-        for jid, premise in premises:
-            if jid is not None:
-                justs.setdefault(jid, []).append(premise)
-                nxt[premise] = None
-        node.justifications = [(ps[0],) if len(ps) == 1 else tuple(sorted(ps))
-                               for ps in justs.values()]
-        for source, at, via, domain, skind in groundings:
-            if source is not None:
-                node.groundings.append(Grounding(source, at, via))
-                cone.sources[source] = (domain, skind)
+
+def add_row(cone: Cone, row: list, nxt: dict[str, None]) -> None:
+    """Add one row of ``queries.CONE`` to ``cone``; the premises it names go into ``nxt``."""
+    mid, kind, status, cause, hops, withdrawn, text, premises, groundings = row
+    if mid in cone.nodes:  # read in an earlier round trip as well
+        return
+    node = cone.nodes[mid] = Node(mid, kind, withdrawn_by=list(withdrawn or []))
+    cone.status[mid] = Status(status, cause, hops)
+    if text is not None:
+        cone.texts[mid] = text
+    justs: dict[int, list[str]] = {}
+    for jid, premise in premises:
+        if jid is not None:
+            justs.setdefault(jid, []).append(premise)
+            nxt[premise] = None
+    node.justifications = [(ps[0],) if len(ps) == 1 else tuple(sorted(ps))
+                           for ps in justs.values()]
+    for source, at, via, domain, skind in groundings:
+        if source is not None:
+            node.groundings.append(Grounding(source, at, via))
+            cone.sources[source] = (domain, skind)

@@ -2,13 +2,24 @@
 tenant's), and what it allowed before (the aggregate). Beside ``rescind.graph.queries``, as the
 recalls' are."""
 
-from rescind.graph.queries import CONE
-
-# What the writer reads after each batch it lands (``rescind.engine.writes.settle``): the cone
-# of one memory it wrote touches every relation the gate's cone statement reads (PREMISE_OF,
-# JUSTIFIES, STATUS, SAID), and reading a relation is what makes FalkorDB assemble (and, past
-# DELTA_MAX_PENDING_CHANGES, merge) the additions pending on it.
-SETTLE = CONE
+# What the writer reads after each batch it lands (``rescind.engine.writes.settle``): each
+# memory the batch wrote (or changed), as one row of ``queries.CONE`` (its facts, premises and
+# groundings), which the writer keeps for the gate (``rescind.graph.gate_facts``). It touches
+# every relation the gate's cone statement reads (PREMISE_OF, JUSTIFIES, STATUS, SAID), and
+# reading a relation is what makes FalkorDB assemble (and, past DELTA_MAX_PENDING_CHANGES,
+# merge) the additions pending on it: the writer pays for that, not the next payment. A tenth
+# column holds an action's stored proposal, as ``queries.ACTIONS_IN`` reads it.
+FACTS = """
+UNWIND $ids AS id
+MATCH (x:Mem {id: id})-[st:STATUS]->()
+OPTIONAL MATCH (p)-[:PREMISE_OF]->(j)-[:JUSTIFIES]->(x)
+WITH x, st, collect([ID(j), p.id]) AS premises
+OPTIONAL MATCH (s:Source)-[g:SAID]->(x) WHERE x.grounded
+RETURN x.id, x.kind, st.status, st.cause, st.hops, x.withdrawn_by,
+       CASE WHEN x.grounded THEN x.text END, premises,
+       collect([s.id, g.at, g.via, s.domain, s.kind]),
+       CASE WHEN x.kind = 'action' THEN properties(x) + properties(st) END
+"""
 
 # The gate's decisions are kept in a graph of their own beside the tenant's
 # (``rescind.contract.layout.gate_log_key``): the queries below run on it, except GATE_KEPT,

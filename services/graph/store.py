@@ -18,6 +18,7 @@ from rescind.contract.errors import StalePreview
 from rescind.contract.layout import gate_log_key, gate_log_ready_key, graph_key, lock_key
 from rescind.core.belief import Node, Rules, Status, Window
 from rescind.core.shapes import Mutation, Region, WriteBatch
+from rescind.graph import gate_facts
 from rescind.graph import queries as q
 from rescind.graph.cypher import (
     ConstraintViolation,
@@ -119,6 +120,9 @@ class TenantGraph(CypherReads):
     # -- plumbing -------------------------------------------------------------------------
     def rows(self, cypher: str, params: dict | None = None, read_only: bool = True) -> list[list]:
         self.ensure_schema()
+        if not read_only:  # a write the gate's facts cannot follow: they are renewed after it
+            with gate_facts.mutating(self.conn, self.tenant):
+                return query(self.conn, self.key, cypher, params, read_only).rows
         return query(self.conn, self.key, cypher, params, read_only).rows
 
     def many(self, *queries: tuple[str, dict | None]) -> list[list[list]]:
@@ -240,6 +244,7 @@ class TenantGraph(CypherReads):
             if key.encode() in graphs:
                 self.conn.execute_command("GRAPH.DELETE", key)
         self.conn.delete(gate_log_ready_key(self.tenant))
+        gate_facts.forget(self.conn, self.tenant)
         self._schema_ready = self.gate_log_ready = False
 
     # -- reads ----------------------------------------------------------------------------
@@ -391,7 +396,8 @@ class TenantGraph(CypherReads):
     def apply(self, mutation: Mutation, rev: int) -> Result:
         """Write ``mutation`` atomically if the graph is still at ``rev``; else StalePreview."""
         self.ensure_schema()
-        result = query(self.conn, self.key, q.APPLY, keyed(mutation.params(rev)))
+        with gate_facts.mutating(self.conn, self.tenant):  # statuses, sources, rules: any
+            result = query(self.conn, self.key, q.APPLY, keyed(mutation.params(rev)))
         if result.properties_set == 0:  # the revision guard matched nothing, so nothing was written
             raise StalePreview(
                 f"stale preview: graph {self.key} is no longer at revision {rev}; preview again"
