@@ -1,9 +1,9 @@
 """The payment gate's facts, kept beside the graph in plain Redis keys.
 
 FalkorDB merges a relation's pending additions into it on the first read past
-``DELTA_MAX_PENDING_CHANGES`` (130-180 ms for ``PREMISE_OF`` at a million memories), and a
-query that needs the same matrix meanwhile waits: under a stream of writes that was the gate's
-p99. So the gate reads a payment's cone here first, in one call (a Lua walk upstream of the
+``DELTA_MAX_PENDING_CHANGES`` (long at a million memories: docs/performance.md), and a query
+that needs the same matrix meanwhile waits: under a stream of writes that was the gate's p99.
+So the gate reads a payment's cone here first, in one call (a Lua walk upstream of the
 targets), and goes to the graph only when a fact is missing or no longer valid.
 
 What is kept, per memory (``layout.gate_facts_key``): its row of ``queries.CONE`` (facts,
