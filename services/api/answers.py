@@ -1,9 +1,11 @@
-"""The MCP tools' answers, typed: each tool declares one of these as its return type, so the
-MCP server publishes an ``outputSchema`` for it and answers ``structuredContent`` validated
-against it (a list comes as ``{"result": [...]}``, as the MCP SDK wraps it).
+"""The answers of the API's routes and the MCP tools, typed: each job of ``rescind.api.jobs``
+names one of these (or a list of one) as its answer. A route declares it as its response model
+(the OpenAPI document shows its schema; the answer is validated against it and keeps only the
+fields the job gave); a tool as its return type (the MCP server publishes an ``outputSchema``
+and answers ``structuredContent``; a list comes as ``{"result": [...]}``, as the SDK wraps it).
 
-The fields an assistant relies on are typed; an answer keeps every other field the API gives
-(``extra="allow"``), so these models name the contract without narrowing what the API answers.
+The fields a client relies on are typed; an answer keeps every other field the job gives
+(``extra="allow"``), so these models name the contract without narrowing what is answered.
 """
 
 from __future__ import annotations
@@ -17,6 +19,14 @@ class Answer(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class GateRule(Answer):
+    """The gate's rule that its decisions are told against."""
+
+    threshold: float = Field(description="Above this amount a payment needs min_domains")
+    min_domains: int = Field(description="Trust domains that must fall to fake such a payment")
+    currency: str
+
+
 class Me(Answer):
     """Who a token is."""
 
@@ -26,6 +36,7 @@ class Me(Answer):
     token: str | None = Field(None, description="The token's id (never its secret)")
     trace_url: str | None = None
     currency: str = Field(description="The currency of an amount that names none")
+    gate: GateRule | None = None
 
 
 class Revision(Answer):
@@ -39,6 +50,10 @@ class Source(Answer):
     domain: str | None = Field(None, description="Its trust domain")
     first_read: str | None = None
     last_read: str | None = None
+    observations: int | None = Field(None, description="How many memories it said")
+    retracted: bool | None = Field(None, description="A retraction of it is in force")
+    retractions: list[dict[str, Any]] = Field([], description="Those in force: id, from, to, "
+                                              "reason")
 
 
 class Memory(Answer):
@@ -49,6 +64,28 @@ class Memory(Answer):
     cause: str | None = Field(None, description="What took it OUT")
     name: str | None = None
     at: str | None = None
+    hops: int | None = Field(None, description="How far from what took it OUT")
+    agent: str | None = None
+    trace: str | None = None
+
+
+class MemoryPage(Answer):
+    """A page of memories; ``next_skip`` is where the next page starts (null on the last)."""
+
+    items: list[Memory]
+    next_skip: int | None = None
+
+
+class Overview(Answer):
+    """The console's picture: sources, each kind's memories (a column each) and the links."""
+
+    revision: int
+    counts: dict[str, dict[str, int]] = Field(description="Per kind: IN and OUT")
+    sources: list[Source]
+    columns: dict[str, list[Memory]]
+    links: list[dict[str, str]] = Field(description="from and to: a source or a premise, and "
+                                        "the memory that rests on it")
+    truncated: bool = Field(description="A column holds only its first `limit` memories")
 
 
 class Payment(Memory):
@@ -150,6 +187,11 @@ class AuditEntry(Answer):
     count: int | None = Field(None, description="A counted refusal: how many times")
 
 
+class BlastGraph(Answer):
+    nodes: list[dict[str, Any]]
+    edges: list[dict[str, str]]
+
+
 class BlastRadius(Answer):
     """A retraction, withdrawal, correction or reinstatement, previewed or committed."""
 
@@ -163,6 +205,8 @@ class BlastRadius(Answer):
     to_hold: list[dict[str, Any]] = []
     to_recall: list[dict[str, Any]] = []
     kept: list[dict[str, Any]] = []
+    graph: BlastGraph | None = Field(None, description="The console's drawing of it (not in "
+                                     "the MCP tools' answers)")
 
 
 class GateAnswer(Answer):
@@ -174,7 +218,54 @@ class GateAnswer(Answer):
 
 class Accepted(Answer):
     accepted: int = Field(description="Events written to the tenant's stream")
+    stream: str | None = Field(None, description="That stream")
+    ids: list[str] = Field([], description="The entries' ids in it")
 
 
 class ExportedRecall(Recall):
     file: dict[str, Any] = Field(description="content, media_type, filename")
+
+
+# -- the admin's (tenants, tokens, settings) --------------------------------------------------
+class Tenant(Answer):
+    name: str
+    created_at: str | None = None
+    created_by: str | None = None
+
+
+class TenantCreated(Answer):
+    name: str
+    created: bool = Field(description="False when it existed already")
+
+
+class BankFile(Answer):
+    """A tenant's settings: what its bank files (camt.056) say of it."""
+
+    organisation_name: str | None = None
+    organisation_id: str | None = None
+    organisation_lei: str | None = None
+    bank_bic: str | None = None
+    bank_name: str | None = None
+    placeholders: list[str] = Field(description="What a camt.056 would fill with a "
+                                    "placeholder today")
+
+
+class Token(Answer):
+    """A token's public record (never the secret)."""
+
+    id: str
+    tenant: str | None
+    role: str
+    who: str
+    created_at: str | None = None
+    created_by: str | None = None
+
+
+class NewToken(Token):
+    token: str = Field(description="The secret, shown this once")
+
+
+class Revoked(Answer):
+    id: str
+    tenant: str
+    revoked: bool

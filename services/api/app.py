@@ -17,7 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 
 from rescind.api import routes
-from rescind.api.auth import PERMISSIONS, TokenStore
+from rescind.api.auth import TokenStore
 from rescind.api.state import Api, Guard, kind, tenant_or_none
 from rescind.contract import layout
 from rescind.contract.errors import Duplicate, RescindError, Unauthenticated, http_status
@@ -51,7 +51,6 @@ def create_app(settings: Settings | None = None, conn: redis.Redis | None = None
                               "retract it, hold and recall payments, reinstate. Every endpoint "
                               "needs a bearer token bound to one tenant and one role.")
     app.state.api = Api(settings, conn, TokenStore(conn, admin))
-    _describe_permissions(routes.router.routes)
     app.include_router(routes.router)
     _errors(app)
 
@@ -142,14 +141,6 @@ def permission_of(route) -> str | None:
 def api_routes() -> list:
     """Every endpoint under /api/v1 (what the security tests walk)."""
     return list(routes.router.routes)
-
-
-def _describe_permissions(api: list) -> None:
-    for route in api:
-        permission = permission_of(route)
-        if permission is not None:
-            route.openapi_extra = {"x-rescind-permission": permission,
-                                   "x-rescind-roles": list(PERMISSIONS[permission])}
 
 
 def _errors(app: FastAPI) -> None:
