@@ -32,7 +32,6 @@ Answers are typed (``rescind.api.answers``): each tool publishes an ``outputSche
 The server's version is the package's.
 """
 
-import functools
 import inspect
 import json
 import sys
@@ -50,6 +49,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from rescind.api import mcp_tools
 from rescind.api.auth import PERMISSIONS, Principal, TokenStore, authorize
+from rescind.api.jobs import Call, Job, perform
 from rescind.api.mcp_tools import SCHEME, Caller
 from rescind.api.state import Api
 from rescind.contract.errors import Forbidden, RescindError, Unauthenticated
@@ -135,49 +135,43 @@ def create_server(url: str | None = None, token: str | None = None, *,
                        middleware=[_ListTenantResources(lambda ctx: _reader_tenant(
                            api, credentials(ctx)[0]))])
 
-    def tool(permission: str, route: str) -> Callable:
-        """Register ``fn`` as a tool that first checks the caller may use ``permission``;
-        ``route`` names the API endpoint whose job it does."""
-        assert permission in PERMISSIONS
+    def tool(job: Job) -> None:
+        """Register ``job`` as a tool that first checks the caller may use its permission, then
+        does it (``jobs.perform``) as the caller, through this transport."""
 
-        def register(fn: Callable) -> Callable:
-            @functools.wraps(fn)
-            def guarded(*args: Any, mcp_context: Context, **kwargs: Any) -> Any:
-                if "from" in kwargs:  # the window's `from`, a Python keyword: `from_` in here
-                    kwargs["from_"] = kwargs.pop("from")
-                action = f"mcp.{fn.__name__}"
-                try:
-                    c = caller(permission, action, mcp_context)
-                except RescindError as exc:
-                    raise ToolError(exc.message) from None
-                try:
-                    result = fn(c, *args, **kwargs)
-                except RescindError as exc:
-                    raise ToolError(exc.message) from None
-                except ValidationError as exc:  # a body the API would answer 422
-                    if permission not in READS:  # a change refused for its input is audited
-                        api.audit.refused(c.me.tenant, c.me.actor(c.via), action, None, 422,
-                                          _invalid(exc))
-                    raise ToolError(_invalid(exc)) from None
-                return _answer(result, listed)
+        def guarded(mcp_context: Context, **given: Any) -> Any:
+            action = f"mcp.{job.name}"
+            try:
+                c = caller(job.permission, action, mcp_context)
+                args, body = mcp_tools.arguments(job, given)
+                result = perform(Call(job, c.me, api, c.me.tenant, c.via, args, body))
+            except RescindError as exc:
+                raise ToolError(exc.message) from None
+            except ValidationError as exc:  # a body the API would answer 422
+                if job.permission not in READS:  # a change refused for its input is audited
+                    api.audit.refused(c.me.tenant, c.me.actor(c.via), action, None, 422,
+                                      _invalid(exc))
+                raise ToolError(_invalid(exc)) from None
+            return _answer({k: v for k, v in result.items() if k not in job.tool_omits}
+                           if job.tool_omits else result, answer, listed)
 
-            # The tool's schema is the function's own, without the caller (filled here), and
-            # with the SDK's request context (its type is how the SDK finds it).
-            sig = inspect.signature(fn)
-            params = list(sig.parameters.values())[1:]
-            listed = TypeAdapter(sig.return_annotation) \
-                if getattr(sig.return_annotation, "__origin__", None) is list else None
-            guarded.__signature__ = sig.replace(parameters=[*params, inspect.Parameter(
-                "mcp_context", inspect.Parameter.KEYWORD_ONLY, annotation=Context)])
-            guarded.__annotations__ = {**{p.name: p.annotation for p in params},
-                                       "mcp_context": Context, "return": sig.return_annotation}
-            del guarded.__wrapped__
-            server.add_tool(guarded, meta={"rescind/permission": permission,
-                                           "rescind/roles": list(PERMISSIONS[permission]),
-                                           "rescind/route": route})
-            return fn
+        # The tool's schema is the job's arguments, with the SDK's request context (its type
+        # is how the SDK finds it); its answer the job's.
+        params = mcp_tools.signature(job)
+        answer = TypeAdapter(job.answer)
+        listed = getattr(job.answer, "__origin__", None) is list
+        guarded.__signature__ = inspect.Signature([*params, inspect.Parameter(
+            "mcp_context", inspect.Parameter.KEYWORD_ONLY, annotation=Context)],
+            return_annotation=job.answer)
+        guarded.__annotations__ = {**{p.name: p.annotation for p in params},
+                                   "mcp_context": Context, "return": job.answer}
+        guarded.__name__ = guarded.__qualname__ = job.name
+        guarded.__doc__ = job.doc or job.summary
+        server.add_tool(guarded, meta={"rescind/permission": job.permission,
+                                       "rescind/roles": list(PERMISSIONS[job.permission]),
+                                       "rescind/route": job.route,
+                                       **({"rescind/commit": job.commit} if job.commit else {})})
 
-        return register
     # -- resources: the tenant's recalls and payments -------------------------------------
     def resource(uri: str, name: str, description: str) -> Callable:
         def register(fn: Callable) -> Callable:
@@ -273,15 +267,13 @@ def bearer(headers: Any) -> str | None:
     return secret.strip() or None if scheme.lower() == "bearer" else None
 
 
-def _answer(result: Any, listed: TypeAdapter | None) -> Any:
-    """A tool's answer as the server sends it. A list: validated against its typed items, as
-    one text block of JSON (not a block per item) and ``structuredContent`` ``{"result": …}``.
-    Anything else goes to the SDK, which validates it against the declared answer."""
-    if listed is None:
-        return result
-    data = listed.dump_python(listed.validate_python(result), mode="json")
+def _answer(result: Any, answer: TypeAdapter, listed: bool) -> CallToolResult:
+    """A tool's answer as the server sends it: validated against the job's answer and given
+    with the fields the job gave (as its route answers), as ``structuredContent`` (a list as
+    ``{"result": [...]}``, as the SDK wraps one) and one text block of the same JSON."""
+    data = answer.dump_python(answer.validate_python(result), mode="json", exclude_unset=True)
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(data, indent=1))],
-                          structured_content={"result": data})
+                          structured_content={"result": data} if listed else data)
 
 
 def check_token(api: Api, token: str | None, where: str) -> Principal:

@@ -21,7 +21,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from rescind.api import api_routes, permission_of
+from rescind.api import api_routes, mcp_tools, permission_of
 from rescind.api.auth import PERMISSIONS, TokenStore, digest
 from rescind.api.mcp import create_server
 from rescind.api.serve import mcp_thread
@@ -82,15 +82,16 @@ async def call(client, tool: str, **args):
 
 
 def test_the_tools_an_assistant_gets(tenant):
-    """The server lists exactly the tools of the issue, each with a description, and the
-    arguments a caller must give (not the token, which the server holds)."""
+    """The server lists exactly the tools of the table of jobs, among them every tool of the
+    issue, each with a description, and the arguments a caller must give (not the token, which
+    the server holds)."""
     url, _, tokens = tenant
 
     async def steps(client):
         return (await client.list_tools()).tools
 
     tools = session(url, tokens["viewer"], steps)
-    assert {t.name for t in tools} == TOOLS
+    assert {t.name for t in tools} == {j.name for j in mcp_tools.tools()} >= TOOLS
     assert all(t.description for t in tools)
     schema = {t.name: t.input_schema for t in tools}
     assert set(schema["commit_retraction"]["required"]) == {"source", "reason", "rev"}
@@ -695,7 +696,8 @@ def test_http_speaks_both_protocol_generations(tenant, mcp_http):
     legacy, modern = anyio.run(main, "legacy"), anyio.run(main, "auto")
     assert legacy[0] == "2025-11-25" and modern[0] == "2026-07-28"
     for _, count, me in (legacy, modern):
-        assert count == len(TOOLS) and (me["tenant"], me["role"]) == (name, "security")
+        assert count == len(mcp_tools.tools()) and (me["tenant"], me["role"]) == (name,
+                                                                                 "security")
 
 
 def test_the_in_process_server_refuses_another_tenants_resource_and_audits_it(tenant):
