@@ -214,7 +214,7 @@ def statements(value: object) -> set[tuple[str, str]]:
         for sentence in _SENTENCE.split(str(leaf)):
             words = _words(sentence.casefold())
             if not words or sentence.rstrip().endswith("?") or words[0] in _REQUESTS \
-                    or "please" in words:
+                    or "please" in words or _ASKING.match(" ".join(words)):
                 continue
             out |= {("said", w) for w in words_of(sentence)}
     return out
@@ -549,6 +549,8 @@ what what's when where which who whom whose why how can could would should will 
 might must do does did is are was were have has please let save remember remind read write
 send pay check find get tell show add schedule book buy make keep call look give take use
 set update summarise summarize answer reply pick search list create delete cancel note"""))
+# A request put as a statement: "I want …", "I'd like …", "we need …", "I would …".
+_ASKING = re.compile(r"(?:i|we)(?:'d| would| want| need| wish)\b|(?:i|we) (?:'d|would) like")
 _NAME_WORD = re.compile(r"[^\W\d_]+(?:['’\-][^\W\d_]+)*")
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
 _LABELLED_NUMBER = re.compile(

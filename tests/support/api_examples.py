@@ -57,8 +57,8 @@ READ, SEC, FIN, AGENT = {"viewer", "security", "finance"}, {"security"}, {"finan
 ADMIN, AUDIT, ANYONE = {"admin"}, {"security", "admin"}, {*ROLES, "admin"}
 
 # A valid request for every endpoint: who may call it, path parameters, query, body (values
-# may depend on the tenant's state), and what must be true first. Keyed by method and path
-# after the tenant.
+# may depend on the tenant's state), what must be true first, and what its answer says
+# (``expect``, given the response). Keyed by method and path after the tenant.
 Ex = dict[str, object]
 EXAMPLES: dict[tuple[str, str], Ex] = {
     ("GET", "/api/v1/me"): {"roles": ANYONE},
@@ -72,7 +72,7 @@ EXAMPLES: dict[tuple[str, str], Ex] = {
     ("POST", "/tokens"): {"roles": ADMIN, "json": {"role": "viewer", "who": "mallory"}},
     ("DELETE", "/tokens/{token_id}"): {"roles": ADMIN, "path": {"token_id": _token_id}},
     ("GET", "/audit"): {"roles": AUDIT},
-    ("GET", "/revision"): {"roles": READ},
+    ("GET", "/revision"): {"roles": READ, "expect": lambda r: r.json() == {"revision": 4}},
     ("GET", "/overview"): {"roles": READ},
     ("GET", "/sources"): {"roles": READ},
     ("GET", "/memories"): {"roles": READ, "params": {"kind": "action"}},
@@ -80,9 +80,12 @@ EXAMPLES: dict[tuple[str, str], Ex] = {
     ("GET", "/memories/{memory}/history"): {"roles": READ, "path": {"memory": "pay-1041"}},
     ("GET", "/memories/{memory}/as-of"): {"roles": READ, "path": {"memory": "pay-1041"},
                                        "params": {"rev": 4}},
-    ("GET", "/memories/{memory}/fragility"): {"roles": READ, "path": {"memory": "pay-1042"}},
+    ("GET", "/memories/{memory}/fragility"): {
+        "roles": READ, "path": {"memory": "pay-1042"},
+        "expect": lambda r: r.json()["fragility"] == 1},
     ("GET", "/as-of"): {"roles": READ, "params": {"at": AT}},
-    ("GET", "/payments"): {"roles": READ},
+    ("GET", "/payments"): {"roles": READ, "params": {"held": "false"},
+                           "expect": lambda r: [p["name"] for p in r.json()] == ["pay-1042"]},
     ("GET", "/audit-order"): {"roles": READ},
     ("GET", "/retractions"): {"roles": READ},
     ("GET", "/retractions/{rid}"): {"roles": READ, "path": {"rid": "r-b"}, "first": _commit},

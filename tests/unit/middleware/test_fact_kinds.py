@@ -114,7 +114,8 @@ def test_a_user_s_statement_states_its_words_its_questions_and_requests_do_not()
     index = _index(("v2", v2, False), ("user", "I took up rowing", True))
     a = index.attribute(f"{v2}; likes rowing")
     assert a.justifications == [("user", "v2")]
-    assert statements("What to pack? Save me a reminder, please.") == set()
+    assert statements("What to pack? Save me a reminder, please. I'd like the weather for "
+                      "Leeds. I want a summary. We need the forecast") == set()
     index = _index(("weather", "York: heavy rain, 6°C", False),
                    ("user", "What to pack for York?", True))
     assert index.attribute("Pack a waterproof for York: heavy rain, 6°C").justifications == [
