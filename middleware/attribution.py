@@ -6,10 +6,19 @@ found by looking for whole texts in the model's input, but by matching the *cont
 each delivered item (identifiers such as account and invoice numbers, amounts, phrases such as
 names and addresses) against the written value, however either was rendered.
 
-Facts are values, not lines: identifiers, amounts (any separators, with their currency),
-dates and times (09:30, 9.30 am, 10:00-11:00, ISO dates, 20 Nov 2026) and the phrases between
-them (names, addresses, titles). Labels are not facts: "Bank account:" before a value, one or
-two words just before it ("bank account GB33 …", "IBAN GB33 …"), or before a phrase.
+Facts are values, not lines: identifiers (and a code word of letters and digits inside a
+longer one: "BA1326" of "BA1326 LHR-EDI"; short codes such as "P-31", "AR7"), amounts (any
+separators, with their currency), dates and times (09:30, 9.30 am, 10:00-11:00, ISO dates,
+20 Nov 2026), small numbers with the word that says what they count ("gate 22", "bay 14",
+"6°C", "41 GW"), names however short (runs of capitalised words and each of their words:
+"Harbor Lane Bakery", "Hull"; a word any sentence may start with is none, and a single word
+that starts a sentence of the write is not looked for), and the phrases between values
+(addresses, titles). Labels are not facts: "Bank account:" before a value, one or two words
+just before it ("bank account GB33 …", "IBAN GB33 …"), or before a phrase.
+
+A user states facts in plain words too ("I took up rowing"): the content words of a user's
+statements (not of questions or requests) are looked at for the words of a write that none of
+its matched premises has; each such word makes the messages stating it needed as well.
 
 Facts, not items, are the unit: items that state the same fact are alternatives (either would
 justify it: OR), different facts are all needed (AND). The justifications of a write are the

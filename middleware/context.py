@@ -11,9 +11,11 @@ tool result or a user message by its observation id. A tool result shown to a mo
 the thread's history, restored by a checkpointer from an earlier run) is delivered again by its
 tool-call id. The premises of a write are the delivered items whose facts it uses (rule
 ``matched``, see ``attribution``): one justification per minimal set of items covering those
-facts. When it uses none (rule ``turn-context``): what the model's latest call was shown since
-the call before it started, favouring tool results (the newest ones) over messages sent again
-at every call, and the run's own writes last. Never the whole run.
+facts; a user's message is a fact's source for the words of its statements too (``statements``).
+When it uses none (rule ``turn-context``): of what the model's latest call was shown since the
+call before it started (the run's own writes only if nothing else), the items sharing the most
+content words with the write, one after another while each adds a word; when none shares a
+word, the newest tool results, else the store items and messages. Never the whole run.
 """
 
 from __future__ import annotations
