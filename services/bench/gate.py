@@ -341,4 +341,10 @@ def table(results: dict[str, dict]) -> list[str]:
                          f"{quiet['p90_ms']} / {quiet['p99_ms']} | {live['runs']} | "
                          f"{r['writes_per_s']:,} | {r.get('writer_busy_share') or '-'}, "
                          f"{r.get('writer_batch_mean_ms') or '-'} |")
+    for size, r in results.items():  # runs before the kept facts had none of this
+        if "kept_facts" in r:
+            lines.append(f"\nAt {int(size):,}: the gate read its cones from the facts the "
+                         f"writer keeps: {'yes' if r['kept_facts'] else 'no'}; cones read "
+                         f"there {r['cones_read_from_kept_facts']:,}, from the graph "
+                         f"{r['cones_read_from_the_graph']:,}.")
     return lines + [""]

@@ -8,11 +8,11 @@ import time
 import uuid
 
 from rescind.core.operations import Reinstate, Retract
-from rescind.core.shapes import Mutation
 from rescind.engine import gate, writes
 from rescind.engine import retraction as ret
 from rescind.engine.writes import Pipeline, Write
 from rescind.graph import gate_facts
+from rescind.graph import gate_queries as gq
 from rescind.graph.store import TenantGraph
 from tests.support.gate_book import IBAN, Book
 
@@ -105,7 +105,8 @@ def test_a_failed_call_is_refused_on_release_at_once(falkordb, tenant_name):
 
 def test_a_new_reason_for_a_kept_memory_counts_on_the_next_decision(falkordb, tenant_name):
     """A note resting on the portal alone holds $12,000 up (one domain); once the agent
-    writes the same note again on the signed contract, the next ask sees both domains."""
+    writes the same note again on the signed contract, the next ask sees both domains, and
+    the note's facts read before that batch can no longer be kept."""
     b = Book(falkordb, tenant_name)
     b.source("portal:acme", "vendor_portal")
     b.source("contract:acme", "signed_contract", "signed-contracts")
@@ -116,10 +117,13 @@ def test_a_new_reason_for_a_kept_memory_counts_on_the_next_decision(falkordb, te
     d, from_kept = _asked(b, "inv-1", ("note",), 12_000.0)
     assert not d.allowed and d.fragility == 1 and from_kept
 
+    before = gate_facts.tags(b.g.conn, b.tenant)[0]  # a gate's graph read, taken before
+    stale = b.g.rows(gq.FACTS, {"ids": ["note"]})[0][:9]
     pipeline = Pipeline()  # the writer worker's path
     pipeline.record(b.g, [Write("e2:note", "note", "belief", f"Acme's account is {IBAN}", 6,
                                 premises=(contract,), agent="ap")])
     pipeline.close()
+    assert not gate_facts.fill(b.g.conn, b.tenant, before, [stale])  # lands too late
     d, from_kept = _asked(b, "inv-2", ("note",), 12_000.0)
     assert d.allowed and d.fragility == 2 and from_kept
 
@@ -170,9 +174,5 @@ def test_the_facts_go_with_the_graph(falkordb, tenant_name):
     portal = b.observe("portal:acme", f"Acme bank account: {IBAN}")
     assert _kept(b, [portal])
     b.g.delete()
-    g = TenantGraph(b.g.conn, tenant_name)
-    g.ensure_schema()
-    g.apply(Mutation(op="source", sources=[{"id": "portal:acme", "kind": "vendor_portal",
-                                            "name": "portal:acme", "domain": "portal:acme"}]),
-            g.revision())
+    TenantGraph(b.g.conn, tenant_name).ensure_schema()
     assert not _kept(b, [portal])
