@@ -10,8 +10,8 @@ agent's token asks the gate and sends events. Every tool lists the route it does
 the permission it needs (``_meta``: ``rescind/route``, ``rescind/permission``). The recalls and
 the held and pending payments of the caller's tenant are also resources
 (``rescind://{tenant}/recalls``, ``…/recalls/{memory}``, ``…/payments/held``,
-``…/payments/pending``). This module checks who calls and serves them; what each tool and
-resource does is in ``rescind.api.mcp_tools``.
+``…/payments/pending``). This module checks who calls and serves them; each tool is a job of
+``rescind.api.jobs`` (its route's), made a tool in ``rescind.api.mcp_tools``, like the resources.
 
 Over stdio the token is checked when the server starts (``stdio_server``): an unknown, revoked
 or admin's token stops it there, with what to do, before any client connects. It is checked again
@@ -27,8 +27,9 @@ API's. Two transports:
   an admin's token 403 (the tools act on one tenant), before any MCP message is read; each such
   refusal is audited in the server's log. A session belongs to the token that opened it.
 
-Answers are typed (``rescind.api.answers``): each tool publishes an ``outputSchema`` and answers
-``structuredContent`` (a list as ``{"result": [...]}``) beside one text block of the same JSON.
+Answers are typed, with the models the routes answer (``rescind.api.answers``): each tool
+publishes an ``outputSchema`` and answers ``structuredContent`` (a list as ``{"result": [...]}``)
+beside one text block of the same JSON.
 The server's version is the package's.
 """
 
