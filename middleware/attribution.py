@@ -518,7 +518,9 @@ def _names(segment: str) -> set[tuple[str, str]]:
             word = word[:-2]
         titled = word[:1].isupper() and any(c.islower() for c in word[1:])
         joined = m.start() - end == 1 and segment[end] == " "
-        folded = " ".join(_words(word.casefold()))
+        folded = word.casefold()
+        if not folded.isalpha():  # "Wi-Fi", "O'Neill": as its words
+            folded = " ".join(_words(folded))
         if titled and folded:
             if not (run and joined):
                 close()
@@ -543,7 +545,9 @@ def _capitals(text: str) -> tuple[set[str], set[str]]:
         for m in _NAME_WORD.finditer(segment):
             word = m.group()
             if word[:1].isupper():
-                words = _words(word.casefold().removesuffix("'s").removesuffix("’s"))
+                folded = word.casefold()
+                words = [folded] if folded.isalpha() else \
+                    _words(folded.removesuffix("'s").removesuffix("’s"))
                 every.update(words)
                 if not first:
                     inside.update(words)
