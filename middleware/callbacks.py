@@ -7,6 +7,7 @@ from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import BaseMessage
 from opentelemetry import trace
 
 from rescind.contract import events as ev
@@ -81,9 +82,7 @@ class RescindCallbacks(BaseCallbackHandler):
         args = inputs if isinstance(inputs, dict) else _args(input_str)
         call_id = str(kw.get("tool_call_id") or (metadata or {}).get("tool_call_id") or run_id)
         self._tools[run_id] = (name, thread, args, call_id)
-        span = self.recorder.tracer().start_span(f"rescind.tool {name}",
-                                                 context=self.recorder.parent(thread),
-                                                 attributes={"rescind.run": thread})
+        span = self.recorder.span(f"rescind.tool {name}", thread, {"rescind.run": thread})
         self._spans[run_id] = span
         try:
             with trace.use_span(span):
@@ -122,6 +121,8 @@ class RescindCallbacks(BaseCallbackHandler):
 def tool_text(output: Any) -> str:
     """What a tool returned, as the model reads it: a ToolMessage's content, the messages a
     ``Command`` carries in its update, or the value itself."""
+    if isinstance(output, BaseMessage):  # the common case: no Command, read it at once
+        return _content_text(output.content)
     update = getattr(output, "update", None)
     if isinstance(update, dict) and hasattr(output, "goto"):  # a langgraph Command: its
         # messages, then the rest of its update (``user_info``...), which the graph's state and
@@ -133,7 +134,10 @@ def tool_text(output: Any) -> str:
         if rest:
             parts.append(json.dumps(rest, sort_keys=True, default=_plain))
         return "\n".join(p for p in parts if p)
-    content = getattr(output, "content", output)
+    return _content_text(getattr(output, "content", output))
+
+
+def _content_text(content: Any) -> str:
     if isinstance(content, list):  # content blocks
         return "\n".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
     return str(content)
@@ -157,26 +161,41 @@ def _plain(value: Any) -> Any:
 
 
 _SCAN = 500  # values looked at in one input or output, at most
+# Values with nothing inside them to walk into: plain values and messages (a message is not a
+# Command or a Send; asking a pydantic message for an attribute it lacks raises inside it).
+_LEAVES = (str, int, float, bool, BaseMessage)
 
 
-def _walk(value: Any, budget: list[int], depth: int = 0):
-    """Values inside ``value``: dicts, lists, a Command's update, a Send's argument, bounded."""
-    if depth > 6 or budget[0] <= 0:
-        return
-    budget[0] -= 1
-    yield value
-    if isinstance(value, dict):
-        children = value.values()
-    elif isinstance(value, list | tuple):
-        children = value
-    elif hasattr(value, "goto") and isinstance(getattr(value, "update", None), dict):
-        children = [value.update, value.goto]  # a Command
-    elif hasattr(value, "node") and hasattr(value, "arg"):
-        children = [value.arg]  # a Send
-    else:
-        return
-    for child in children:
-        yield from _walk(child, budget, depth + 1)
+def _walk(value: Any, budget: list[int], depth: int = 0) -> list[Any]:
+    """Values inside ``value``: dicts, lists, a Command's update, a Send's argument, bounded
+    (``_SCAN`` values, 6 levels deep), in depth-first order. A loop, not a recursive generator:
+    it runs at the end of every node of every wrapped run."""
+    out: list[Any] = []
+    stack = [(value, depth)]
+    left = budget[0]
+    while stack and left > 0:
+        value, depth = stack.pop()
+        if depth > 6:
+            continue
+        left -= 1
+        out.append(value)
+        if isinstance(value, dict):
+            children = value.values()
+        elif isinstance(value, list | tuple):
+            children = value
+        elif isinstance(value, _LEAVES) or value is None:  # nothing inside to look at
+            continue
+        elif hasattr(value, "goto") and isinstance(getattr(value, "update", None), dict):
+            children = [value.update, value.goto]  # a Command
+        elif hasattr(value, "node") and hasattr(value, "arg"):
+            children = [value.arg]  # a Send
+        else:
+            continue
+        if children:
+            depth += 1
+            stack.extend((child, depth) for child in reversed(list(children)))
+    budget[0] = left
+    return out
 
 
 def _texts(inputs: Any) -> set[str]:
@@ -193,8 +212,12 @@ def _texts(inputs: Any) -> set[str]:
 def _built(outputs: Any) -> list[str]:
     """Texts of the human messages a node's output creates: new messages, with no id yet (a
     message of the state, the input's or the thread's, has the one the state gave it)."""
+    if isinstance(outputs, str | int | float | bool) or outputs is None:  # a router's answer
+        return []
     out = []
     for v in _walk(outputs, [_SCAN]):
+        if isinstance(v, str | int | float | bool) or v is None:  # none of the below
+            continue
         if getattr(v, "type", None) == "human" and getattr(v, "id", None) is None:
             out.append(_text(v))
         elif isinstance(v, dict) and v.get("role") in ("user", "human") and "id" not in v \

@@ -76,6 +76,12 @@ class Recorder:
         self._adopted: set[str] = set()  # store memories adopted by this process
         self._said: dict[str, None] = {}  # user messages recorded already (bounded, in order)
         self._said_lock = threading.Lock()
+        # Per message text, its escaped text and observation id: a conversation's messages are
+        # shown to the model again at every call, and each is hashed once.
+        self._observed: dict[str, tuple[str, str]] = {}
+        self._tracer: tuple[object, trace.Tracer] | None = None  # (provider, its tracer)
+        self._private = False  # tracing through a provider of our own that exports nothing
+        self._headers: dict[tuple, tuple[str | None, str | None]] = {}  # span -> trace headers
         self._proposal: dict[str, int] = {}  # action name -> seq of its latest proposal here
 
     # tracing: one trace per top-level run; its tool calls and store writes are its spans
@@ -86,7 +92,20 @@ class Recorder:
         provider = self._provider or trace.get_tracer_provider()
         if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
             provider = self._provider = TracerProvider()
-        return provider.get_tracer("rescind.middleware")
+            self._private = True
+        held = self._tracer  # one tracer per provider (the SDK's get_tracer is not cheap)
+        if held is None or held[0] is not provider:
+            held = self._tracer = (provider, provider.get_tracer("rescind.middleware"))
+        return held[1]
+
+    def span(self, name: str, run: str | None, attributes: dict) -> trace.Span:
+        """A started span of ``run`` (a tool call, a store put). With the private provider,
+        which exports nothing, none: the run's own span stands for it (its trace id is what
+        the workers' spans continue), and no span is made that nobody could see."""
+        tracer = self.tracer()
+        if self._private:
+            return trace.INVALID_SPAN
+        return tracer.start_span(name, context=self.parent(run), attributes=attributes)
 
     def parent(self, run: str | None):
         """The trace context new spans and events of ``run`` belong to: the current span if one
@@ -97,10 +116,40 @@ class Recorder:
         return trace.set_span_in_context(span) if span is not None else None
 
     def _base(self, run: str | None = None) -> dict:
-        carrier: dict[str, str] = {}
-        propagate.inject(carrier, context=self.parent(run))  # the workers continue this trace
+        traceparent, tracestate = self._trace_headers(run)  # the workers continue this trace
         return {"event_id": event_id(), "tenant": self.tenant, "at": self.clock(),
-                "traceparent": carrier.get("traceparent"), "tracestate": carrier.get("tracestate")}
+                "traceparent": traceparent, "tracestate": tracestate}
+
+    def _trace_headers(self, run: str | None) -> tuple[str | None, str | None]:
+        """The traceparent and tracestate of the span ``parent`` names (the current one, else
+        the run's), injected by the process's propagator once per span, not once per event."""
+        span = trace.get_current_span()
+        if not span.get_span_context().is_valid and run is not None:
+            span = self.contexts.get(run).span or span
+        sc = span.get_span_context()
+        if not sc.is_valid:
+            return None, None
+        key = (sc.trace_id, sc.span_id, sc.trace_flags, propagate.get_global_textmap())
+        headers = self._headers.get(key)
+        if headers is None:
+            carrier: dict[str, str] = {}
+            propagate.inject(carrier, context=trace.set_span_in_context(span))
+            headers = carrier.get("traceparent"), carrier.get("tracestate")
+            if len(self._headers) >= 4096:
+                self._headers.clear()
+            self._headers[key] = headers
+        return headers
+
+    def _observation(self, text: str) -> tuple[str, str]:
+        """(escaped text, observation id) of a message's text, computed once per text."""
+        known = self._observed.get(text)
+        if known is None:
+            escaped = escape(text)  # what the event can carry; identifies the observation
+            known = escaped, ev.memory_id(self.tenant, "observation", escaped)
+            if len(self._observed) >= 10_000:
+                self._observed.clear()
+            self._observed[text] = known
+        return known
 
     # store reads and writes
     def delivered(self, run: str, key: str, value: dict, changed_at: datetime | None = None) -> bool:
@@ -124,8 +173,8 @@ class Recorder:
         justifications, rule = ctx.justifications(value, mid)
         if not justifications:  # nothing in context: the agent's own say-so, its own domain
             justifications, rule = [[self._agent_grounding(ctx.agent, text, run)]], "agent"
-        with self.tracer().start_as_current_span("rescind.store put", context=self.parent(run),
-                                                 attributes={"rescind.key": key}):
+        with trace.use_span(self.span("rescind.store put", run, {"rescind.key": key}),
+                            end_on_exit=True):
             for premises in justifications:  # alternatives: one justification each
                 self.publisher.publish(ev.MemoryWritten(
                     **self._base(run), kind=kind, text=text, premises=premises,
@@ -154,8 +203,7 @@ class Recorder:
         for message_id, text in said if users is not None else ():
             if not text.strip():
                 continue
-            text = escape(text)  # what the event can carry; identifies the observation
-            oid = ev.memory_id(self.tenant, "observation", text)
+            text, oid = self._observation(text)
             with self._said_lock:  # branches of one run start model calls at once
                 new = message_id not in self._said
                 if new:

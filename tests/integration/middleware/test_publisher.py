@@ -30,3 +30,49 @@ def test_the_publisher_never_blocks_and_flushes_when_redis_comes_back():
         conn = connection.connect(server.url)
         assert conn.xlen(pub.stream_of("offline")) == 100
         pub.close()
+
+
+def _wait_for(predicate, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+def test_a_burst_of_events_is_sent_once_it_has_gathered_in_one_batch(falkordb, tenant_name):
+    """Events published in a burst wait out the linger, then go in one pipeline, not one by one."""
+    pub = Publisher(falkordb, tenant=tenant_name, linger_s=1.0)
+    conn = connection.connect(falkordb)
+    stream = pub.stream_of(tenant_name)
+    try:
+        for i in range(20):
+            pub.publish(ev.ObservationRecorded(event_id=f"b{i}", tenant=tenant_name, at=AT,
+                                               source="s", text=f"burst {i}"))
+        assert conn.xlen(stream) == 0 and pub.stats.batches == 0  # gathering, on disk only
+        assert pub.stats.spooled == 20
+        assert _wait_for(lambda: conn.xlen(stream) == 20, 10)
+        assert pub.stats.batches == 1 and pub.stats.published == 20
+    finally:
+        pub.close()
+
+
+def test_a_flush_sends_at_once_without_waiting_out_the_linger(falkordb, tenant_name):
+    """A flush (the gate's, close's) does not wait for a burst to gather: it is sent at once."""
+    pub = Publisher(falkordb, tenant=tenant_name, linger_s=60.0)
+    conn = connection.connect(falkordb)
+    try:
+        for i in range(3):
+            pub.publish(ev.ObservationRecorded(event_id=f"f{i}", tenant=tenant_name, at=AT,
+                                               source="s", text=f"flushed {i}"))
+        assert pub.flush(timeout=5)  # well before the linger's 60 s
+        assert conn.xlen(pub.stream_of(tenant_name)) == 3
+        # and what is published after the flush gathers again, then is flushed at once too
+        pub.publish(ev.ObservationRecorded(event_id="f3", tenant=tenant_name, at=AT,
+                                           source="s", text="after"))
+        time.sleep(0.3)
+        assert conn.xlen(pub.stream_of(tenant_name)) == 3
+        assert pub.flush(timeout=5) and conn.xlen(pub.stream_of(tenant_name)) == 4
+    finally:
+        pub.close()
