@@ -9,6 +9,7 @@ import pytest
 from rescind.api import ops
 from rescind.contract.errors import NotFound
 from rescind.contract.kinds import KINDS
+from rescind.core.shapes import BLAST_GROUPS
 from rescind.graph.in_memory import InMemoryGraph
 
 DAY = 86_400_000_000
@@ -129,3 +130,21 @@ def test_as_of_a_revision_shows_each_memory_as_it_was_then(g):
                           "by": "r1", "rev": 4, "at": "2026-11-08T00:00:00Z"}
     assert pay["amount"] == 900 and pay["name"] == "pay-7"
     assert [i["id"] for i in ops.as_of(g, None, 9, status="IN")["items"]] == ["o2", "b2"]
+
+
+def test_a_blast_radius_is_drawn_with_the_links_among_what_it_shows(g):
+    """The preview's graph: what goes OUT and what is kept as nodes, premise links only
+    between them, and a retracted source first, linked to the observations it takes."""
+    item = {"text": "t", "name": None, "hops": 1}
+    d = {"direction": "OUT", **{k: [] for k in BLAST_GROUPS},
+         "observations": [{**item, "id": "o1", "kind": "observation", "hops": 0}],
+         "beliefs": [{**item, "id": "b1", "kind": "belief"}],
+         "kept": [{**item, "id": "p1", "kind": "plan"}]}
+    drawn = ops._blast_graph(g, d, "portal:northwind")
+    assert [(n["id"], n["fate"], n["hops"]) for n in drawn["nodes"]] == [
+        ("portal:northwind", "retracted", -1), ("o1", "OUT", 0), ("b1", "OUT", 1),
+        ("p1", "kept", None)]
+    assert [(e["from"], e["to"]) for e in drawn["edges"]] == [
+        ("portal:northwind", "o1"), ("b1", "p1"), ("o1", "b1")]
+    assert ops._blast_graph(g, {**d, "observations": []}, None)["edges"] == [
+        {"from": "b1", "to": "p1"}]

@@ -49,9 +49,11 @@ def test_duplicates_are_overlapping_windows_of_the_same_source_in_force():
     g.add_retraction("gone", source="s", start=0, end=100, order=5, state="reinstated")
     g.add_retraction("wd", kind="withdraw", memory="m", order=6)
     g.add_retraction("me", source="s", start=0, end=100, order=7)
+    g.add_retraction("touch", source="s", start=9, end=9, order=8)
     op = ret.Retract("me", "s", 5, 9, "again")
     assert decisions.duplicates(g, op) == [
-        {"id": "edge", "start": None, "end": 5}, {"id": "old", "start": 0, "end": 10}]
+        {"id": "edge", "start": None, "end": 5}, {"id": "old", "start": 0, "end": 10},
+        {"id": "touch", "start": 9, "end": 9}]
     assert [d["id"] for d in decisions.duplicates(g, ret.Retract("me", "s", 12, 25, "x"))] == [
         "open", "apart"]
     assert decisions.duplicates(g, ret.Retract("x", "s", 30, 40, "later")) == [
