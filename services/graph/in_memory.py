@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from rescind.core.belief import Status
+from rescind.core.belief import Grounding, Node, Rules, Status
 from rescind.graph.reads import (
     ACTIVE,
     BIRTH,
@@ -26,6 +26,7 @@ from rescind.graph.reads import (
     PAGE,
     RETRACTION,
     changes,
+    rules_from,
 )
 
 _STATUS = ("status", "cause", "hops")
@@ -130,6 +131,22 @@ class InMemoryGraph:
             seen.update(nxt)
             frontier = list(nxt)
         return seen
+
+    def nodes(self, ids: Iterable[str]) -> dict[str, Node]:
+        out = {}
+        for i in ids:
+            m = self.mems.get(i)
+            if m is None:
+                continue
+            justs = [(j.premises[0],) if len(j.premises) == 1 else tuple(sorted(j.premises))
+                     for j in self.justifications if j.mem == i and j.premises]
+            grounds = [Grounding(e["source"], e["at"], e["via"]) for e in self.said
+                       if e["mem"] == i]
+            out[i] = Node(i, m["kind"], justs, grounds, list(m.get("withdrawn_by") or []))
+        return out
+
+    def rules(self) -> Rules:
+        return rules_from([r[k] for k in ACTIVE] for r in self.active_retractions())
 
     def history(self, mid: str) -> list[dict]:
         m = self.mems.get(mid)

@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from rescind.core.belief import Status
+from rescind.core.belief import Node, Rules, Status, Window
 from rescind.graph import queries as q
 from rescind.graph.keys import source_uid
 
@@ -32,6 +32,20 @@ def changes(history: list[str] | None) -> list[list]:
     """A memory's later changes, read from their JSON lines, in commit (revision) order: the
     lines come from its CHANGED edges and from an older graph's list, in no order."""
     return sorted((json.loads(e) for e in history or []), key=lambda e: e[0])
+
+
+def rules_from(rows: Iterable[Iterable]) -> Rules:
+    """The active rules, from rows of ``queries.ACTIVE_RETRACTIONS`` (``ACTIVE``'s columns)."""
+    rules = Rules()
+    for rid, kind, source, start, end, order in rows:
+        if kind == "retract":
+            rules.windows.append(Window(rid, source, start, end, order))
+        else:
+            rules.withdrawal_order[rid] = order
+            if kind == "correct":
+                rules.corrections[rid] = order
+    rules.windows.sort(key=lambda w: w.order)
+    return rules
 
 
 # The columns of a page of memories (``memory_page``), as ``q.MEMORY_PAGE`` returns them.
@@ -81,6 +95,12 @@ class GraphReads(Protocol):
 
     def upstream(self, target: str) -> set[str]:
         """``target`` and every memory it rests on, through justifications."""
+
+    def nodes(self, ids: Iterable[str]) -> dict[str, Node]:
+        """Kind, justifications (premise tuples), groundings and withdrawals of ``ids``."""
+
+    def rules(self) -> Rules:
+        """The retractions in force, as the belief rule applies them."""
 
     def history(self, mid: str) -> list[dict]:
         """Every status a memory has had (its birth, then its changes), oldest first."""
@@ -255,4 +275,4 @@ class CypherReads:
 
 __all__ = ["ACTIVE", "BIRTH", "CHANGE_KEYS", "HISTORY_PAGE", "OUTBOX", "PAGE", "RETRACTION", "SAID", "SOURCE",
            "CypherReads", "GraphReads",
-           "Wire", "changes"]
+           "Wire", "changes", "rules_from"]

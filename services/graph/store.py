@@ -16,7 +16,7 @@ import redis
 
 from rescind.contract.errors import StalePreview
 from rescind.contract.layout import gate_log_key, gate_log_ready_key, graph_key, lock_key
-from rescind.core.belief import Node, Rules, Status, Window
+from rescind.core.belief import Node, Rules, Status
 from rescind.core.shapes import Mutation, Region, WriteBatch
 from rescind.graph import gate_facts
 from rescind.graph import queries as q
@@ -36,7 +36,7 @@ from rescind.graph.cypher import (
     send,
 )
 from rescind.graph.keys import justification_uid, keyed, source_uid, uid
-from rescind.graph.reads import CHANGE_KEYS, CypherReads, changes
+from rescind.graph.reads import CHANGE_KEYS, CypherReads, changes, rules_from
 from rescind.graph.region import read_nodes, walk
 from rescind.transport import connection
 
@@ -276,19 +276,7 @@ class TenantGraph(CypherReads):
     def memories(self, ids: Iterable[str]) -> list[dict]:
         return [r[0] for r in self.rows(q.MEMORY_FACTS, {"ids": list(ids)})]
 
-    @staticmethod
-    def rules_from(rows: list[list]) -> Rules:
-        """The active rules, from the rows of ``queries.ACTIVE_RETRACTIONS``."""
-        rules = Rules()
-        for rid, kind, source, start, end, order in rows:
-            if kind == "retract":
-                rules.windows.append(Window(rid, source, start, end, order))
-            else:
-                rules.withdrawal_order[rid] = order
-                if kind == "correct":
-                    rules.corrections[rid] = order
-        rules.windows.sort(key=lambda w: w.order)
-        return rules
+    rules_from = staticmethod(rules_from)  # the rules, from rows of queries.ACTIVE_RETRACTIONS
 
     def rules(self) -> Rules:
         return self.rules_from(self.rows(q.ACTIVE_RETRACTIONS))

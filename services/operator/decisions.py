@@ -328,7 +328,7 @@ def _item(f: dict, hops: int | None) -> dict:
 
 
 # -- reading why --------------------------------------------------------------------------------
-def explain(graph: TenantGraph, ref: str, depth: int = 12) -> dict:
+def explain(graph: GraphReads, ref: str, depth: int = 12) -> dict:
     """The justification tree of a memory down to its sources, with every status on the way."""
     target = resolve(graph, ref)
     ids = graph.upstream(target)

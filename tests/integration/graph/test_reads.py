@@ -107,6 +107,14 @@ def test_justification_and_source_reads_answer_alike(pair):
     ids = sorted(mem.mems)
     assert _same(real, mem, "premises_of", ids, ordered=False)
     _same(real, mem, "justification_rules", ids, ordered=False)
+    real_nodes, mem_nodes = real.nodes([*ids, "nope"]), mem.nodes([*ids, "nope"])
+    assert sorted(real_nodes) == sorted(mem_nodes) == ids
+    for mid in ids:
+        a, b = real_nodes[mid], mem_nodes[mid]
+        assert (a.kind, sorted(a.justifications), sorted(a.groundings, key=repr), a.withdrawn_by) == (
+            b.kind, sorted(b.justifications), sorted(b.groundings, key=repr), b.withdrawn_by), mid
+    assert any(n.groundings for n in mem_nodes.values())
+    assert any(len(j) > 1 for n in mem_nodes.values() for j in n.justifications)
     sources = _same(real, mem, "sources")
     assert len(sources) >= 2
     for s in [*(s["id"] for s in sources), "no:source"]:
@@ -130,6 +138,7 @@ def test_retraction_payment_and_history_reads_answer_alike(pair):
     for rid in [*mem.retractions, "no-such"]:
         _same(real, mem, "retraction", rid)
     _same(real, mem, "retraction_list")
+    assert real.rules() == mem.rules() and real.rules().windows
     assert _same(real, mem, "actions", ordered=False)
     _same(real, mem, "actions_in", [*ids, "nope"], ordered=False)
     assert _same(real, mem, "outbox", [*mem.outbox_entries, "recall:nope"], ordered=False)

@@ -163,3 +163,41 @@ def test_reinstating_names_the_approved_recalls_in_the_outbox():
                      "currency": "EUR", "approved_by": "fran",
                      "approved_at": "2026-11-04T00:00:00Z", "sent": False, "exported": []}
     assert [w["state"] for w in recalls.withdrawals(g, ["a1", "a3"])] == ["approved"]
+
+
+def test_explain_draws_the_tree_down_to_the_sources_with_what_still_counts():
+    """A payment's tree: each memory once (a second path says see_above), each premise set
+    once with how often it was recorded and the rule that chose it, each source with its
+    domain and whether a retraction in force covers what it said."""
+    g = InMemoryGraph("acme")
+    g.add_source("portal:northwind", "vendor_portal", domain="northwind")
+    g.add_source("email:bank", "email", domain="bank")
+    g.add_memory("o1", "observation", "IBAN DE89", at=T0)
+    g.say("portal:northwind", "o1", at=T0)
+    g.add_memory("o2", "observation", "Memo", at=T0 + DAY)
+    g.say("email:bank", "o2", at=T0 + DAY)
+    g.add_memory("b1", "belief", "Banks at DE89", names=["bank"])
+    g.justify("b1", ["o1", "o2"], rule="matched")
+    g.justify("b1", ["o2", "o1"], rule="matched")  # the same reasons, recorded again
+    g.add_memory("p1", "plan", "Pay")
+    g.justify("p1", ["b1"], rule="agent")
+    g.justify("p1", ["b1", "o2"], rule="declared")
+    g.add_memory("a1", "action", "pay", amount=900, payee="northwind", executed=True)
+    g.justify("a1", ["p1"])
+    g.add_retraction("r1", source="portal:northwind", start=T0, end=T0)
+    tree = decisions.explain(g, "a1")
+    assert (tree["kind"], tree["amount"], tree["executed"]) == ("action", 900, True)
+    [[plan]] = tree["justifications"]
+    assert plan["justification_rules"] == ["agent", "declared"]
+    [[belief], [again, memo]] = plan["justifications"]
+    assert belief["name"] == "bank" and "see_above" not in belief
+    assert again == {"id": "b1", "kind": "belief", "text": "Banks at DE89", "status": "IN",
+                     "cause": None, "name": "bank", "see_above": True}
+    assert belief["justification_counts"] == [2] and belief["justification_rules"] == ["matched"]
+    [[iban, first_memo]] = belief["justifications"]
+    assert [(s["source"], s["domain"], s["valid"]) for s in iban["said_by"]] == [
+        ("portal:northwind", "northwind", False)]
+    assert [(s["source"], s["valid"]) for s in first_memo["said_by"]] == [("email:bank", True)]
+    assert memo["see_above"] and "said_by" not in memo
+    shallow = decisions.explain(g, "a1", depth=1)
+    assert "justifications" not in shallow["justifications"][0][0]
