@@ -258,10 +258,10 @@ class _Target:
         self.compact = _compact_folded(folded)
         self.word_set = set(words)
         self.capitals = _capitals("\n".join(str(x) for x in leaves))  # where names are
-        self.short_ids = {c for m in _IDENT.finditer(text)
-                          if _short_id(c := _compact(m.group()))}
         self.starts: list[int] | None = None
         span = _digit_span(text)
+        self.short_ids = {c for m in _IDENT.finditer(span)  # a short code has a digit
+                          if _short_id(c := _compact(m.group()))}
         if folded.isascii() and "'" not in folded:
             # Identifiers and phrases holding a digit are looked for near the digits only: an
             # identifier starts at most a few code words before its first digit and a phrase
@@ -537,11 +537,24 @@ def _names(segment: str) -> set[tuple[str, str]]:
 def _capitals(text: str) -> tuple[set[str], set[str]]:
     """The words of ``text`` (case-folded) written with a capital letter: those inside a
     sentence, where a single word is a name ("moving to Hull"), and all of them, with those
-    that start a sentence ("User prefers …"), where only a name of several words is one."""
+    that start a sentence ("User prefers …"), where only a name of several words is one. A
+    word starts a sentence when only punctuation stands between it and the sentence's start."""
     inside: set[str] = set()
     every: set[str] = set()
+    if text.isascii():  # the common case, by one pass over the capitals only
+        for m in _ASCII_CAPITAL.finditer(text):
+            word = m.group().casefold()
+            words = [word] if word.isalpha() else _words(word.removesuffix("'s"))
+            every.update(words)
+            k = m.start()
+            while k and not text[k - 1].isalnum():
+                k -= 1
+            gap = text[k:m.start()]
+            if k and not any(c in gap for c in "\n;|") and _SENTENCE_END.search(gap) is None:
+                inside.update(words)
+        return inside, every
     for segment in _SEGMENT.split(text):
-        first = True
+        at = 0
         for m in _NAME_WORD.finditer(segment):
             word = m.group()
             if word[:1].isupper():
@@ -549,9 +562,9 @@ def _capitals(text: str) -> tuple[set[str], set[str]]:
                 words = [folded] if folded.isalpha() else \
                     _words(folded.removesuffix("'s").removesuffix("’s"))
                 every.update(words)
-                if not first:
+                if any(c.isalnum() for c in segment[:m.start()]) if at == 0 else True:
                     inside.update(words)
-            first = False
+            at = m.end()
     return inside, every
 
 
@@ -564,6 +577,8 @@ send pay check find get tell show add schedule book buy make keep call look give
 set update summarise summarize answer reply pick search list create delete cancel note"""))
 # A request put as a statement: "I want …", "I'd like …", "we need …", "I would …".
 _ASKING = re.compile(r"(?:i|we)(?:'d| would| want| need| wish)\b|(?:i|we) (?:'d|would) like")
+_ASCII_CAPITAL = re.compile(r"(?<![A-Za-z])(?<![A-Za-z]['\-])[A-Z][A-Za-z]*(?:['\-][A-Za-z]+)*")
+_SENTENCE_END = re.compile(r"[.!?]\s")
 _NAME_WORD = re.compile(r"[^\W\d_]+(?:['’\-][^\W\d_]+)*")
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
 _LABELLED_NUMBER = re.compile(

@@ -5,7 +5,7 @@ fact, all needed. The turn-context fallback picks the items sharing the write's 
 
 import json
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rescind.middleware.attribution import Delivered, FactIndex, attribute, facts, statements
@@ -144,3 +144,19 @@ def test_the_fallback_picks_the_items_sharing_the_write_s_words():
     ctx.deliver("tool", "Sunny all week", TOOL)  # shares nothing: the tool result, as before
     assert ctx.justifications({"text": "Bring sunglasses"}, "note2") == ([["tool"]],
                                                                          "turn-context")
+
+
+_PIECES = ["Dana", "York", "Harbor", "Lane", "O'Neill's", "Wi-Fi", "user", "rowing", "12", "-",
+           "'", "_", "B-17", ". ", "; ", ", ", ": ", "? ", "\n", " (", ") ", '"', " ", " ", " "]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
+@example("rowing. York; Dana\nLane (Harbor) 12 Wi-Fi, O'Neill's? user")
+@example(", Dana. \"Hull\" - 'Lane' x_York")
+def test_the_capitals_of_plain_ascii_text_are_those_the_general_reading_finds(text):
+    """The one-pass reading of ASCII text finds the same capitalised words, inside a sentence
+    and in all, as the reading by sentences that any other text gets."""
+    from rescind.middleware.attribution import _capitals
+
+    assert _capitals(text) == _capitals(text + " é")
