@@ -72,7 +72,7 @@ class RescindCallbacks(BaseCallbackHandler):
                 if known is not None:
                     contexts.deliver(run, known[0], known[1], TOOL)
         self.recorder.model_turn(run, meta.get("lc_agent_name") or meta.get("langgraph_node"),
-                                 said, configurable())
+                                 said, configurable)
 
     def on_tool_start(self, serialized: dict, input_str: str, *, run_id: UUID,
                       metadata: dict | None = None, inputs: dict | None = None,

@@ -88,6 +88,7 @@ class Publisher:
         self.exit_flush_s = exit_flush_s
         connection.replica_wait_ms()  # a bad RESCIND_REPLICA_WAIT_MS stops here, not the sender
         self._spools: dict[str, TenantSpool | None] = {}
+        self._streams: dict[str, str] = {}  # tenant -> its stream
         self._cv = threading.Condition()
         self._stop = False
         self._closed = False
@@ -115,7 +116,10 @@ class Publisher:
                    exit_flush_s=config.exit_flush_s)
 
     def stream_of(self, tenant: str) -> str:
-        return layout.tenant_stream(tenant, self.partitions)
+        stream = self._streams.get(tenant)
+        if stream is None:  # a hash of the tenant's name: once per tenant, not per event
+            stream = self._streams[tenant] = layout.tenant_stream(tenant, self.partitions)
+        return stream
 
     def publish(self, event: Event, durable: bool = False) -> None:
         """Spool and queue one event; returns at once whatever Redis is doing. ``durable``:

@@ -196,9 +196,10 @@ class Recorder:
 
     # model inputs and tool calls
     def model_turn(self, run: str, agent: str | None, said: list[tuple[str, str]],
-                   values: dict) -> None:
+                   values: dict | Callable[[], dict]) -> None:
         """A model call starts, its input holding the user's messages ``said`` ((message id,
-        text) each): each becomes an observation of the user's source once."""
+        text) each): each becomes an observation of the user's source once. ``values``: the
+        run's config values, or what reads them (called only when a message is new)."""
         users = self.config.users
         for message_id, text in said if users is not None else ():
             if not text.strip():
@@ -211,6 +212,7 @@ class Recorder:
                     if len(self._said) > 10_000:
                         del self._said[next(iter(self._said))]
             if new:
+                values = values() if callable(values) else values
                 source = fill(users.source, values, default="user:anonymous")
                 domain = fill(users.domain, values, default=source) if users.domain else None
                 self.publisher.publish(ev.ObservationRecorded(
