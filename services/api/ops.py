@@ -115,7 +115,7 @@ def overview(graph: GraphReads, per_kind: int = 200) -> dict:
             "truncated": any(len(c) == per_kind for c in columns.values())}
 
 
-def memory(graph: TenantGraph, ref: str) -> dict:
+def memory(graph: GraphReads, ref: str) -> dict:
     mid = resolve(graph, ref)
     [facts] = graph.memories([mid])
     return {"memory": public(facts), "tree": decisions.explain(graph, mid)}
@@ -172,7 +172,7 @@ def as_of(graph: GraphReads, at: str | None, rev: int | None, kind: str | None =
             "next_skip": skip + limit if scanned == limit else None}
 
 
-def memory_as_of(graph: TenantGraph, ref: str, at: str | None, rev: int | None) -> dict:
+def memory_as_of(graph: GraphReads, ref: str, at: str | None, rev: int | None) -> dict:
     """One memory's status at a point, and its justification tree with each status then."""
     at_us, rev = _point(at, rev)
     mid = resolve(graph, ref)
@@ -262,11 +262,11 @@ def gates(graph: TenantGraph, ref: str | None = None, limit: int = 100) -> list[
     return [{**r, "payee_name": names.get(r["payee"])} for r in rows]
 
 
-def recalls(graph: TenantGraph) -> list[dict]:
+def recalls(graph: GraphReads) -> list[dict]:
     return [r.to_dict() for r in rc.recall_list(graph)]
 
 
-def recall(graph: TenantGraph, ref: str) -> dict:
+def recall(graph: GraphReads, ref: str) -> dict:
     return rc.find(graph, resolve(graph, ref)).to_dict()
 
 

@@ -148,3 +148,32 @@ def test_a_blast_radius_is_drawn_with_the_links_among_what_it_shows(g):
         ("portal:northwind", "o1"), ("b1", "p1"), ("o1", "b1")]
     assert ops._blast_graph(g, {**d, "observations": []}, None)["edges"] == [
         {"from": "b1", "to": "p1"}]
+
+
+def test_a_memory_comes_with_its_tree_and_as_of_a_revision_with_each_status_then(g):
+    """One memory by its name, public fields and its tree; as of revision 1 (the observation
+    already OUT, the belief still IN) each node of the tree has its status then, and a
+    source's validity under today's retractions is left out."""
+    got = ops.memory(g, "pay-7")
+    assert got["memory"]["id"] == "a1" and got["memory"]["status"] == "OUT"
+    [[plan]] = got["tree"]["justifications"]
+    assert plan["id"] == "p1"
+    then = ops.memory_as_of(g, "pay-7", None, 1)
+    assert then["existed"] and then["why"]["status"] == "IN"
+    [[plan]] = then["tree"]["justifications"]
+    [[belief]] = plan["justifications"]
+    assert (plan["status"], belief["status"]) == ("IN", "IN")
+    remit, memo = belief["justifications"][0]
+    assert (remit["id"], remit["status"], remit["cause"]) == ("o1", "OUT", "r1")
+    assert memo["status"] == "IN" and "valid" not in memo["said_by"][0]
+    with pytest.raises(NotFound):
+        ops.memory(g, "nothing")
+
+
+def test_recalls_list_executed_payments_that_went_out(g):
+    """The payment executed and taken OUT by the portal's retraction is on the recall list,
+    as a dict, with the retraction's reason; found again by its name."""
+    [r] = ops.recalls(g)
+    assert (r["action"], r["name"], r["amount"], r["state"], r["reason"]) == (
+        "a1", "pay-7", 900, "drafted", "portal hacked")
+    assert ops.recall(g, "pay-7") == r
