@@ -167,8 +167,9 @@ class FactIndex:
         covers = minimal_covers(families, limit)
         if self.said:  # words no premise has, which a user's statement says: it is needed too
             used = set().union(*(self.terms.get(p, ()) for c in covers for p in c))
+            stems = {w[:_STEM] for w in used if len(w) >= _STEM}  # "delayed" has "delay"
             extra = [items - {exclude} for w in words_of(written) - used
-                     if (items := self.said.get(w))]
+                     if w[:_STEM] not in stems and (items := self.said.get(w))]
             if extra := [f for f in extra if f]:
                 covers = minimal_covers(families + extra, limit)
         return Attribution(covers, MATCHED)
@@ -308,6 +309,7 @@ _LABEL = re.compile(r"(?:^|(?<=[\s,;(]))[^\W\d_]+(?:[ \-][^\W\d_]+){0,4}\s*:(?=\
 # "ACCT 0417 1643"): a label; "INV-1002" and "MSA-2026-001" keep theirs.
 _LEADING_WORDS = re.compile(r"^(?:[A-Z]+ )+(?=[A-Za-z]*\d)")
 _VALUE_KINDS = ("date", "time")
+_STEM = 5  # a word of a write is another's inflection when their first 5 letters agree
 _LABEL_WORDS = 2  # words just before a value, or before a phrase, that may be its label
 _MONTHS = {m: i for i, names in enumerate(
     (("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",),

@@ -120,6 +120,10 @@ def test_a_user_s_statement_states_its_words_its_questions_and_requests_do_not()
                    ("user", "What to pack for York?", True))
     assert index.attribute("Pack a waterproof for York: heavy rain, 6°C").justifications == [
         ("weather",)]
+    # a word the premises have in another form ("delayed", "delay") needs no user's statement
+    index = _index(("status", "BA117 delayed, now departs 14:35", False),
+                   ("user", "I'm worried about the delay on BA117", True))
+    assert index.attribute("BA117 delay: departs 14:35").justifications == [("status",)]
     # a tool result's words say nothing on their own: only a user's statement is looked at
     for kind, premises in ((TOOL, [["v2"]]), (USER, [["said", "v2"]])):
         ctx = RunContext()
