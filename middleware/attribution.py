@@ -166,13 +166,26 @@ class FactIndex:
             return Attribution([], "none")
         covers = minimal_covers(families, limit)
         if self.said:  # words no premise has, which a user's statement says: it is needed too
-            used = set().union(*(self.terms.get(p, ()) for c in covers for p in c))
-            stems = {w[:_STEM] for w in used if len(w) >= _STEM}  # "delayed" has "delay"
-            extra = [items - {exclude} for w in words_of(written) - used
-                     if w[:_STEM] not in stems and (items := self.said.get(w))]
-            if extra := [f for f in extra if f]:
-                covers = minimal_covers(families + extra, limit)
+            covers = self._with_statements(covers, words_of(written), exclude, limit)
         return Attribution(covers, MATCHED)
+
+    def _with_statements(self, covers: list[tuple[str, ...]], words: frozenset[str],
+                         exclude: str | None, limit: int) -> list[tuple[str, ...]]:
+        """Each justification, with the user's messages whose statements say the words of the
+        write that none of its premises has (in any form: "delayed" has "delay"); then only
+        the minimal ones."""
+        grown: set[frozenset[str]] = set()
+        for cover in covers:
+            used = set().union(*(self.terms.get(p, ()) for p in cover))
+            stems = {w[:_STEM] for w in used if len(w) >= _STEM}
+            needed = [items - {exclude} for w in words - used
+                      if w[:_STEM] not in stems and (items := self.said.get(w))]
+            needed = [f for f in needed if f]
+            grown.update(frozenset(cover) | set(more)
+                         for more in (minimal_covers(needed, limit) if needed else [()]))
+        minimal = [c for c in grown if not any(o < c for o in grown)]
+        return [tuple(sorted(c)) for c in sorted(minimal, key=lambda c: (len(c), sorted(c)))
+                ][:limit]
 
 
 def _unlabelled(said: list[str], phrases: dict[str, set[str]]) -> list[set[str]]:

@@ -124,6 +124,10 @@ def test_a_user_s_statement_states_its_words_its_questions_and_requests_do_not()
     index = _index(("status", "BA117 delayed, now departs 14:35", False),
                    ("user", "I'm worried about the delay on BA117", True))
     assert index.attribute("BA117 delay: departs 14:35").justifications == [("status",)]
+    # per justification: the calendar names Sarah too, but only the user said they met
+    index = _index(("cal", "Lunch with Sarah at 12:30", False),
+                   ("user", "I met Sarah today", True))
+    assert index.attribute("Met with Sarah").justifications == [("user",)]
     # a tool result's words say nothing on their own: only a user's statement is looked at
     for kind, premises in ((TOOL, [["v2"]]), (USER, [["said", "v2"]])):
         ctx = RunContext()
