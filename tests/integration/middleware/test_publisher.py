@@ -60,6 +60,13 @@ def test_a_burst_of_events_is_sent_once_it_has_gathered_in_one_batch(falkordb, t
         assert pub.stats.spooled == 20
         assert _wait_for(lambda: _sent(conn, pub, tenant_name) == 20, 10)
         assert pub.stats.batches == 1 and pub.stats.published == 20
+        # the next burst gathers and goes in a batch of its own
+        for i in range(20, 25):
+            pub.publish(ev.ObservationRecorded(event_id=f"b{i}", tenant=tenant_name, at=AT,
+                                               source="s", text=f"burst {i}"))
+        assert _sent(conn, pub, tenant_name) == 20
+        assert _wait_for(lambda: _sent(conn, pub, tenant_name) == 25, 10)
+        assert pub.stats.batches == 2
     finally:
         pub.close()
 
