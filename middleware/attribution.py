@@ -243,6 +243,23 @@ def statements(value: object) -> set[tuple[str, str]]:
     return out
 
 
+def asked_names(value: object) -> set[tuple[str, str]]:
+    """The names a message only asks about ("What's the weather in Leeds?"): a question asks,
+    it states nothing, so a note naming Leeds from the forecast does not rest on it. A name
+    its other sentences state as well is not among them."""
+    asked: set[tuple[str, str]] = set()
+    stated: set[tuple[str, str]] = set()
+    for leaf in _leaves(value):
+        for sentence in _SENTENCE.split(str(leaf)):
+            question = sentence.rstrip().endswith("?")
+            for clause in _CLAUSE.split(sentence) if question else [sentence]:
+                # "I'm in Paris until Tuesday, what's the weather?": the user's own clause
+                words = _words(clause.casefold())[:1]
+                mine = not question or (words and words[0] in _FIRST_PERSON)
+                (stated if mine else asked).update(_names(clause))
+    return asked - stated
+
+
 def minimal_covers(families: Iterable[set[str]], limit: int = MAX_JUSTIFICATIONS) \
         -> list[tuple[str, ...]]:
     """Every minimal set that meets each of ``families`` (the smallest ``limit`` of them)."""
@@ -594,6 +611,9 @@ set update summarise summarize answer reply pick search list create delete cance
 _ASKING = re.compile(r"(?:i|we)(?:'d| would| want| need| wish)\b|(?:i|we) (?:'d|would) like")
 _ASCII_CAPITAL = re.compile(r"(?<![A-Za-z])(?<![A-Za-z]['\-])[A-Z][A-Za-z]*(?:['\-][A-Za-z]+)*")
 _SENTENCE_END = re.compile(r"[.!?]\s")
+_CLAUSE = re.compile(r"\s*[,:;()\u2013\u2014]\s*|\s+-\s+")
+_FIRST_PERSON = frozenset(("i", "i'm", "i've", "i'll", "i'd", "my", "we", "we're", "we've",
+                           "our"))
 _NAME_WORD = re.compile(r"[^\W\d_]+(?:['’\-][^\W\d_]+)*")
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
 _LABELLED_NUMBER = re.compile(
@@ -697,4 +717,4 @@ def _number(value: object) -> str | None:
 
 
 __all__ = ["MATCHED", "Attribution", "Delivered", "FactIndex", "attribute", "attribute_facts",
-           "facts", "minimal_covers", "statements", "words_of"]
+           "asked_names", "facts", "minimal_covers", "statements", "words_of"]

@@ -25,7 +25,7 @@ import uuid
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from .attribution import FactIndex, facts, statements, words_of
+from .attribution import FactIndex, asked_names, facts, statements, words_of
 
 _RUN: ContextVar[str | None] = ContextVar("rescind_run", default=None)
 
@@ -83,8 +83,9 @@ class RunContext:
             if self.unread:  # facts are computed when a write first needs them, once per item
                 for mid, value in self.unread.items():
                     found = facts(value)
-                    if self.kind_of.get(mid) == USER:  # a user's statements say words too
-                        found |= statements(value)
+                    if self.kind_of.get(mid) == USER:  # a user's statements say words too,
+                        found |= statements(value)  # and the names they only ask about, none
+                        found -= asked_names(value)
                     self.facts[mid] = frozenset(found)
                     self.words[mid] = words_of(value)
                     self.index.add(mid, self.facts[mid], self.words[mid])

@@ -128,6 +128,16 @@ def test_a_user_s_statement_states_its_words_its_questions_and_requests_do_not()
     index = _index(("cal", "Lunch with Sarah at 12:30", False),
                    ("user", "I met Sarah today", True))
     assert index.attribute("Met with Sarah").justifications == [("user",)]
+    # a name the user only asks about is no fact of theirs: the forecast does not repeat it
+    for said, premises in (("What's the weather in Leeds?", [["weather"]]),
+                           ("I'm in Leeds. Is it raining?", [["user", "weather"]]),
+                           ("I'm in Leeds, is it raining?", [["user", "weather"]])):
+        ctx = RunContext()
+        ctx.model_turn("agent")
+        ctx.deliver("user", said, USER)
+        ctx.deliver("weather", "light rain, 9°C", TOOL)
+        assert ctx.justifications("Weather in Leeds: light rain, 9°C", "w") == (premises,
+                                                                                "matched")
     # a tool result's words say nothing on their own: only a user's statement is looked at
     for kind, premises in ((TOOL, [["v2"]]), (USER, [["said", "v2"]])):
         ctx = RunContext()
