@@ -1,9 +1,10 @@
-"""Conformance (issue 29, facts are values): four LangGraph programs written the way public
+"""Conformance (issue 29, facts are values): six LangGraph programs written the way public
 examples are, each wrapped with one ``instrument`` call and a scripted chat model, whose writes
-use facts of the kinds attribution once missed: a town only the user names, a hobby only the
-user states, a short code and a numbered desk from one of two search hits, a flight number
-inside a longer identifier that the user's question also states. Each asserts exact premises
-and IN/OUT after each single-source retraction."""
+use facts of the kinds attribution once missed or took wrongly: a town only the user names, a
+hobby only the user states, a short code from one of two search hits, a flight number inside a
+longer identifier that the user's question also states, a temperature with its unit, a city
+the user only asks about. Each asserts exact premises and IN/OUT after each single-source
+retraction."""
 
 from __future__ import annotations
 
@@ -272,4 +273,37 @@ def test_a_temperature_with_its_unit_is_the_forecast_s_fact_not_the_user_s(
                           after={GLOVES: "IN"}, back={GLOVES: "IN"})
     retract_and_reinstate(rescind_workers, tenant_name, "weather:oslo",
                           after={GLOVES: "OUT"}, back={GLOVES: "IN"})
+    graph.rescind.close()
+
+
+FORECASTS = {"leeds": "light rain, 9°C, wind 20 km/h"}
+UMBRELLA = "Umbrella for Leeds: light rain, 9°C"
+
+
+@tool
+def forecast(city: str) -> str:
+    """Today's forecast for a city."""
+    return FORECASTS[city.lower()]
+
+
+def test_a_city_the_user_only_asks_about_leaves_the_note_on_the_forecast(
+        rescind_workers, tenant_name):
+    """A ReAct agent asked "What's the weather in Leeds?" calls a forecast tool whose answer
+    does not repeat the city; the note names Leeds and restates the forecast. A question asks,
+    it states nothing: the note rests on the forecast alone, and retracting the user's word
+    leaves it IN."""
+    model = f.scripted(f.call("forecast", {"city": "Leeds"}),
+                       f.call("save_note", {"text": UMBRELLA}), f.done("Saved."))
+    graph = wrap(create_react_agent(model, [forecast, save_note], store=InMemoryStore()),
+                 rescind_workers, tenant_name,
+                 sources={"forecast": SourceTool(source="weather:{city}")})
+    graph.invoke({"messages": [{"role": "user", "content": "What's the weather in Leeds?"}]},
+                 {"configurable": {"user_id": "noa"}})
+    settle(rescind_workers, graph)
+    assert record(rescind_workers, tenant_name) == {
+        UMBRELLA: ("IN", {frozenset({"weather:leeds"})})}
+    retract_and_reinstate(rescind_workers, tenant_name, "user:noa",
+                          after={UMBRELLA: "IN"}, back={UMBRELLA: "IN"})
+    retract_and_reinstate(rescind_workers, tenant_name, "weather:leeds",
+                          after={UMBRELLA: "OUT"}, back={UMBRELLA: "IN"})
     graph.rescind.close()
