@@ -8,17 +8,18 @@ import json
 from collections.abc import Iterable
 
 from rescind.core.belief import Status
+from rescind.core.shapes import StatusGroup
 
 
 def status_changes(changed: Iterable[tuple[int | str, Status]], rev: int, op: str,
-                   by: str | None, at: int | None) -> list[dict]:
+                   by: str | None, at: int | None) -> list[StatusGroup]:
     """One operation's status changes, grouped by what they set: {status, cause, hops, entry,
     ids}, ``entry`` the line appended to each memory's history (the JSON of ``[rev, status,
     cause, hops, op, by, at]``) and ``ids`` the memories that take that status, as the query
     finds them (node ids for a commit, memory ids for a write batch). The thousands of changes
     of one retraction share a few statuses, and FalkorDB parses parameters as query text:
     each value is sent once (the text it saves: docs/performance.md)."""
-    groups: dict[Status, dict] = {}
+    groups: dict[Status, StatusGroup] = {}
     for key, st in changed:
         group = groups.get(st)
         if group is None:

@@ -14,7 +14,15 @@ from rescind.contract.errors import NotFound
 from rescind.core import lineage
 from rescind.core.belief import DELETED, SUPERSEDED, Grounding, Node, Rules, Status, settle
 from rescind.core.changes import status_changes
-from rescind.core.shapes import Change, WriteBatch
+from rescind.core.shapes import (
+    Change,
+    GroundingRow,
+    IdentRow,
+    JustificationRow,
+    MemRow,
+    Update,
+    WriteBatch,
+)
 
 
 class UnknownPremise(NotFound):
@@ -122,8 +130,10 @@ def plan_batch(writes: list[Write], new_writes: list[Write], rev: int,
     them, as read from the graph (it is extended in place with the new memories). ``facts``:
     what lineage needs (``rescind.core.lineage``; ``known`` then holds the statuses of the
     observations in ``facts.stating``); None gives no write lineage."""
-    new: dict[str, dict] = {}
-    groundings, justifications, idents = [], [], []
+    new: dict[str, MemRow] = {}
+    groundings: list[GroundingRow] = []
+    justifications: list[JustificationRow] = []
+    idents: list[IdentRow] = []
     flagged: set[str] = set()
     ungrounded: dict[str, list[str]] = {}  # existing memories newly flagged
     stating = _stating(new_writes, known, facts, idents)
@@ -141,7 +151,7 @@ def plan_batch(writes: list[Write], new_writes: list[Write], rev: int,
             _replace(w.mem_id, None, known, new, replaced)
         if w.mem_id not in known and w.mem_id not in new:
             region[w.mem_id] = Node(id=w.mem_id, kind=w.kind)
-            props = {"id": w.mem_id, "kind": w.kind, "text": w.text, "at": w.at,
+            props: MemRow = {"id": w.mem_id, "kind": w.kind, "text": w.text, "at": w.at,
                      "agent": w.agent, "run": w.run, "names": [w.name or w.event_id],
                      "key": w.key, "born_rev": rev + 1, "trace": w.trace, **w.extra}
             new[w.mem_id] = {k: v for k, v in props.items() if v is not None}
@@ -189,7 +199,7 @@ def plan_batch(writes: list[Write], new_writes: list[Write], rev: int,
                                 born_hops=st.hops)
         elif known.get(mid) != st:
             changes.append((mid, st))
-    updates = [{"id": m, "props": {"grounded": True}} for m in sorted(flagged)]
+    updates: list[Update] = [{"id": m, "props": {"grounded": True}} for m in sorted(flagged)]
     updates += [{"id": m, "props": {"ungrounded": keys}} for m, keys in sorted(ungrounded.items())]
     updates += [{"id": m, "props": {"replaced": why}} for m, why in sorted(replaced.items())]
     updates += [{"id": m, "props": props} for m, props in sorted(proposed.items())]
@@ -203,7 +213,7 @@ def plan_batch(writes: list[Write], new_writes: list[Write], rev: int,
 
 
 def _stating(new_writes: list[Write], known: dict[str, Status], facts: lineage.Facts | None,
-             idents: list[dict]) -> dict[str, list[str]]:
+             idents: list[IdentRow]) -> dict[str, list[str]]:
     """The observations that state each identifier: those ``facts`` read from the graph and the
     new ones of this batch, which are indexed (``idents``: a row per identifier an observation
     new to the graph states, whatever kinds are configured)."""
@@ -221,7 +231,7 @@ def _stating(new_writes: list[Write], known: dict[str, Status], facts: lineage.F
 
 
 def _lineage(w: Write, facts: lineage.Facts | None, stating: dict[str, list[str]],
-             new: dict[str, dict], known: dict[str, Status], ungrounded: dict[str, list[str]]
+             new: dict[str, MemRow], known: dict[str, Status], ungrounded: dict[str, list[str]]
              ) -> list[tuple[tuple[str, ...], str]]:
     """The justifications ``w`` is recorded with, each with its rule: its own premises; or,
     when it states a high-value identifier none of them states, one per choice of an
@@ -248,7 +258,7 @@ def _lineage(w: Write, facts: lineage.Facts | None, stating: dict[str, list[str]
     return own
 
 
-def _indexed(idents: list[dict]) -> dict[str, list[str]]:
+def _indexed(idents: list[IdentRow]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for row in idents:
         out.setdefault(row["key"], []).append(row["mem"])

@@ -4,6 +4,8 @@
   ``rescind.core.planning``).
 - ``Mutation``: everything one atomic graph write changes (planned by the engine, written by
   ``rescind.graph``).
+- The rows inside those two (``MemRow``, ``Update``, ``GroundingRow``, ...): ``TypedDict``s,
+  plain dicts at run time, as the queries take them as parameters.
 - ``Region``: the memories downstream of some seeds, as the belief rule needs them (read by
   ``rescind.graph.region``, settled by ``rescind.core.operations``).
 - ``BlastRadius``: what an operation takes OUT (or brings back IN), by kind, nearest first.
@@ -22,7 +24,7 @@ import base64
 import zlib
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
@@ -33,17 +35,162 @@ BLAST_GROUPS = ("observations", "beliefs", "plans", "answers", "executed_actions
                 "pending_actions")
 
 
+# -- the rows inside a WriteBatch and a Mutation ----------------------------------------------
+# Typed dicts: each is sent to FalkorDB as a query parameter as it is, so a row stays a plain
+# dict (no copy of a 10k-memory write); the field names are those the queries read
+# (rescind.graph.queries.writes, whose field tuples a test compares with these). A row's
+# required fields are declared in a base of its own: annotations are strings in this module,
+# and ``Required`` inside a string is not seen by ``__required_keys__``.
+
+
+class SourceRow(TypedDict):
+    """A source to make (``Mutation.sources``)."""
+
+    id: str
+    kind: str
+    name: str
+    domain: str
+
+
+class _Named(TypedDict):
+    id: str
+    kind: str
+
+
+class MemRow(_Named, total=False):
+    """A new memory (``Mutation.mems``, ``WriteBatch.new``): ``queries.MEM_FIELDS`` and its
+    status (``queries.STATUS_FIELDS``); a field left out is not set on the node."""
+
+    text: str
+    at: int
+    agent: str
+    run: str
+    names: list[str]
+    born: str  # the status it was born with, and why
+    born_rev: int
+    born_cause: str
+    born_hops: int
+    grounded: bool
+    amount: float
+    currency: str
+    payee: str
+    account: str
+    reference: str
+    executed: bool
+    executed_at: int
+    seq: int
+    key: str  # a store memory's namespace/key, shared by its versions
+    withdrawn_by: list[str]
+    trace: str
+    replaced: str | None
+    ungrounded: list[str]  # the high-value identifiers no premise states
+    status: str  # its status now (the STATUS edge)
+    cause: str | None
+    hops: int | None
+
+
+class Update(TypedDict):
+    """Properties set on an existing memory (``updates``) or retraction
+    (``Mutation.retraction_updates``), found by its id."""
+
+    id: str
+    props: dict[str, Any]
+
+
+class _Said(TypedDict):
+    id: str
+    source: str
+    mem: str
+    at: int
+
+
+class GroundingRow(_Said, total=False):
+    """A source said a memory (a SAID edge); ``via``: the correction that made it (a
+    ``Mutation``'s only; a ``WriteBatch``'s groundings have none)."""
+
+    via: str | None
+
+
+class JustificationRow(TypedDict):
+    """A reason for a memory: the premises it rests on (``WriteBatch.justifications``)."""
+
+    id: str
+    mem: str
+    premises: list[str]
+    agent: str | None
+    run: str | None
+    at: int
+    rule: str  # how the premises were chosen: declared, matched, lineage, ...
+
+
+class IdentRow(TypedDict):
+    """A new observation states the identifier ``key`` (``WriteBatch.idents``)."""
+
+    key: str
+    mem: str
+
+
+class _Decided(_Named):
+    state: str
+
+
+class RetractionRow(_Decided, total=False):
+    """A new retraction, withdrawal or correction (``Mutation.retractions``):
+    ``queries.RETRACTION_FIELDS``."""
+
+    order: int
+    reason: str | None
+    by: str | None
+    at: int
+    source: str  # a retraction's: the source and its window
+    start: int | None
+    end: int | None
+    memory: str  # a withdrawal's or correction's memory
+    new_memory: str  # a correction's new memory and its text
+    text: str
+    result: str  # RetractionResult.stored(), set on commit
+
+
+class SupersedeRow(TypedDict):
+    """A correction's new memory replaces the old (a SUPERSEDES edge)."""
+
+    new: str
+    old: str
+    by: str
+
+
+class StatusGroup(TypedDict):
+    """Status changes of existing memories that set one status (``core.changes``): ``ids``
+    are node ids in a ``Mutation``, memory ids in a ``WriteBatch``."""
+
+    status: str
+    cause: str | None
+    hops: int | None
+    entry: str  # the JSON history line appended to each
+    ids: list[Any]
+
+
+class OutboxRow(TypedDict):
+    """A message for the outside, sent once the mutation is in (``Mutation.outbox``)."""
+
+    id: str
+    action: str
+    by: str
+    at: int
+    payload: str
+
+
 @dataclass
 class WriteBatch:
     """Justified writes, sent in one guarded query (``queries.WRITE_BATCH``)."""
 
     at: int  # the latest moment among the writes
-    new: list[dict] = field(default_factory=list)  # new memories, with their born status
-    updates: list[dict] = field(default_factory=list)  # {id, props} of existing memories
-    changes: list[dict] = field(default_factory=list)  # existing memories: status_changes()
-    groundings: list[dict] = field(default_factory=list)  # {id, source, mem, at}
-    justifications: list[dict] = field(default_factory=list)  # {id, mem, premises, ...}
-    idents: list[dict] = field(default_factory=list)  # {key, mem}: an observation states key
+    new: list[MemRow] = field(default_factory=list)  # new memories, with their born status
+    updates: list[Update] = field(default_factory=list)  # of existing memories
+    changes: list[StatusGroup] = field(default_factory=list)  # of existing memories
+    groundings: list[GroundingRow] = field(default_factory=list)  # without ``via``
+    justifications: list[JustificationRow] = field(default_factory=list)
+    idents: list[IdentRow] = field(default_factory=list)  # of new observations
 
     def params(self, rev: int) -> dict[str, Any]:
         return {"rev": rev, "at": self.at, "new": self.new, "updates": self.updates,
@@ -57,15 +204,15 @@ class Mutation:
 
     op: str
     at: int | None = None
-    sources: list[dict] = field(default_factory=list)  # {id, kind, name, domain}
-    mems: list[dict] = field(default_factory=list)  # new memories: queries.MEM_FIELDS
-    updates: list[dict] = field(default_factory=list)  # {id, props} of existing memories
-    groundings: list[dict] = field(default_factory=list)  # {id, source, mem, at, via}
-    retractions: list[dict] = field(default_factory=list)  # new: queries.RETRACTION_FIELDS
-    retraction_updates: list[dict] = field(default_factory=list)  # {id, props}
-    supersedes: list[dict] = field(default_factory=list)  # {new, old, by}
-    changes: list[dict] = field(default_factory=list)  # existing memories: status_changes()
-    outbox: list[dict] = field(default_factory=list)  # {id, action, by, at, payload}
+    sources: list[SourceRow] = field(default_factory=list)
+    mems: list[MemRow] = field(default_factory=list)  # new memories
+    updates: list[Update] = field(default_factory=list)  # of existing memories
+    groundings: list[GroundingRow] = field(default_factory=list)
+    retractions: list[RetractionRow] = field(default_factory=list)  # new ones
+    retraction_updates: list[Update] = field(default_factory=list)  # of existing ones
+    supersedes: list[SupersedeRow] = field(default_factory=list)
+    changes: list[StatusGroup] = field(default_factory=list)  # of existing memories
+    outbox: list[OutboxRow] = field(default_factory=list)
 
     def params(self, rev: int) -> dict[str, Any]:
         return {
@@ -239,5 +386,7 @@ class GateDecision:
     execution: str | None = None  # what the aggregate counts once (rescind.core.gate_rule)
 
 
-__all__ = ["BLAST_GROUPS", "BlastItem", "BlastRadius", "Change", "GateDecision", "Mutation",
-           "Recall", "Region", "RetractionResult", "WriteBatch", "stored_result"]
+__all__ = ["BLAST_GROUPS", "BlastItem", "BlastRadius", "Change", "GateDecision", "GroundingRow",
+           "IdentRow", "JustificationRow", "MemRow", "Mutation", "OutboxRow", "Recall", "Region",
+           "RetractionResult", "RetractionRow", "SourceRow", "StatusGroup", "SupersedeRow",
+           "Update", "WriteBatch", "stored_result"]

@@ -24,7 +24,7 @@ from rescind.core.operations import (
     same,
     settle_preview,
 )
-from rescind.core.shapes import Mutation, RetractionResult, stored_result
+from rescind.core.shapes import Mutation, RetractionResult, RetractionRow, stored_result
 from rescind.engine import collector
 from rescind.graph.store import TenantGraph, linearised
 from rescind.runtime.telemetry import retraction_ms, tracer
@@ -55,7 +55,8 @@ def preview(graph: TenantGraph, op: Operation, at: int = 0) -> Preview:
             if stored["state"] == "reinstated" or not same(stored, op):
                 raise IdInUse(f"retraction id {op.id!r} is already used")
             return _repeat(op, rev, stored["result"])
-        props = {"id": op.id, "kind": op.kind, "state": "committed", "order": order,
+        props: RetractionRow = {"id": op.id, "kind": op.kind, "state": "committed",
+                                "order": order,
                  "reason": op.reason, "by": op.by, "at": at}
         if isinstance(op, Retract):
             if not source_known:
