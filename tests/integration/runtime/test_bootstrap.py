@@ -109,6 +109,9 @@ def test_six_bare_nodes_become_three_masters_with_a_replica_each_and_stay_so():
         with client(nodes[3]) as c:
             c.execute_command("CLUSTER", "FAILOVER")
             _wait(lambda: c.info("replication")["role"] == "master")
+        # the old master learns it was demoted a moment later (by gossip): wait for that too,
+        # or "promoted" is a topology still in flight
+        _wait(lambda: topology(nodes)[0][1] == {"slave"} and topology(nodes)[0][2] == ids[3])
         promoted = topology(nodes)
         result = CliRunner().invoke(app, [
             "cluster", "bootstrap", "--replicas", "1", "--timeout", "60", "--nodes",
