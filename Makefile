@@ -40,33 +40,55 @@ shell: $(RUNTIME)
 	@echo "rescind is on your PATH ($(CURDIR)/$(BIN)); type exit to leave this shell."
 	@VIRTUAL_ENV="$(CURDIR)/$(VENV)" PATH="$(CURDIR)/$(BIN):$$PATH" $${SHELL:-/bin/sh}
 
-# Everything against one embedded server, then the suites that talk to FalkorDB the most (the
-# scenario stories, the randomised comparison with the reference, the workers, the API, tenant
-# isolation, the demo week) against a local Redis Cluster of three masters.
+# Everything against one embedded server, then what a Redis Cluster changes (keys routed by
+# hash slot, streams spread over masters, scripts and transactions on one master) against a
+# local cluster of three masters. Every log ends with its 25 slowest tests.
+DURATIONS := --durations=25
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(DURATIONS)
 	$(MAKE) --no-print-directory test-cluster
 
-CLUSTER_SUITES := tests/integration/scenario tests/integration/workers tests/integration/api \
-	tests/integration/middleware tests/integration/graph tests/integration/gate \
-	tests/integration/operator tests/integration/conformance tests/integration/engine \
+# The cluster half (docs/testing.md, "On a Redis Cluster", says why each is here): the tests
+# whose keys, streams, consumer groups, scripts or client connections a cluster routes
+# differently, a sample of the engine's comparison with the reference, and the demo week.
+# Not here: pure tests (no server), tests that start a server of their own (the same run in
+# both halves), and the API's and commands' validation, fuzz, permission and poison tests,
+# which send the same requests to the same engine whatever the server is.
+CLUSTER_SUITES := \
+	tests/integration/scenario/test_stories.py tests/integration/scenario/test_versions.py \
+	tests/integration/scenario/test_properties.py tests/integration/scenario/test_via_streams.py \
+	tests/integration/workers/test_workers.py tests/integration/workers/test_every_write_kind.py \
+	tests/integration/workers/test_lineage.py tests/integration/workers/test_waiting.py \
+	tests/integration/workers/test_close.py tests/integration/workers/test_migrate_on_open.py \
+	tests/integration/middleware/test_interception.py tests/integration/middleware/test_status.py \
+	tests/integration/middleware/test_refusals_in_the_agent.py \
+	tests/integration/graph/test_tenants.py tests/integration/graph/test_cypher.py \
+	tests/integration/graph/test_cone.py \
+	tests/integration/gate/test_kept_facts.py tests/integration/gate/test_gate_log.py \
+	tests/integration/gate/test_red_team.py tests/integration/gate/test_gate_without_writer.py \
+	tests/integration/operator/test_operator.py tests/integration/operator/test_audit.py \
+	tests/integration/engine/test_engine.py tests/integration/engine/test_bulk.py \
+	tests/integration/engine/test_concurrency.py tests/integration/engine/test_settle.py \
+	tests/integration/api/test_api.py \
 	tests/e2e/demo
+# The engine's comparison with the reference, direct and through the streams: a sample again.
+CLUSTER_SAMPLE := RESCIND_PROPERTY_EXAMPLES=20 RESCIND_STREAM_EXAMPLES=20
 # Rewrite the console's screenshots under docs/console/ from a run of its browser tests.
 screenshots: $(STAMP)
 	RESCIND_UPDATE_SCREENSHOTS=1 $(BIN)/python -m pytest -q tests/e2e/api
 
 test-cluster: $(STAMP)
-	RESCIND_TEST_CLUSTER=3 $(BIN)/python -m pytest -q $(CLUSTER_SUITES)
+	RESCIND_TEST_CLUSTER=3 $(CLUSTER_SAMPLE) $(BIN)/python -m pytest -q $(DURATIONS) $(CLUSTER_SUITES)
 
 # One kind at a time (markers applied by folder): unit needs no server and takes seconds.
 test-unit: $(STAMP)
-	$(BIN)/python -m pytest -q -m unit
+	$(BIN)/python -m pytest -q $(DURATIONS) -m unit
 
 test-integration: $(STAMP)
-	$(BIN)/python -m pytest -q -m integration
+	$(BIN)/python -m pytest -q $(DURATIONS) -m integration
 
 test-e2e: $(STAMP)
-	$(BIN)/python -m pytest -q -m e2e
+	$(BIN)/python -m pytest -q $(DURATIONS) -m e2e
 
 bench: $(STAMP)
 	$(BIN)/rescind bench engine
