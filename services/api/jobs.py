@@ -1,183 +1,43 @@
-"""Every job of the API, declared once: its route, permission, input, answer and audit. The
-HTTP routes (``rescind.api.routes``) and the MCP tools (``rescind.api.mcp_tools``) are made
-from ``JOBS``; neither writes a job again.
-
-A ``Job`` names its HTTP method and path (under ``/api/v1``), the permission its caller needs
-(``auth.PERMISSIONS``), its path and query parameters (``Param``), its request body (a model of
-``rescind.api.models``), its answer (a model of ``rescind.api.answers``, or a list of one), how
-its decision is audited (``Audit``; a read is not), the commit of a preview (``commit``), and
-``run``: what it does, given the ``Call`` (who, which tenant, the arguments, the body), mostly
-one function of ``rescind.api.ops``. A tool takes the path and query parameters and the body's
-fields as its arguments. See docs/architecture.md, "How to add a tenant job".
+"""Every job of the API, declared once: its route, permission, input, answer and audit, one row
+of ``JOBS``. The HTTP routes (``rescind.api.routes``) and the MCP tools
+(``rescind.api.mcp_tools``) are made from the table; neither writes a job again. What a row
+holds, and how a job is done: ``rescind.api.job``. See docs/architecture.md, "How to add a
+tenant job".
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from fastapi import Response
-from pydantic import BaseModel
 
 from rescind.api import answers as a
+from rescind.api import models as m
 from rescind.api import ops
-from rescind.api.auth import PERMISSIONS, Principal
-from rescind.api.models import (
-    MAX_REV,
-    Compromise,
-    CompromiseCommit,
-    Correction,
-    CorrectionCommit,
-    EventBatch,
-    GateAsk,
-    NewTenant,
-    NewToken,
-    NoticeExport,
-    RecallExport,
-    RecallNote,
-    RecallRejection,
-    Reinstatement,
-    ReinstatementCommit,
-    TenantSettings,
-    Withdrawal,
-    WithdrawalCommit,
+from rescind.api.auth import PERMISSIONS
+from rescind.api.job import (
+    AT,
+    BEFORE,
+    ID,
+    KIND,
+    LIMIT,
+    MEMORY,
+    PAGING,
+    REV,
+    RID,
+    SKIP,
+    STATUS,
+    TOKEN_ID,
+    Audit,
+    Call,
+    Job,
+    Param,
+    T,
+    audit_page,
+    decision,
+    perform,
 )
-from rescind.api.state import Api
 from rescind.contract import text as tx
 from rescind.contract.errors import Invalid
-from rescind.contract.kinds import AnyKind, StatusName
 from rescind.operator import audit_text
-
-REQUIRED = inspect.Parameter.empty
-T = "/tenants/{tenant}"
-
-
-@dataclass(frozen=True)
-class Param:
-    """A path or query parameter: its type, default, limits (``ge``, ``le``, ``pattern``) and
-    description; ``tool`` renames it for the MCP tool (``rid`` is a tool's ``retraction``)."""
-
-    name: str
-    type: Any
-    default: Any = REQUIRED
-    description: str | None = None
-    where: Literal["path", "query"] = "query"
-    limits: dict[str, Any] = field(default_factory=dict)
-    tool: str | None = None
-
-    @property
-    def tool_name(self) -> str:
-        return self.tool or self.name
-
-
-@dataclass(frozen=True)
-class Audit:
-    """How a decision is audited: its action, its target, what its entry keeps of the answer
-    (``detail``), its outcome (default ok), and the log it goes in (default the tenant's)."""
-
-    action: str
-    target: Callable[[Call], str | None]
-    summary: Callable[[Call, Any], Any] | None = None
-    outcome: Callable[[Any], str] | None = None
-    scope: Callable[[Call], str | None] | None = None
-
-
-@dataclass(frozen=True)
-class Job:
-    """One job of the API: a route and (unless ``tool`` is False) an MCP tool of the same
-    name. ``http`` False: a tool only (it names the route whose job it does)."""
-
-    name: str
-    method: str
-    path: str
-    permission: str
-    answer: Any
-    run: Callable[[Call], Any]
-    summary: str
-    doc: str = ""
-    tag: str = "read"
-    params: tuple[Param, ...] = ()
-    body: type[BaseModel] | None = None
-    body_optional: bool = False
-    audit: Audit | None = None
-    commit: str | None = None  # a preview's: the job that commits it at the preview's rev
-    status: int = 200
-    files: dict[str, str] | None = None  # a file over HTTP: media types; the tool answers JSON
-    responses: dict[int, Any] | None = None
-    tool: bool = True
-    http: bool = True
-    tool_omits: tuple[str, ...] = ()  # answer fields an assistant does not get
-
-    @property
-    def route(self) -> str:
-        """The HTTP route, as the MCP tool names it (``rescind/route``)."""
-        return f"{self.method} /api/v1{self.path}"
-
-    @property
-    def tenant(self) -> bool:
-        return self.path.startswith(T)
-
-
-@dataclass
-class Call:
-    """One call of a job: who calls (allowed its permission), on which tenant (the path's, or
-    the token's over MCP), through which surface (the audit's ``via``), with which arguments
-    (by their HTTP names) and body; ``response`` over HTTP, for headers."""
-
-    job: Job
-    me: Principal
-    api: Api
-    tenant: str | None
-    via: str
-    args: dict[str, Any]
-    body: Any = None
-    response: Response | None = None
-
-    def __getitem__(self, name: str) -> Any:
-        return self.args[name]
-
-    @property
-    def graph(self):
-        return self.api.graph(self.tenant)
-
-    def cap(self, limit: int) -> int:
-        return min(limit, self.api.settings.api_max_list)
-
-
-def perform(c: Call) -> Any:
-    """Do the job: run it, audited when it decides. A body that used a deprecated name is
-    answered with a Deprecation header (RFC 9745) over HTTP."""
-    if c.response is not None and getattr(c.body, "deprecated_names", None):
-        c.response.headers["Deprecation"] = "true"
-    job, audit = c.job, c.job.audit
-    if audit is None:
-        return job.run(c)
-    summary = (lambda r: audit.summary(c, r)) if audit.summary else None
-    return c.api.audited(c.me, audit.scope(c) if audit.scope else c.tenant, audit.action,
-                         audit.target(c), lambda: job.run(c), summary, via=c.via,
-                         outcome=audit.outcome)
-
-
-# -- parameters -------------------------------------------------------------------------------
-ID = tx.line(200, min_length=1)  # NUL, control characters: 422 (rescind.contract.text)
-MEMORY = Param("memory", ID, where="path", description="A memory id, or the name its writer "
-               "gave it (e.g. a payment's name)")
-RID = Param("rid", ID, where="path", tool="retraction",
-            description="A retraction, withdrawal or correction id")
-LIMIT = Param("limit", int, 100, "Page size (capped by the server's limit)",
-              limits={"ge": 1, "le": 1000})
-SKIP = Param("skip", int, 0, "How many to skip (paging)", limits={"ge": 0, "le": 10**9})
-KIND = Param("kind", AnyKind | None, None, "Only memories of this kind")
-STATUS = Param("status", StatusName | None, None, "Only memories IN, or OUT")
-AT = Param("at", tx.line(64) | None, None, "A time, ISO 8601 with zone (give `at` or `rev`)")
-REV = Param("rev", int | None, None, "A graph revision (give `at` or `rev`)",
-            limits={"ge": 0, "le": MAX_REV})
-BEFORE = Param("before", str | None, None, "The next page: the entries older than this entry "
-               "id (the X-Next-Before header of the page before; over MCP, the last entry's "
-               "id)", limits={"pattern": r"^[0-9]{1,20}-[0-9]{1,20}$"})
-TOKEN_ID = Param("token_id", str, where="path", limits={"pattern": r"^[0-9a-f]{16}$"})
 
 
 # -- what some jobs do beyond one ops call ----------------------------------------------------
@@ -200,18 +60,6 @@ def _search(c: Call) -> list[dict]:
 def _payments(c: Call) -> list[dict]:
     rows = ops.pending_payments(c.graph)
     return rows if c["held"] is None else [r for r in rows if r["held"] is c["held"]]
-
-
-def _audit_page(c: Call, scope: str | None) -> list[dict]:
-    """One page of a scope's log, newest first; over HTTP the total and the next page's cursor
-    in the headers (the body stays the list of entries)."""
-    size = c.cap(c["limit"])
-    page = c.api.audit.entries(scope, size + 1, c["before"])  # one more: is there a next page?
-    if c.response is not None:
-        c.response.headers["X-Total-Count"] = str(c.api.audit.total(scope))
-        if len(page) > size:
-            c.response.headers["X-Next-Before"] = page[size - 1]["id"]
-    return page[:size]
 
 
 def _create_token(c: Call) -> dict:
@@ -239,27 +87,9 @@ def _recall(c: Call, r: dict) -> dict:
     return out
 
 
-_PAGING = {200: {"headers": {
-    "X-Total-Count": {"description": "Entries in the log, live and archived",
-                      "schema": {"type": "integer"}},
-    "X-Next-Before": {"description": "The `before` of the next page (absent on the last page)",
-                      "schema": {"type": "string"}}}}}
-
-
-def _decision(preview: str, commit: str, path: str, actions: tuple[str, str], body: type,
-              commit_body: type, target: Callable[[Call], str | None],
-              runs: tuple[Callable[[Call], Any], Callable[[Call], Any]],
-              summaries: tuple[str, str], docs: tuple[str, str], params: tuple = (),
-              body_optional: bool = False, summary: Callable = _radius) -> tuple[Job, Job]:
-    """A preview and its commit (security's): the same body with ``rev``, audited alike; the
-    blast radius answered, without the console's drawing for an assistant."""
-    common = {"method": "POST", "permission": "decide", "answer": a.BlastRadius,
-              "tag": "security", "params": params, "tool_omits": ("graph",)}
-    return (Job(preview, path=f"{path}/preview", body=body, body_optional=body_optional,
-                audit=Audit(actions[0], target, summary), run=runs[0], summary=summaries[0],
-                doc=docs[0], commit=commit, **common),
-            Job(commit, path=path, body=commit_body, audit=Audit(actions[1], target, summary),
-                run=runs[1], summary=summaries[1], doc=docs[1], **common))
+def _decision(*args, summary: Callable = _radius, **kw) -> tuple[Job, Job]:
+    """A preview and its commit (``job.decision``): the blast radius answered."""
+    return decision(*args, answer=a.BlastRadius, summary=summary, **kw)
 
 
 # -- the table --------------------------------------------------------------------------------
@@ -277,7 +107,7 @@ JOBS: tuple[Job, ...] = (
     Job("create_tenant", "POST", "/tenants", "admin", a.TenantCreated,
         lambda c: {"name": c.body.name, "created": c.api.tokens.add_tenant(c.body.name,
                                                                           c.me.who)},
-        "Create a tenant", tag="admin", tool=False, body=NewTenant, status=201,
+        "Create a tenant", tag="admin", tool=False, body=m.NewTenant, status=201,
         audit=Audit("tenant.create", lambda c: c.body.name, scope=lambda c: c.body.name)),
     Job("tenant_settings", "GET", T + "/settings", "admin", a.BankFile,
         lambda c: ops.tenant_settings(c.api.conn, c.tenant),
@@ -288,7 +118,7 @@ JOBS: tuple[Job, ...] = (
     Job("set_tenant_settings", "PATCH", T + "/settings", "admin", a.BankFile,
         lambda c: ops.set_tenant_settings(c.api.conn, c.tenant, _settings_changes(c)),
         "Change the tenant's settings: the fields given (null clears one)", tag="admin",
-        tool=False, body=TenantSettings,
+        tool=False, body=m.TenantSettings,
         audit=Audit("tenant.settings", lambda c: ", ".join(_settings_changes(c)) or "nothing",
                     lambda c, r: {"changed": {k: r[k] for k in _settings_changes(c)},
                                   "placeholders": r["placeholders"]})),
@@ -296,7 +126,7 @@ JOBS: tuple[Job, ...] = (
         lambda c: c.api.tokens.tokens(c.tenant), "The tenant's tokens (never the secrets)",
         tag="admin", tool=False),
     Job("create_token", "POST", T + "/tokens", "admin", a.NewToken, _create_token,
-        "Create a token; the secret is shown once", tag="admin", tool=False, body=NewToken,
+        "Create a token; the secret is shown once", tag="admin", tool=False, body=m.NewToken,
         status=201, audit=Audit("token.create", lambda c: f"{c.body.role}:{c.body.who}",
                                 lambda c, r: {"id": r["id"], "role": r["role"],
                                               "who": r["who"]})),
@@ -304,13 +134,13 @@ JOBS: tuple[Job, ...] = (
         lambda c: c.api.tokens.revoke(c.tenant, c["token_id"]), "Revoke a token", tag="admin",
         tool=False, params=(TOKEN_ID,), audit=Audit("token.revoke", lambda c: c["token_id"])),
     Job("server_audit_log", "GET", "/audit", "admin", list[a.AuditEntry],
-        lambda c: _audit_page(c, None), "The server's audit log (unknown tokens, refusals "
+        lambda c: audit_page(c, None), "The server's audit log (unknown tokens, refusals "
         "outside a tenant), newest first, a page at a time", tag="admin", tool=False,
-        params=(LIMIT, BEFORE), responses=_PAGING),
+        params=(LIMIT, BEFORE), responses=PAGING),
     Job("audit_log", "GET", T + "/audit", "audit", list[a.AuditEntry],
-        lambda c: _audit_page(c, c.graph.tenant),
+        lambda c: audit_page(c, c.graph.tenant),
         "The audit log, newest first, a page at a time", tag="admin", params=(LIMIT, BEFORE),
-        responses=_PAGING,
+        responses=PAGING,
         doc="Security: the tenant's audit log, newest first, a page at a time: every decision, "
             "gate decision and refusal, from every surface; each entry with who (role, via), "
             "action, target, result, status, ``summary`` (a sentence: who, what, why, counts, "
@@ -410,7 +240,7 @@ JOBS: tuple[Job, ...] = (
     # deciding (security): each a preview and its commit
     *_decision(
         "preview_retraction", "commit_retraction", T + "/retractions",
-        ("retraction.preview", "retraction.commit"), Compromise, CompromiseCommit,
+        ("retraction.preview", "retraction.commit"), m.Compromise, m.CompromiseCommit,
         lambda c: c.body.source,
         (lambda c: ops.compromise_preview(c.graph, c.body, c.me.who),
          lambda c: ops.compromise_commit(c.api.conn, c.graph, c.body, c.me.who)),
@@ -428,8 +258,8 @@ JOBS: tuple[Job, ...] = (
          "unless ``force``.")),
     *_decision(
         "preview_reinstatement", "reinstate", T + "/retractions/{rid}/reinstate",
-        ("retraction.reinstate.preview", "retraction.reinstate"), Reinstatement,
-        ReinstatementCommit, lambda c: c["rid"],
+        ("retraction.reinstate.preview", "retraction.reinstate"), m.Reinstatement,
+        m.ReinstatementCommit, lambda c: c["rid"],
         (lambda c: ops.reinstate_preview(c.graph, c["rid"], c.body, c.me.who),
          lambda c: ops.reinstate(c.api.conn, c.graph, c["rid"], c.body, c.me.who)),
         ("Preview undoing a retraction, withdrawal or correction: what comes back IN, the held "
@@ -449,7 +279,7 @@ JOBS: tuple[Job, ...] = (
         params=(RID,), body_optional=True, summary=_reinstated),
     *_decision(
         "preview_withdrawal", "commit_withdrawal", T + "/withdrawals",
-        ("withdrawal.preview", "withdrawal.commit"), Withdrawal, WithdrawalCommit,
+        ("withdrawal.preview", "withdrawal.commit"), m.Withdrawal, m.WithdrawalCommit,
         lambda c: c.body.memory,
         (lambda c: ops.change_preview(c.graph, c.body, c.me.who),
          lambda c: ops.change_commit(c.api.conn, c.graph, c.body, c.me.who)),
@@ -460,7 +290,7 @@ JOBS: tuple[Job, ...] = (
          "changed since). Undo it with ``reinstate`` and the returned id.")),
     *_decision(
         "preview_correction", "commit_correction", T + "/corrections",
-        ("correction.preview", "correction.commit"), Correction, CorrectionCommit,
+        ("correction.preview", "correction.commit"), m.Correction, m.CorrectionCommit,
         lambda c: c.body.memory,
         (lambda c: ops.change_preview(c.graph, c.body, c.me.who),
          lambda c: ops.change_commit(c.api.conn, c.graph, c.body, c.me.who)),
@@ -482,7 +312,7 @@ JOBS: tuple[Job, ...] = (
     Job("reject_recall", "POST", T + "/recalls/{memory}/reject", "approve", a.Recall,
         lambda c: ops.reject(c.graph, c["memory"], c.body, c.me.who),
         "Reject a drafted recall, saying why: it is never sent (409 once approved)",
-        tag="recalls", params=(MEMORY,), body=RecallRejection,
+        tag="recalls", params=(MEMORY,), body=m.RecallRejection,
         audit=Audit("recall.reject", lambda c: c["memory"],
                     lambda c, r: {**_recall(c, r), "reason": r["rejected"]["reason"]}),
         doc="Finance: reject the drafted recall of a payment (by its id or name), saying why: "
@@ -490,7 +320,7 @@ JOBS: tuple[Job, ...] = (
     Job("annotate_recall", "POST", T + "/recalls/{memory}/notes", "approve", a.Recall,
         lambda c: ops.annotate(c.graph, c["memory"], c.body, c.me.who),
         "Add a note to a recall (any state), signed and dated", tag="recalls",
-        params=(MEMORY,), body=RecallNote,
+        params=(MEMORY,), body=m.RecallNote,
         audit=Audit("recall.annotate", lambda c: c["memory"],
                     lambda c, r: {**_recall(c, r), "notes": len(r["notes"])}),
         doc="Finance: add a note to a payment's recall (any state), signed with the token's "
@@ -500,7 +330,7 @@ JOBS: tuple[Job, ...] = (
                              c.api.settings.gate_currency),
         "Export an approved recall for the bank, as CSV or an ISO 20022 camt.056 message (409 "
         "unless approved); the recall is marked exported", tag="recalls", params=(MEMORY,),
-        body=RecallExport, files={"text/csv": "CSV", "application/xml": "the camt.056 XML "
+        body=m.RecallExport, files={"text/csv": "CSV", "application/xml": "the camt.056 XML "
                                   "message"},
         audit=Audit("recall.export", lambda c: c["memory"], _recall),
         doc="Finance: export an approved recall for the bank; the recall is marked exported "
@@ -521,7 +351,7 @@ JOBS: tuple[Job, ...] = (
     Job("export_withdrawal_notice", "POST", T + "/recalls/{memory}/notice/export", "approve",
         a.ExportedRecall, lambda c: ops.export_notice(c.graph, c["memory"], c.body, c.me.who),
         "Export an approved withdrawal notice for the bank, as a letter (text) or CSV (409 "
-        "unless approved)", tag="recalls", params=(MEMORY,), body=NoticeExport,
+        "unless approved)", tag="recalls", params=(MEMORY,), body=m.NoticeExport,
         files={"text/plain": "the letter", "text/csv": "CSV"},
         audit=Audit("recall.notice.export", lambda c: c["memory"], _recall),
         doc="Finance: export an approved withdrawal notice for the bank; it is marked "
@@ -530,7 +360,7 @@ JOBS: tuple[Job, ...] = (
     # agents
     Job("send_events", "POST", T + "/events", "send", a.Accepted,
         lambda c: ops.ingest(c.api.conn, c.graph.tenant, c.body, c.api.settings.partitions),
-        "Send agents' events (writes) to the tenant's stream", tag="agents", body=EventBatch,
+        "Send agents' events (writes) to the tenant's stream", tag="agents", body=m.EventBatch,
         audit=Audit("events.send", lambda c: f"{len(c.body.events)} event(s)",
                     lambda c, r: {"accepted": r["accepted"]}),
         doc="Agent: send agents' events (sources, observations, memories written, actions "
@@ -538,7 +368,7 @@ JOBS: tuple[Job, ...] = (
             "order. Every event must name this token's tenant."),
     Job("ask_gate", "POST", T + "/gate", "gate", a.GateAnswer,
         lambda c: ops.gate(c.graph, c.body, c.api.gate), "Ask the payment gate about an action",
-        tag="agents", body=GateAsk,
+        tag="agents", body=m.GateAsk,
         audit=Audit("gate", lambda c: c.body.action,
                     lambda c, d: {"action": d["action"], "reason": d["reason"],
                                   "fragility": d["fragility"]},
@@ -550,3 +380,5 @@ JOBS: tuple[Job, ...] = (
 
 BY_NAME = {j.name: j for j in JOBS}
 assert len(BY_NAME) == len(JOBS) and all(j.permission in PERMISSIONS for j in JOBS)
+
+__all__ = ["BY_NAME", "JOBS", "Audit", "Call", "Job", "Param", "perform"]
