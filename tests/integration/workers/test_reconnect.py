@@ -89,7 +89,8 @@ def test_workers_started_while_the_server_is_away_wait_for_it(tmp_path, caplog):
     try:
         with caplog.at_level(logging.INFO, logger="rescind.workers"), \
                 WorkerThread(settings, ("writer", "retraction", "reaper", "gate")):
-            time.sleep(1)
+            until(lambda: any(r.getMessage().startswith("lost FalkorDB")
+                              for r in caplog.records), 10, "the workers never found it away")
             server.restart()  # same port and data, as `rescind up` does
             pub = Publisher(server.url, spool_dir=str(tmp_path / "spool"))
             pub.publish(seen(t, 1))

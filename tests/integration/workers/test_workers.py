@@ -93,7 +93,12 @@ def test_a_write_whose_premise_arrives_later_is_applied(workers, tenant_name):
     for e in [events[0], events[3], events[4], events[5]]:  # belief, plan, payment first
         pub.publish(e)
     pub.flush()
-    time.sleep(0.5)
+    stream = layout.tenant_stream(tenant_name)
+    deadline = time.monotonic() + 30
+    while any(g.get("lag") for g in conn.xinfo_groups(stream)
+              if g["name"].decode() == layout.WRITER_GROUP):  # until the writer has read them
+        assert time.monotonic() < deadline, "the writer never read the early events"
+        time.sleep(0.01)
     assert len(statuses(workers, tenant_name)) == 0  # nothing can stand yet
     for e in events[1:3]:
         pub.publish(e)
