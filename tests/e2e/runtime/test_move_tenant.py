@@ -71,6 +71,15 @@ def loaded(conn, tenant: str, vendors: int = 20) -> TenantGraph:
     return graph
 
 
+def _until_more_than(graph: TenantGraph, n: int, timeout: float = 60) -> int:
+    """Waits until the tenant's graph holds more than ``n`` memories; their number then."""
+    deadline = time.monotonic() + timeout
+    while (count := graph.rows("MATCH (m:Mem) RETURN count(m)")[0][0]) <= n:
+        assert time.monotonic() < deadline, f"{count} memories, never more than {n}"
+        time.sleep(0.05)
+    return count
+
+
 def test_a_tenant_moves_with_its_graph_while_the_workers_apply_its_events(cluster, tmp_path):
     conn = connect(cluster.url)
     # Its graph and its events stream on different masters; the target holds neither.
@@ -103,14 +112,15 @@ def test_a_tenant_moves_with_its_graph_while_the_workers_apply_its_events(cluste
     try:
         with WorkerThread(settings, ("writer", "retraction", "reaper")):
             writer.start()
-            time.sleep(1.5)  # writes land on the source master
+            landed = _until_more_than(graph, 2_000 + 20)  # writes land on the source master
             result = CliRunner().invoke(app, ["tenant", "move", t, "--to", f"127.0.0.1:{target}",
                                               "--url", cluster.url, "--by", "tests", "--json"])
             assert result.exit_code == 0, result.output
             report = json.loads(result.output)
             assert report["source"].endswith(f":{source}")
             assert report["graphs"] == [layout.graph_key(t)]
-            time.sleep(1.5)  # and on the target, through the writer's new client
+            _until_more_than(TenantGraph(connect(cluster.url), t), landed + 20)  # and on the
+            # target, through the writer's new client
             stop.set()
             writer.join()
             pub.publish(ev.SourceCompromised(event_id="after", tenant=t, at=AT,
