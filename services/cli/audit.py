@@ -12,6 +12,7 @@ from rescind.cli.common import (
     DataDirOpt,
     JsonOpt,
     UrlOpt,
+    answer,
     emit,
     err,
     operator_server,
@@ -48,7 +49,8 @@ def list_(
         rows = log.entries(scope, limit + 1, before)  # one more: is there a next page?
         total = log.total(scope)
     rows, more = rows[:limit], len(rows) > limit
-    page = {"entries": rows, "total": total, "next_before": rows[-1]["id"] if more else None}
+    page = {"entries": answer("audit_log", rows) if as_json else rows,  # as the API has each
+            "total": total, "next_before": rows[-1]["id"] if more else None}
 
     def render(d: dict, c) -> None:
         for e in d["entries"]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import signal
 import threading
@@ -261,12 +262,31 @@ def line_progress(what: str):
         yield advance
 
 
-def emit(data, as_json: bool, render) -> None:
-    """``data`` as JSON on stdout for scripts, or rendered for a person."""
+def emit(data, as_json: bool, render, job: str | None = None) -> None:
+    """``data`` as JSON on stdout for scripts, or rendered for a person. ``job``: the API's job
+    (``rescind.api.jobs``) this command does too; its JSON is then that job's ``answer``."""
     if as_json:
-        print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+        print(json.dumps(answer(job, data) if job else data, indent=2, ensure_ascii=False,
+                         default=str))
     else:
         render(data, out)
+
+
+def answer(job: str, data):
+    """``data`` as the API answers job ``job``: validated against the job's answer model
+    (``rescind.api.answers``; a ValidationError when it does not fit) and serialised as its
+    route serialises it: the fields given, each as its model types it."""
+    adapter = _answer_adapter(job)
+    return adapter.dump_python(adapter.validate_python(data), mode="json", exclude_unset=True)
+
+
+@functools.cache
+def _answer_adapter(job: str):
+    from pydantic import TypeAdapter
+
+    from rescind.api.jobs import BY_NAME
+
+    return TypeAdapter(BY_NAME[job].answer)
 
 
 def refuse(message: str) -> NoReturn:

@@ -26,7 +26,7 @@ def _page(url, data_dir, tenant, as_json, kind, status, text, skip, limit, title
     with operator_graph(url, data_dir, tenant) as graph:
         page = ops.memories(graph, kind.value if kind else None,
                             status.value if status else None, text, skip, limit)
-    emit(page, as_json, lambda p, c: views.memories(p, c, title))
+    emit(page, as_json, lambda p, c: views.memories(p, c, title), "memories")  # the API's
 
 
 @memories_app.command("list")

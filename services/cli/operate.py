@@ -82,7 +82,8 @@ def compromise(
     title = (f"{'Committed' if d['committed'] else 'Preview'}: {named} compromised "
              f"{window(decisions.parse_time(start, '--from'), decisions.parse_time(end, '--to'))}"
              + (f" (you wrote {source!r})" if named != source else ""))
-    emit(d, as_json, lambda d, c: views.blast_radius(d, c, title))
+    emit(d, as_json, lambda d, c: views.blast_radius(d, c, title),
+         "commit_retraction" if commit else "preview_retraction")
     if not as_json and not d["committed"]:
         for t in d.get("duplicates", []):
             out.print(f"\n[yellow]already retracted over an overlapping window by {t['id']} "
@@ -140,7 +141,7 @@ def reinstate(
         if not d["committed"]:
             c.print(f"\nnothing changed; apply with --commit --rev {d['rev']}", markup=False)
 
-    emit(d, as_json, render)
+    emit(d, as_json, render, "reinstate" if commit else "preview_reinstatement")
 
 
 def _money_moves(d: dict, c) -> None:
@@ -153,11 +154,13 @@ def _money_moves(d: dict, c) -> None:
         c.print(f"warning: {w}", markup=False)
 
 
-def _show(url: str | None, data_dir: Path, tenant: str, as_json: bool, read, render) -> None:
-    """A read-only command: ``read`` the tenant's graph, then print it as JSON or ``render``."""
+def _show(url: str | None, data_dir: Path, tenant: str, as_json: bool, read, render,
+          job: str | None = None) -> None:
+    """A read-only command: ``read`` the tenant's graph, then print it as JSON (the API's
+    ``job``'s answer) or ``render``."""
     with operator_graph(url, data_dir, tenant) as graph:
         d = read(graph)
-    emit(d, as_json, render)
+    emit(d, as_json, render, job)
 
 
 def explain(
@@ -183,7 +186,8 @@ def fragility(
     from rescind.operator import decisions
     from rescind.views import operator as views
 
-    _show(url, data_dir, tenant, as_json, lambda graph: decisions.fragility(graph, action), views.fragility)
+    _show(url, data_dir, tenant, as_json, lambda graph: decisions.fragility(graph, action),
+          views.fragility, "fragility")
 
 
 def audit_order(
@@ -194,7 +198,8 @@ def audit_order(
     from rescind.operator import decisions
     from rescind.views import operator as views
 
-    _show(url, data_dir, tenant, as_json, lambda graph: decisions.audit_order(graph), views.audit_order)
+    _show(url, data_dir, tenant, as_json, lambda graph: decisions.audit_order(graph),
+          views.audit_order, "audit_order")
 
 
 @recalls_app.command("list")
@@ -208,7 +213,7 @@ def recalls_list(
 
     with operator_graph(url, data_dir, tenant) as graph:
         rows = [r.to_dict() for r in recall_list(graph)]
-    emit(rows, as_json, views.recalls)
+    emit(rows, as_json, views.recalls, "recall_list")
 
 
 @recalls_app.command("show")
@@ -224,7 +229,7 @@ def recalls_show(
 
     with operator_graph(url, data_dir, tenant) as graph:
         row = find(graph, decisions.resolve(graph, action)).to_dict()
-    emit(row, as_json, _draft)
+    emit(row, as_json, _draft, "recall")
 
 
 def _draft(r: dict, c) -> None:
@@ -268,7 +273,7 @@ def recalls_approve(
         f"{r['payee_name'] or r['payee']} is in the outbox ({r['outbox']})"
         if r["amount"] is not None else
         f"approved by {r['approved']['by']}: the recall is in the outbox ({r['outbox']})",
-        markup=False))
+        markup=False), "approve_recall")
 
 
 @recalls_app.command("reject")
@@ -287,7 +292,7 @@ def recalls_reject(
                   lambda r: {"action": r["action"], "reason": r["rejected"]["reason"]})
     emit(row, as_json, lambda r, c: c.print(
         f"rejected by {r['rejected']['by']}: the recall of {r['name']} will not be sent "
-        f"({r['rejected']['reason']})", markup=False))
+        f"({r['rejected']['reason']})", markup=False), "reject_recall")
 
 
 @recalls_app.command("annotate")
@@ -305,7 +310,8 @@ def recalls_annotate(
                   lambda g, a, by, at: annotate(g, a, by, at, text).to_dict(),
                   lambda r: {"action": r["action"], "notes": len(r["notes"])})
     emit(row, as_json, lambda r, c: c.print(
-        f"noted on the recall of {r['name']} ({len(r['notes'])} note(s))", markup=False))
+        f"noted on the recall of {r['name']} ({len(r['notes'])} note(s))", markup=False),
+        "annotate_recall")
 
 
 @recalls_app.command("export")
@@ -335,16 +341,17 @@ def recalls_export(
     row = _decide(action, by, url, data_dir, tenant, "recall.export", run,
                   lambda r: {"action": r["action"], "format": fmt})
     _deliver(row, out_path, as_json, f"the recall of {row['name']} as {fmt} by "
-                                     f"{row['exports'][-1]['by']}")
+                                     f"{row['exports'][-1]['by']}", "export_recall")
 
 
-def _deliver(row: dict, out_path: Path | None, as_json: bool, what: str) -> None:
-    """An exported file: to ``out_path`` (saying so) or to stdout; the whole row with --json."""
+def _deliver(row: dict, out_path: Path | None, as_json: bool, what: str, job: str) -> None:
+    """An exported file: to ``out_path`` (saying so) or to stdout; the whole row with --json
+    (the API's ``job``'s answer)."""
     file = row["file"]
     if out_path is not None:
         out_path.write_text(file["content"], encoding="utf-8")
     if as_json:
-        emit(row, True, None)
+        emit(row, True, None, job)
     elif out_path is None:
         print(file["content"], end="")
     else:
@@ -367,7 +374,8 @@ def recalls_notice_approve(
     emit(row, as_json, lambda r, c: c.print(
         f"approved by {r['notice']['approved']['by']}: the withdrawal notice of {r['name']} is "
         f"in the outbox ({r['notice']['outbox']}); export it for the bank with "
-        f"`rescind recalls notice-export {r['name']}`", markup=False))
+        f"`rescind recalls notice-export {r['name']}`", markup=False),
+        "approve_withdrawal_notice")
 
 
 @recalls_app.command("notice-export")
@@ -389,7 +397,8 @@ def recalls_notice_export(
 
     row = _decide(action, by, url, data_dir, tenant, "recall.notice.export", run,
                   lambda r: {"action": r["action"], "format": fmt})
-    _deliver(row, out_path, as_json, f"the withdrawal notice of {row['name']} as {fmt}")
+    _deliver(row, out_path, as_json, f"the withdrawal notice of {row['name']} as {fmt}",
+             "export_withdrawal_notice")
 
 
 @gate_app.command("log")
@@ -399,10 +408,9 @@ def gate_log(
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Every decision of the payment gate, newest first, with why."""
-    from rescind.engine.gate import decisions_log
-    from rescind.operator.decisions import resolve
+    """Every decision of the payment gate, newest first, with why (the API's ``gate_log``)."""
+    from rescind.api import ops
     from rescind.views import operator as views
 
-    _show(url, data_dir, tenant, as_json,
-          lambda g: decisions_log(g, resolve(g, action) if action else None), views.gate_log)
+    _show(url, data_dir, tenant, as_json, lambda g: ops.gates(g, action), views.gate_log,
+          "gate_log")

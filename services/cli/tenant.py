@@ -3,7 +3,6 @@ token made for a new tenant); the writer dead-letters the events of any other.""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -41,7 +40,8 @@ def create(
         created = audited(conn, name, who, "tenant.create", name,
                           lambda: tenants.create(conn, name, who), lambda made: {"created": made})
     emit({"name": name, "created": created}, as_json, lambda d, c: c.print(
-        f"created tenant {name}" if created else f"tenant {name} exists already"))
+        f"created tenant {name}" if created else f"tenant {name} exists already"),
+        "create_tenant")
 
 
 @tenant_app.command("settings")
@@ -91,7 +91,7 @@ def settings(
         for p in d["placeholders"]:
             c.print(f"a camt.056 would hold a placeholder for {p}", markup=False)
 
-    emit(d, as_json, render)
+    emit(d, as_json, render, "set_tenant_settings" if changes else "tenant_settings")
 
 
 @tenant_app.command("list")
@@ -106,7 +106,7 @@ def list_(url: str | None = UrlOpt, data_dir: Path = DataDirOpt,
         tenants.adopt_graphs(conn)
         rows = [{"name": n, **r} for n, r in sorted(tenants.registered(conn).items())]
     if as_json:
-        print(json.dumps(rows, indent=2))
+        emit(rows, True, None, "tenants")
         return
     for r in rows:
         typer.echo(f"{r['name']}  created {r['created_at'] or '?'} by {r['created_by'] or '?'}")
