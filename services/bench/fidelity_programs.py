@@ -150,6 +150,7 @@ class Program:
     out_when: dict[str, set[str]]
     sources: dict[str, SourceTool] = field(default_factory=dict)
     users: dict | None = None  # InterceptConfig.users; None: the default (user:{user_id})
+    group: str = "tuned"  # "tuned": the attribution was tuned on it; "held-out": it was not
 
 
 def one(*premises: str) -> set[frozenset[str]]:

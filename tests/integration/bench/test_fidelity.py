@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from rescind.bench import fidelity as fid
+from rescind.bench.fidelity_heldout import HELD_OUT, HELD_OUT_PROGRAMS
 from rescind.bench.fidelity_programs import PROGRAMS, Runner, tiny_embed
 
 LANGMEM = PROGRAMS["langmem"]
@@ -18,7 +19,7 @@ LANGMEM = PROGRAMS["langmem"]
 def test_every_program_s_out_when_is_what_its_truth_implies():
     """The hand-written IN/OUT after each retraction agrees with the hand-written premises,
     and the check refuses a program whose two labels disagree."""
-    for program in PROGRAMS.values():
+    for program in fid.PROGRAMS.values():  # the tuned and the held-out
         fid.check_labels(program)
     broken = dataclasses.replace(LANGMEM, out_when={**LANGMEM.out_when, "user:u1": set()})
     with pytest.raises(ValueError, match="out_when"):
@@ -174,3 +175,42 @@ def test_time_and_profile_are_measured_side_by_side(server, tmp_path):
     assert "Where the wrapped time goes" in md and "`store.batch`" in md
     js, written = fid.write(doc, Path(tmp_path) / "out")
     assert js.exists() and written.read_text() == md
+
+
+def test_the_held_out_programs_run_wrapped_and_are_scored_apart():
+    """`run` plays the six held-out programs wrapped (and one tuned one) on a server of its
+    own: every held-out memory is scored against its truth, every source it names retracted,
+    nothing crashes, and the figures are the held-out group's alone, shown in a section of
+    their own beside the tuned group's (what they score is the report's business)."""
+    held = list(HELD_OUT_PROGRAMS.values())
+    assert {p.group for p in held} == {HELD_OUT} and len(held) == 6
+    assert {p.group for p in PROGRAMS.values()} == {"tuned"}
+    doc = fid.run([*HELD_OUT_PROGRAMS, "langmem"], rounds=0, profile_rounds=0, command="test")
+    by = {p["name"]: p for p in doc["programs"]}
+    assert {n for n, p in by.items() if p["group"] == HELD_OUT} == set(HELD_OUT_PROGRAMS)
+    assert by["langmem"]["group"] == "tuned"
+    for program in held:
+        got = by[program.name]
+        assert [e for e in got["errors"] if e.startswith("play")] == []
+        assert {w["text"] for w in got["writes"]} == set(program.truth)
+        named = {s for js in program.truth.values() for j in js for s in j
+                 if s not in program.truth}
+        assert named <= {x["source"] for x in got["retractions"]}
+        assert all(x["checked"] == len(program.truth) for x in got["retractions"])
+        assert sum(s["checked"] for s in got["serving"]) > 0
+    s, t = doc["held_out_summary"], doc["summary"]
+    assert s["writes"] == sum(len(p.truth) for p in held) and t["writes"] == 2
+    # Recall's denominator is the union of each write's hand-labelled premises, held-out only.
+    assert s["premises_expected"] - sum(w["missed"] for p in held
+                                        for w in by[p.name]["writes"]) == s["premises_right"]
+    assert s["premises_expected"] == sum(len(set().union(*js)) for p in held
+                                         for js in p.truth.values())
+    assert 0 <= s["precision"] <= 1 and 0 <= s["recall"] <= 1
+    assert s["retractions"] == sum(len(by[p.name]["retractions"]) for p in held)
+    md = fid.markdown(doc)
+    tuned_part, held_part = md.split("## The held-out programs")
+    assert "| langmem |" in tuned_part and "| support |" not in tuned_part
+    held_table = held_part.split("## Time")[0]
+    assert all(f"| {n} |" in held_table for n in HELD_OUT_PROGRAMS)
+    assert "| langmem |" not in held_table
+    assert f"**{s['recall']}** ({s['premises_right']}/{s['premises_expected']})" in held_table
