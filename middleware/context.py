@@ -16,12 +16,19 @@ When it uses none (rule ``turn-context``): of what the model's latest call was s
 call before it started (the run's own writes only if nothing else), the items sharing the most
 content words with the write, one after another while each adds a word; when none shares a
 word, the newest tool results, else the store items and messages. Never the whole run.
+
+An item's facts and words depend on its text alone, and the same texts come back run after
+run (a thread's history restored by a checkpointer, a profile read each run): they are
+computed once for the process and kept by exact text (``ItemFacts``), and outside the run's
+lock, so that parallel branches do not wait on each other's matching.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import uuid
+from collections import OrderedDict
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
@@ -33,6 +40,88 @@ _RUN: ContextVar[str | None] = ContextVar("rescind_run", default=None)
 # message, the run's own write.
 TOOL, STORE, USER, WRITTEN = "tool", "store", "user", "written"
 _REMEMBERED = 100_000  # tool calls (and built messages) remembered across runs, the oldest dropped
+# Items' facts kept across runs (``ItemFacts``): texts are the agent's input, any size, so both
+# how many and how much text are bounded; a longer text is computed each time it is needed.
+_KEPT_ITEMS = 4096
+_KEPT_CHARS = 2_000_000  # of all the texts kept together
+_KEPT_TEXT = 20_000  # the longest text kept (a tool result's text is cut at this already)
+_KEPT_DEPTH = 8  # nesting a stored value may have to be kept
+
+
+def _plain_key(value: object, depth: int = 0) -> bool:
+    """Whether ``value`` is made of exactly dicts (string keys), lists, strings, numbers,
+    booleans and None: a value its JSON text stands for, whose facts that text decides."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return True
+    if depth >= _KEPT_DEPTH:
+        return False
+    if kind is dict:
+        return all(type(k) is str and _plain_key(v, depth + 1) for k, v in value.items())
+    if kind is list or kind is tuple:
+        return all(_plain_key(v, depth + 1) for v in value)
+    return False
+
+
+class ItemFacts:
+    """A delivered item's facts and content words, computed once for the process: the least
+    recently used of at most ``items`` entries and ``chars`` characters of text, each at most
+    ``longest`` long, kept by exact text (a stored value by its JSON text, when plain). Thread
+    safe; the computing is done outside its lock."""
+
+    def __init__(self, items: int = _KEPT_ITEMS, chars: int = _KEPT_CHARS,
+                 longest: int = _KEPT_TEXT) -> None:
+        self.items, self.chars, self.longest = items, chars, longest
+        self._kept: OrderedDict[tuple[bool, bool, str], tuple[frozenset, frozenset]] = \
+            OrderedDict()
+        self._size = 0  # characters of the texts kept
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def of(self, value: object, users: bool) -> tuple[frozenset, frozenset]:
+        """(facts, content words) of ``value``; ``users``: a user's message, whose statements'
+        words are facts too, and the names it only asks about none."""
+        key = self._key(value, users)
+        if key is not None:
+            with self._lock:
+                known = self._kept.get(key)
+                if known is not None:
+                    self._kept.move_to_end(key)
+                    return known
+        found = facts(value)
+        if users:  # a user's statements say words too, and the names they only ask about none
+            found |= statements(value)
+            found -= asked_names(value)
+        known = frozenset(found), words_of(value)
+        if key is not None:
+            with self._lock:
+                if key not in self._kept:
+                    self._kept[key] = known
+                    self._size += len(key[2])
+                    while len(self._kept) > self.items or self._size > self.chars:
+                        self._size -= len(self._kept.popitem(last=False)[0][2])
+        return known
+
+    def _key(self, value: object, users: bool) -> tuple[bool, bool, str] | None:
+        if type(value) is str:
+            text, plain = value, True
+        elif (type(value) is dict or type(value) is list) and _plain_key(value):
+            try:
+                text, plain = json.dumps(value, ensure_ascii=False), False
+            except (ValueError, RecursionError):
+                return None
+        else:
+            return None
+        return (users, plain, text) if len(text) <= self.longest else None
+
+
+ITEM_FACTS = ItemFacts()  # for the process: facts depend on the text alone
 
 
 def current_run(thread_id: object = None) -> str:
@@ -66,7 +155,7 @@ class RunContext:
             self.first_turn.setdefault(mem_id, self.turn)
             if self.kind_of.get(mem_id) != TOOL:  # a tool result stays one, however re-sent
                 self.kind_of[mem_id] = kind
-            if mem_id not in self.facts:  # its facts are computed once, by the next write
+            if mem_id not in self.facts:  # its facts are read once, by the next write
                 self.unread[mem_id] = value
 
     def model_turn(self, agent: str | None) -> None:
@@ -79,22 +168,31 @@ class RunContext:
         """The alternatives ``written`` rests on (each a list of premises, all needed), and the
         rule that found them; ``itself`` (the memory being written) is never its own premise.
         No alternative at all: nothing was delivered in this turn."""
+        self._read_unread()  # outside the lock, then under it what was delivered meanwhile
         with self.lock:
-            if self.unread:  # facts are computed when a write first needs them, once per item
-                for mid, value in self.unread.items():
-                    found = facts(value)
-                    if self.kind_of.get(mid) == USER:  # a user's statements say words too,
-                        found |= statements(value)  # and the names they only ask about, none
-                        found -= asked_names(value)
-                    self.facts[mid] = frozenset(found)
-                    self.words[mid] = words_of(value)
-                    self.index.add(mid, self.facts[mid], self.words[mid])
-                self.unread.clear()
+            self._read_unread()
             found = self.index.attribute(written, exclude=itself)
             if found.justifications:
                 return [list(j) for j in found.justifications], found.rule
             premises = [p for p in self.fallback(written) if p != itself]
             return ([premises] if premises else []), "turn-context"
+
+    def _read_unread(self) -> None:
+        """The facts of the items delivered since the last write, computed (or found in
+        ``ITEM_FACTS``) without holding the lock unless the caller does; only reading what is
+        unread and merging what was computed take it."""
+        with self.lock:
+            pending = [(mid, value, self.kind_of.get(mid) == USER)
+                       for mid, value in self.unread.items()]
+        if not pending:
+            return
+        read = [(mid, *ITEM_FACTS.of(value, users)) for mid, value, users in pending]
+        with self.lock:
+            for mid, found, words in read:
+                if mid not in self.facts:  # another branch may have read it meanwhile
+                    self.facts[mid], self.words[mid] = found, words
+                    self.index.add(mid, found, words)
+                self.unread.pop(mid, None)
 
     def in_turn(self) -> list[str]:
         """What the latest model call could have read, or what was handed over since."""
