@@ -137,8 +137,10 @@ class FactIndex:
                 self.phrases.setdefault(padded, set()).add(item)
 
     def attribute(self, written: object, exclude: str | None = None,
-                  limit: int = MAX_JUSTIFICATIONS) -> Attribution:
-        t = _Target(written)
+                  limit: int = MAX_JUSTIFICATIONS, target: _Target | None = None) \
+            -> Attribution:
+        """``target``: ``written`` read already (``read_written``), e.g. outside a lock."""
+        t = target if target is not None else _Target(written)
         families = [items for n in t.numbers if (items := self.numbers.get(n)) is not None]
         families += [items for v in t.values if (items := self.values.get(v)) is not None]
         if t.starts is None:  # not plain ASCII words: every fact is looked for in the text
@@ -166,7 +168,7 @@ class FactIndex:
             return Attribution([], "none")
         covers = minimal_covers(families, limit)
         if self.said:  # words no premise has, which a user's statement says: it is needed too
-            covers = self._with_statements(covers, words_of(written), exclude, limit)
+            covers = self._with_statements(covers, t.content_words, exclude, limit)
         return Attribution(covers, MATCHED)
 
     def _with_statements(self, covers: list[tuple[str, ...]], words: frozenset[str],
@@ -223,8 +225,18 @@ def words_of(value: object) -> frozenset[str]:
     """The content words of a value (case-folded, of three characters or more, not words any
     text uses such as "the" or "please"), for the fallback when no fact matches."""
     text = " ".join(str(x) for x in _leaves(value) if not isinstance(x, bool))
-    return frozenset(w for w in _words(text.casefold()) if len(w) > 2
+    return _content(_words(text.casefold()))
+
+
+def _content(words: Iterable[str]) -> frozenset[str]:
+    return frozenset(w for w in words if len(w) > 2
                      and w not in _FUNCTION_WORDS and w not in _COMMON_CAPITALS)
+
+
+def read_written(written: object) -> _Target:
+    """``written`` read for matching (``FactIndex.attribute``'s ``target``), and its content
+    words (``content_words``, as ``words_of``): done once per write, by whoever holds no lock."""
+    return _Target(written)
 
 
 def statements(value: object) -> set[tuple[str, str]]:
@@ -288,6 +300,7 @@ class _Target:
         self.words = " " + " ".join(words) + " "
         self.compact = _compact_folded(folded)
         self.word_set = set(words)
+        self.content_words = _content(self.word_set)  # words_of(written)
         self.capitals = _capitals("\n".join(str(x) for x in leaves))  # where names are
         self.starts: list[int] | None = None
         span = _digit_span(text)
@@ -717,4 +730,4 @@ def _number(value: object) -> str | None:
 
 
 __all__ = ["MATCHED", "Attribution", "Delivered", "FactIndex", "attribute", "attribute_facts",
-           "asked_names", "facts", "minimal_covers", "statements", "words_of"]
+           "asked_names", "facts", "minimal_covers", "read_written", "statements", "words_of"]

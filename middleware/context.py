@@ -32,7 +32,7 @@ from collections import OrderedDict
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from .attribution import FactIndex, asked_names, facts, statements, words_of
+from .attribution import FactIndex, asked_names, facts, read_written, statements, words_of
 
 _RUN: ContextVar[str | None] = ContextVar("rescind_run", default=None)
 
@@ -168,13 +168,14 @@ class RunContext:
         """The alternatives ``written`` rests on (each a list of premises, all needed), and the
         rule that found them; ``itself`` (the memory being written) is never its own premise.
         No alternative at all: nothing was delivered in this turn."""
+        target = read_written(written)  # outside the lock: branches read theirs at once
         self._read_unread()  # outside the lock, then under it what was delivered meanwhile
         with self.lock:
             self._read_unread()
-            found = self.index.attribute(written, exclude=itself)
+            found = self.index.attribute(written, exclude=itself, target=target)
             if found.justifications:
                 return [list(j) for j in found.justifications], found.rule
-            premises = [p for p in self.fallback(written) if p != itself]
+            premises = [p for p in self.fallback(written, target.content_words) if p != itself]
             return ([premises] if premises else []), "turn-context"
 
     def _read_unread(self) -> None:
@@ -199,15 +200,19 @@ class RunContext:
         with self.lock:
             return [m for m, t in self.turn_of.items() if t >= self.turn - 1]
 
-    def fallback(self, written: object = None) -> list[str]:
+    def fallback(self, written: object = None, words: frozenset[str] | None = None) \
+            -> list[str]:
         """Of what the latest call was shown (the run's own writes only if nothing else): the
         items sharing the most content words with ``written``, one after another while each
         adds a word the others do not (a paraphrase keeps some words); when none shares a
-        word, the newest tool results, else the store items and messages."""
+        word, the newest tool results, else the store items and messages. ``words``: the
+        content words of ``written``, when read already (``read_written``)."""
         with self.lock:
             shown = self.in_turn()
             others = [m for m in shown if self.kind_of.get(m) != WRITTEN] or shown
-            if written is not None and (left := set(words_of(written))):
+            if words is None and written is not None:
+                words = words_of(written)
+            if words and others and (left := set(words)):  # nothing shown: no premise
                 chosen: list[str] = []
                 while left:
                     score, best = max(((len(self.words.get(m, frozenset()) & left),
@@ -239,6 +244,9 @@ class Contexts:
         self._built: dict[str, None] = {}  # texts of messages programs built, across runs
 
     def get(self, run: str) -> RunContext:
+        ctx = self._by_run.get(run)  # a dict read is atomic: the lock is for making one
+        if ctx is not None:
+            return ctx
         with self._lock:
             ctx = self._by_run.get(run)
             if ctx is None:

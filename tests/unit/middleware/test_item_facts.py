@@ -3,8 +3,17 @@ the same whether the cache is cold or warm, and the cache never holds more than 
 
 import threading
 
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
 from rescind.middleware import context
-from rescind.middleware.attribution import asked_names, facts, statements, words_of
+from rescind.middleware.attribution import (
+    asked_names,
+    facts,
+    read_written,
+    statements,
+    words_of,
+)
 from rescind.middleware.context import STORE, TOOL, USER, WRITTEN, ItemFacts, RunContext
 
 _PROFILE = {"kind": "profile", "text": "Dana Reyes, 4 Elm Court, York; bank account GB33 BUKB "
@@ -121,3 +130,31 @@ def test_the_cache_stays_bounded_and_consistent_under_threads():
     assert not wrong
     assert len(kept) <= 20 and kept.size <= 400
     assert kept.size == sum(len(key[2]) for key in kept._kept)
+
+
+_PIECES = ["Dana", "York", "the", "Harbor", "O'Neill's", "Wi-Fi", "rowing", "42", "please",
+           "INV-1002", " ", " ", ", ", ". ", "\n", "'", "ÄRZTE", "über", "_", "True"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=20).map("".join),
+       st.sampled_from(["text", "dict", "list"]))
+@example("Dana O'Neill's Wi-Fi, über the INV-1002", "dict")
+def test_a_write_read_once_has_the_content_words_of_words_of(text, shape):
+    """The content words a write is read with (outside the run's lock, once per write) are
+    those ``words_of`` finds, for text, a stored value and a list with a boolean."""
+    value = {"text": text, "n": 42} if shape == "dict" else [text, True] if shape == "list" \
+        else text
+    assert read_written(value).content_words == words_of(value)
+
+
+def test_a_write_with_nothing_shown_has_no_premise_and_does_not_raise():
+    """A write whose turn was shown nothing (another branch's model calls moved the turn on)
+    has no alternative, whatever its words: the recorder grounds it on the agent; the agent's
+    own store put does not raise."""
+    ctx = RunContext()
+    assert ctx.justifications({"text": "heat pumps in norway"}, "x") == ([], "turn-context")
+    ctx.deliver("page", "Heat pumps heat most new homes", TOOL)
+    for _ in range(3):
+        ctx.model_turn("agent")
+    assert ctx.justifications({"text": "Summary: heat pumps lead"}, "y") == ([], "turn-context")
