@@ -68,7 +68,10 @@ def test_a_worker_process_exports_spans_and_metrics_over_otlp(lone_server, tenan
         from rescind.scenario.via_streams import wait_idle
 
         wait_idle(conn, layout.tenant_stream(tenant_name), only=(layout.WRITER_GROUP,))
-        time.sleep(1.0)  # at least one metric export interval
+        deadline = time.monotonic() + 30  # at least one metric export interval
+        while not any(p == "/v1/metrics" for p, _ in list(_Collector.received)):
+            assert time.monotonic() < deadline, "no metrics exported in 30 s"
+            time.sleep(0.05)
     finally:
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)

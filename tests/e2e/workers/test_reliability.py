@@ -97,7 +97,10 @@ def test_a_falkordb_restart_mid_load_loses_nothing(tmp_path, tenant_name):
         server.stop()  # graceful: the AOF is flushed
         for e in events[1_500:]:
             pub.publish(e)  # buffered while the server is away
-        time.sleep(0.5)
+        deadline = time.monotonic() + 30
+        while pub.stats.failures == 0:  # until it has tried, and found the server away
+            assert time.monotonic() < deadline, "the publisher never tried to send"
+            time.sleep(0.01)
         server = EmbeddedFalkorDB(data_dir=tmp_path, port=port).start()
         assert pub.flush(timeout=60)
         deadline = time.monotonic() + 120
