@@ -10,6 +10,7 @@ reference in tests/reference.py while the scenario is being built.
 
 from __future__ import annotations
 
+import functools
 import json
 from datetime import UTC, datetime, timedelta
 
@@ -44,6 +45,24 @@ ACCOUNTS = ["DE12 5001 0517", "de1250010517", "DE99 0000 1111"]  # stated, state
 RATES = {"EUR": 1.1}  # the gate's rate table in the comparison: JPY has none
 
 
+# Strategies drawn from thousands of times a run, made once: hypothesis checks a strategy object
+# the first time it is drawn from, and a fresh one at every draw cost a third of the generation.
+_CASES = st.sampled_from([str, str.upper, str.lower, str.title, str.swapcase])
+_GAPS = st.sampled_from([" ", " ", "  ", "\t", " \n "])
+_LEADS = st.sampled_from(["", " ", "\t"])
+_TAILS = st.sampled_from(["", "  ", "\n"])
+_STEPS = st.sampled_from([0, 1, 5, 30, 90])
+_ONE_IN_20 = st.integers(0, 19)
+_FILLERS = st.sampled_from(["", "# a comment", "   "])
+_BOOLS = st.booleans()
+
+
+@functools.lru_cache(maxsize=64)
+def _pick(values: tuple) -> st.SearchStrategy:
+    """``st.sampled_from(values)`` for a constant tuple of values, made once."""
+    return st.sampled_from(values)
+
+
 def _ts(t: datetime) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -51,11 +70,11 @@ def _ts(t: datetime) -> str:
 @st.composite
 def _variant(draw, text: str) -> str:
     """The same text as far as normalisation goes: other case, other white space."""
-    case = draw(st.sampled_from([str, str.upper, str.lower, str.title, str.swapcase]))
+    case = draw(_CASES)
     words = case(text).split(" ")
-    gaps = [draw(st.sampled_from([" ", " ", "  ", "\t", " \n "])) for _ in words[1:]]
+    gaps = [draw(_GAPS) for _ in words[1:]]
     out = words[0] + "".join(g + w for g, w in zip(gaps, words[1:], strict=False))
-    return draw(st.sampled_from(["", " ", "\t"])) + out + draw(st.sampled_from(["", "  ", "\n"]))
+    return draw(_LEADS) + out + draw(_TAILS)
 
 
 class _Builder:
@@ -82,13 +101,13 @@ class _Builder:
         return f"{prefix}{self.n}"
 
     def now(self) -> str:
-        self.t += timedelta(minutes=self.draw(st.sampled_from([0, 1, 5, 30, 90])))
+        self.t += timedelta(minutes=self.draw(_STEPS))
         return _ts(self.t)
 
     def emit(self, op: dict) -> None:
-        if self.draw(st.integers(0, 19)) == 19:  # shrinks to no extra line
-            self.lines.append(self.draw(st.sampled_from(["", "# a comment", "   "])))
-        self.lines.append(json.dumps(op, ensure_ascii=self.draw(st.booleans())))
+        if self.draw(_ONE_IN_20) == 19:  # shrinks to no extra line
+            self.lines.append(self.draw(_FILLERS))
+        self.lines.append(json.dumps(op, ensure_ascii=self.draw(_BOOLS)))
         if op["op"] != "gate":
             self.ref.apply(op)
 
@@ -109,7 +128,7 @@ class _Builder:
         for d in owner:
             sid = self.new_id("s")
             op = {"op": "source", "id": sid,
-                  "kind": self.draw(st.sampled_from(["portal", "contract", "inbox", "user"]))}
+                  "kind": self.draw(_pick(("portal", "contract", "inbox", "user")))}
             if d not in names and self.draw(st.booleans()):
                 names[d] = sid  # domain left implicit: it is the source's id
                 if self.draw(st.booleans()):
@@ -123,7 +142,7 @@ class _Builder:
 
     def observe(self) -> None:
         oid, at = self.new_id("o"), self.now()
-        text = self.draw(_variant(self.draw(st.sampled_from(FACTS))))
+        text = self.draw(_variant(self.draw(_pick(tuple(FACTS)))))
         self.emit({"op": "observe", "id": oid, "source": self.draw(st.sampled_from(self.sources)),
                    "text": text, "at": at})
         self.obs_times.append(self.t)
@@ -138,8 +157,8 @@ class _Builder:
             premises = self.premises(later) if later and self.draw(st.booleans()) else None
         else:
             index = len(self.mems)
-            kind = self.draw(st.sampled_from(["belief", "belief", "plan", "answer"]))
-            base, premises = self.draw(st.sampled_from(TEXTS[kind])), None
+            kind = self.draw(_pick(("belief", "belief", "plan", "answer")))
+            base, premises = self.draw(_pick(tuple(TEXTS[kind]))), None
         self.emit({"op": "write", "id": wid, "kind": kind, "agent": "agent-1",
                    "text": self.draw(_variant(base)), "premises": premises or self.premises(),
                    "at": self.now()})
@@ -156,7 +175,7 @@ class _Builder:
         if old not in premises and self.draw(st.booleans()):
             premises = [old, *premises[:2]]
         self.emit({"op": "update", "id": uid, "memory": old, "agent": "agent-1",
-                   "text": self.draw(_variant(self.draw(st.sampled_from(TEXTS[kind])))),
+                   "text": self.draw(_variant(self.draw(_pick(tuple(TEXTS[kind]))))),
                    "premises": premises, "at": self.now()})
         self.mems.append((uid, kind))
         self.versions.append((uid, kind))
@@ -170,15 +189,15 @@ class _Builder:
         aid = self.new_id("a")
         op = {"op": "act", "id": aid, "agent": "agent-2", "text": f"pay for {aid}",
               "premises": self.premises(), "at": self.now(), "executed": self.draw(st.booleans())}
-        amount = self.draw(st.one_of(st.none(), st.sampled_from(AMOUNTS)))
+        amount = self.draw(st.one_of(st.none(), _pick(tuple(AMOUNTS))))
         if amount is not None:
             op["amount"] = amount
         if self.draw(st.integers(0, 3)):
-            op["payee"] = self.draw(st.sampled_from(["ACME", "Straße GmbH"]))
+            op["payee"] = self.draw(_pick(("ACME", "Straße GmbH")))
         if self.draw(st.booleans()):
-            op["account"] = self.draw(st.sampled_from(ACCOUNTS))
+            op["account"] = self.draw(_pick(tuple(ACCOUNTS)))
         if amount is not None and self.draw(st.integers(0, 2)) == 0:
-            op["currency"] = self.draw(st.sampled_from(["USD", "EUR", "JPY"]))
+            op["currency"] = self.draw(_pick(("USD", "EUR", "JPY")))
         self.emit(op)
         self.mems.append((aid, "action"))
         self.actions.append(aid)
@@ -201,7 +220,7 @@ class _Builder:
         if self.draw(st.integers(0, 3)) == 0:
             return None
         near = self.draw(st.sampled_from(self.obs_times))
-        return near + timedelta(minutes=self.draw(st.sampled_from([-1, 0, 0, 1])))
+        return near + timedelta(minutes=self.draw(_pick((-1, 0, 0, 1))))
 
     def retract(self) -> None:
         op = {"op": "retract", "id": self.new_id("r"),
@@ -255,7 +274,7 @@ class _Builder:
         aid = self.draw(st.sampled_from(self.actions))
         op: dict = {"op": "gate", "action": aid}
         act = self.ref.actions[aid]
-        choice = self.draw(st.sampled_from(["none", "none", "same", "other"]))
+        choice = self.draw(_pick(("none", "none", "same", "other")))
         if choice == "same" and (act["amount"] is not None or act["account"]):
             args = {"amount": act["amount"], "account": act["account"]}
             if act["account"] and self.draw(st.booleans()):
