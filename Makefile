@@ -66,6 +66,7 @@ CLUSTER_SUITES := \
 	tests/integration/graph/test_cone.py \
 	tests/integration/gate/test_kept_facts.py tests/integration/gate/test_gate_log.py \
 	tests/integration/gate/test_red_team.py tests/integration/gate/test_gate_without_writer.py \
+	tests/integration/gate/test_judged_on_what_it_saw.py \
 	tests/integration/operator/test_operator.py tests/integration/operator/test_audit.py \
 	tests/integration/engine/test_engine.py tests/integration/engine/test_bulk.py \
 	tests/integration/engine/test_concurrency.py tests/integration/engine/test_settle.py \
