@@ -69,9 +69,11 @@ def record(graph: TenantGraph, writes: list[Write], moved: Moved | None = None) 
 def record_stream(graph: TenantGraph, batches: Iterable[list[Write]]) -> int:
     """Bulk load through a ``Pipeline``: each batch is planned while the one before it is
     written, so Python and the server work at the same time. Raises the first error a batch
-    met (after the others are done), as ``record`` would."""
+    met (after the others are done), as ``record`` would. The gate's facts of what it loads
+    are not kept as it goes (the gate reads a memory's from the graph, and keeps it, the first
+    time it asks): keeping a million of them would halve the load's speed."""
     n, errors = 0, []
-    pipeline = Pipeline()
+    pipeline = Pipeline(keep_facts=False)
     with collector.paused():
         try:
             for writes in batches:
@@ -117,9 +119,11 @@ class Pipeline:
     in order.
     """
 
-    def __init__(self, moved: Moved | None = None, settle: bool = True) -> None:
+    def __init__(self, moved: Moved | None = None, settle: bool = True,
+                 keep_facts: bool = True) -> None:
         self._moved = moved  # told of each landed batch's status changes, before what follows it
         self._settle = settle  # read the relations the gate reads after each batch (``settle``)
+        self._keep = keep_facts  # and keep what it read for the gate (not for a bulk load)
         self._lander = ThreadPoolExecutor(1, thread_name_prefix="rescind-landing")
         self._lock = threading.Lock()
         self._queued: _Batch | None = None  # planned, not sent
@@ -208,7 +212,7 @@ class Pipeline:
                 if ok:
                     _tell(self._moved, batch.graph, batch.plan)
                 if self._settle:
-                    settle(batch.graph, batch.writes, batch.touched, at)
+                    settle(batch.graph, batch.writes, batch.touched, at, self._keep)
             except BaseException as exc:  # the server went away mid-write, say: the caller retries
                 error = exc
         self._finish(batch, error)
@@ -272,7 +276,7 @@ def _untouched(graph: TenantGraph, ids: list[str], token: str) -> gate_facts.Tag
 
 
 def settle(graph: TenantGraph, writes: list[Write], touched: list[str] = (),
-           at: gate_facts.Tags | None = None) -> None:
+           at: gate_facts.Tags | None = None, keep: bool = True) -> None:
     """Once a batch has landed, read what the gate reads of each memory it wrote or changed
     (``touched``), and keep it for the gate (``rescind.graph.gate_facts``), under the tags
     ``at`` (taken after the batch's touch ended; else now, before the read). The read also
@@ -283,6 +287,12 @@ def settle(graph: TenantGraph, writes: list[Write], touched: list[str] = (),
     happens to the read, and a fact not kept is read from the graph."""
     ids = list(dict.fromkeys([w.mem_id for w in writes] + list(touched)))
     if not ids:
+        return
+    if not keep:  # a bulk load: one memory's read sets the merges going; the gate reads the rest
+        try:
+            graph.rows(gq.FACTS, {"ids": ids[-1:]})
+        except Exception:
+            log.exception("a write batch landed, but the read after it failed")
         return
     try:
         now, rules_kept = gate_facts.tags(graph.conn, graph.tenant)

@@ -39,3 +39,32 @@ def test_the_writer_reads_once_after_each_batch_it_lands(graph):
     for settle in (False, True):
         got = gate_facts.read(graph.conn, graph.tenant, [f"{settle}/o{i}" for i in range(3)])
         assert isinstance(got, gate_facts.Hit) is settle
+
+
+def test_a_bulk_load_reads_once_a_batch_keeps_nothing_and_the_gate_reads_the_graph(graph):
+    """``record_stream`` (a bulk load) reads one memory after each batch, to set FalkorDB's
+    merges going, and keeps no fact for the gate; the gate then reads those memories from the
+    graph, judges them as it would, and keeps what it read."""
+    from rescind.engine import gate
+    from rescind.engine.writes import record_stream
+
+    graph.apply(Mutation(op="source", sources=[
+        {"id": "portal", "kind": "portal", "name": "portal", "domain": "portal"}]),
+        graph.revision())
+    says = "to GB82 WEST 1234 5698 7654 32"
+    batches = [[Write(f"e:b{b}/o{i}", f"b{b}/o{i}", "observation", f"pay {b}.{i} {says}",
+                      b * 10 + i + 1, source="portal") for i in range(4)] for b in range(3)]
+    from rescind.graph import gate_queries as gq
+
+    asked, rows = [], graph.rows
+    graph.rows = lambda q, params=None, **kw: (  # noqa: E731 (a spy on the reads of FACTS)
+        asked.append(params["ids"]) if q == gq.FACTS else None, rows(q, params, **kw))[1]
+    assert record_stream(graph, iter(batches)) == 12
+    assert asked == [["b0/o3"], ["b1/o3"], ["b2/o3"]]
+    del graph.rows
+    ids = [w.mem_id for ws in batches for w in ws]
+    assert not isinstance(gate_facts.read(graph.conn, graph.tenant, ids), gate_facts.Hit)
+    d = gate.judge(graph, gate.GateCall("pay", premises=("b2/o3",), amount=50.0,
+                                   account="GB82WEST12345698765432"))
+    assert d.allowed and d.fragility == 1
+    assert isinstance(gate_facts.read(graph.conn, graph.tenant, ["b2/o3"]), gate_facts.Hit)
