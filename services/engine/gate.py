@@ -22,7 +22,7 @@ from rescind.graph import gate_queries as gq
 from rescind.graph import queries as q
 from rescind.graph.cone import Cone, ConeRead
 from rescind.graph.cypher import CypherError, InFlight, query, send_reads
-from rescind.graph.store import TenantGraph
+from rescind.graph.store import TenantGraph, log_failure
 from rescind.runtime.telemetry import gate_decisions
 
 log = logging.getLogger("rescind.gate")
@@ -231,7 +231,7 @@ class _Read:
                 gate_facts.fill(self.graph.conn, self.graph.tenant, taken, self.graph_read.raw,
                                 proposals, rules)
             except Exception:  # only the next decision's speed is at stake
-                log.exception("a cone read from the graph could not be kept for the gate")
+                log_failure(log, "a cone read from the graph could not be kept for the gate")
         return cone
 
 

@@ -29,7 +29,7 @@ from rescind.graph import gate_facts
 from rescind.graph import gate_queries as gq
 from rescind.graph import lineage_queries as lq
 from rescind.graph import queries as q
-from rescind.graph.store import BatchInFlight, TenantGraph, linearised
+from rescind.graph.store import BatchInFlight, TenantGraph, linearised, log_failure
 from rescind.runtime.settings import Settings
 
 log = logging.getLogger("rescind.writes")
@@ -227,7 +227,7 @@ class Pipeline:
         try:
             return _untouched(batch.graph, batch.touched, token)
         except Exception:  # its mark expires, and every fact kept with it: never stale
-            log.exception("a write batch's touch of the gate's facts could not end")
+            log_failure(log, "a write batch's touch of the gate's facts could not end")
             return None
 
     def _finish(self, batch: _Batch, error: BaseException | None) -> None:
@@ -238,7 +238,7 @@ class Pipeline:
             try:
                 landed() if error is None else failed(error)
             except Exception:  # one follower failing must not keep the others from running
-                log.exception("what was to follow a write batch failed")
+                log_failure(log, "what was to follow a write batch failed")
 
 
 def _landed(graph: TenantGraph, write: BatchInFlight, writes: list[Write],
@@ -292,7 +292,7 @@ def settle(graph: TenantGraph, writes: list[Write], touched: list[str] = (),
         try:
             graph.rows(gq.FACTS, {"ids": ids[-1:]})
         except Exception:
-            log.exception("a write batch landed, but the read after it failed")
+            log_failure(log, "a write batch landed, but the read after it failed")
         return
     try:
         now, rules_kept = gate_facts.tags(graph.conn, graph.tenant)
@@ -303,7 +303,7 @@ def settle(graph: TenantGraph, writes: list[Write], touched: list[str] = (),
                         {r[0]: r[9] for r in rows if r[9] is not None},
                         rules[0] if rules else None)
     except Exception:
-        log.exception("a write batch landed, but the read after it failed")
+        log_failure(log, "a write batch landed, but the read after it failed")
 
 
 def _tell(moved: Moved | None, graph: TenantGraph, plan: Plan) -> None:
@@ -317,7 +317,7 @@ def _tell(moved: Moved | None, graph: TenantGraph, plan: Plan) -> None:
     try:
         moved(graph, plan.rev, plan.batch.at, changed)
     except Exception:
-        log.exception("a write batch landed, but telling of its %d status changes failed",
+        log_failure(log, "a write batch landed, but telling of its %d status changes failed",
                       len(changed))
 
 

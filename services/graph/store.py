@@ -6,6 +6,7 @@ import contextlib
 import itertools
 import logging
 import random
+import sys
 import threading
 import time
 import uuid
@@ -67,6 +68,17 @@ def linearised(graph: TenantGraph, attempt, free_tries: int = 3):
             except StalePreview:
                 continue
     raise StalePreview(f"{graph.tenant}: the graph kept changing under the write lock")
+
+
+def log_failure(logger: logging.Logger, what: str, *args) -> None:
+    """Log the exception being handled, after something that already happened (a batch landed):
+    a lost server is one line, since the workers' outage handling reports and waits for it; any
+    other failure keeps its traceback."""
+    exc = sys.exc_info()[1]
+    if isinstance(exc, redis.ConnectionError | redis.TimeoutError | ConnectionError | TimeoutError):
+        logger.warning(what + " (the server went away: %s)", *args, exc)
+    else:
+        logger.exception(what, *args)
 
 
 def connect(url: str) -> connection.Client:

@@ -20,7 +20,7 @@ from rescind.contract.errors import Invalid
 from rescind.core.shapes import Change
 from rescind.engine.writes import Pipeline
 from rescind.graph import tenants
-from rescind.graph.store import TenantGraph
+from rescind.graph.store import TenantGraph, log_failure
 from rescind.runtime import telemetry
 from rescind.transport import connection
 from rescind.transport import streams as st
@@ -146,7 +146,7 @@ class Writer(HeldWrites):
                     pipe.hsetnx(layout.WAITING, f, int(time.time()))
                 pipe.execute()
         except Exception:  # health is told on a best-effort basis; the writes go on
-            log.exception("could not record which premises writes wait for")
+            log_failure(log, "could not record which premises writes wait for")
 
 
 __all__ = ["Unreplicated", "Writer"]
