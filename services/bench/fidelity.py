@@ -52,13 +52,16 @@ from rescind.runtime.server import EmbeddedFalkorDB
 from rescind.scenario.via_streams import wait_idle
 from rescind.workers.app import WorkerSettings, WorkerThread
 
+from .fidelity_blind import BLIND, BLIND_PROGRAMS
 from .fidelity_heldout import HELD_OUT, HELD_OUT_PROGRAMS
 from .fidelity_programs import PROGRAMS as TUNED
 from .fidelity_programs import Program, Runner
 
-# The eight programs the attribution was tuned against, then the six held out from it (scored
-# and reported apart: ``summary`` is the tuned group's, ``held_out_summary`` the held-out's).
-PROGRAMS: dict[str, Program] = {**TUNED, **HELD_OUT_PROGRAMS}
+# The eight programs the attribution was tuned against, the six held out from it, and six
+# written blind (scored and reported apart: ``summary`` is the tuned group's,
+# ``held_out_summary`` the held-out's, ``blind_summary`` the blind group's).
+PROGRAMS: dict[str, Program] = {**TUNED, **HELD_OUT_PROGRAMS, **BLIND_PROGRAMS}
+GROUPS = ("tuned", HELD_OUT, BLIND)
 
 Justifications = set[frozenset[str]]
 
@@ -599,8 +602,8 @@ def run(names: list[str] | None = None, rounds: int = 15, profile_rounds: int = 
                     log(f"time: {p.name}, {rounds} rounds each way")
                     measure_time(p, r, url, f"fidtime-{p.name.replace('_', '-')}", spool,
                                  rounds)
-            if profile_rounds:  # the tuned programs' (the held-out's when only they run)
-                profiled = [p for p in programs if p.group != HELD_OUT] or programs
+            if profile_rounds:  # the tuned programs' (the others' when only they run)
+                profiled = [p for p in programs if p.group == "tuned"] or programs
                 log(f"profile: {profile_rounds} plain and wrapped rounds of "
                     f"{', '.join(p.name for p in profiled)}")
                 profile = profile_wrapped(profiled, url, spool, profile_rounds)
@@ -608,14 +611,16 @@ def run(names: list[str] | None = None, rounds: int = 15, profile_rounds: int = 
         finally:
             server.stop()
     held = {p.name for p in programs if p.group == HELD_OUT}
+    blind = {p.name for p in programs if p.group == BLIND}
     return {
         "command": command, "commit": _commit(), "started": started.isoformat(timespec="seconds"),
         "load_at_start": load, "load_at_end": [round(x, 2) for x in os.getloadavg()],
         "cpus": len(os.sched_getaffinity(0)), "rounds": rounds,
-        "summary": summarise([r for r in results if r.name not in held]),
+        "summary": summarise([r for r in results if r.name not in held | blind]),
         "held_out_summary": summarise([r for r in results if r.name in held]),
+        "blind_summary": summarise([r for r in results if r.name in blind]),
         "programs": [{"name": r.name, "shape": r.shape, "invokes": r.invokes,
-                      "group": HELD_OUT if r.name in held else "tuned",
+                      "group": PROGRAMS[r.name].group,
                       "timing": r.timing(), "writes": [asdict(w) for w in r.writes],
                       "unlabelled": r.unlabelled, "crossed_users": r.crossed_users,
                       "retractions": r.retractions, "serving": r.serving, "errors": r.errors,
@@ -645,7 +650,8 @@ def _program_row(p: dict) -> str:
 
 def markdown(doc: dict) -> str:
     held = [p for p in doc["programs"] if p.get("group") == HELD_OUT]
-    tuned = [p for p in doc["programs"] if p.get("group") != HELD_OUT]
+    blind = [p for p in doc["programs"] if p.get("group") == BLIND]
+    tuned = [p for p in doc["programs"] if p.get("group") not in (HELD_OUT, BLIND)]
     lines = [
         "# Fidelity: wrapped LangGraph programs against the truth",
         "",
@@ -662,6 +668,11 @@ def markdown(doc: dict) -> str:
         lines += ["## The held-out programs", "",
                   "Scored apart: the attribution was not tuned on them.", ""]
         lines += _figures(doc["held_out_summary"], held) + [""]
+    if blind:
+        lines += ["## The blind programs", "",
+                  "Scored apart: written by someone who read neither the attribution's rules nor "
+                  "how matching works (`services/bench/fidelity_blind.py`).", ""]
+        lines += _figures(doc["blind_summary"], blind) + [""]
     return "\n".join(lines + _details(doc)) + "\n"
 
 
@@ -701,7 +712,7 @@ def _figures(s: dict, programs: list[dict]) -> list[str]:
 
 
 def _tag(p: dict) -> str:
-    return f"{p['name']} (held-out)" if p.get("group") == HELD_OUT else p["name"]
+    return f"{p['name']} ({p['group']})" if p.get("group") in (HELD_OUT, BLIND) else p["name"]
 
 
 def _details(doc: dict) -> list[str]:
@@ -774,5 +785,5 @@ def write(doc: dict, out_dir: Path) -> tuple[Path, Path]:
     return js, md
 
 
-__all__ = ["PROGRAMS", "check_labels", "derived_out", "markdown", "measure_fidelity", "run",
+__all__ = ["GROUPS", "PROGRAMS", "check_labels", "derived_out", "markdown", "measure_fidelity", "run",
            "score_write", "summarise", "write"]

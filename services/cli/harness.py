@@ -304,7 +304,9 @@ def bench_fidelity(
                                           "tuned ones, functional, map_reduce, two_tools, "
                                           "langmem, semantic, checkpointer, ten_users, profile, "
                                           "and the six held out, support, research, triage, "
-                                          "travel, manager, rag)"),
+                                          "travel, manager, rag, and the six written blind)"),
+    group: str = typer.Option("", help="Only the programs of one group: tuned, held-out or "
+                                       "blind (with --programs: both must hold)"),
     rounds: int = typer.Option(21, help="Timed plays of each program, plain and wrapped "
                                         "alternated (0: no timing)"),
     profile_rounds: int = typer.Option(5, help="Plays of each program under cProfile, plain "
@@ -317,12 +319,18 @@ def bench_fidelity(
     single-source retraction, the wrapped store's serving, and wrapped/plain time per invoke
     with where the time goes; the eight the attribution was tuned on and the six held out
     from it are scored apart."""
-    from rescind.bench.fidelity import PROGRAMS, run, write
+    from rescind.bench.fidelity import GROUPS, PROGRAMS, run, write
 
     names = [n.strip() for n in programs.split(",") if n.strip()]
     unknown = [n for n in names if n not in PROGRAMS]
     if unknown:
         refuse(f"unknown program(s) {', '.join(unknown)}; the programs: {', '.join(PROGRAMS)}")
+    if group:
+        if group not in GROUPS:
+            refuse(f"unknown group {group!r}; the groups: {', '.join(GROUPS)}")
+        names = [n for n in (names or PROGRAMS) if PROGRAMS[n].group == group]
+        if not names:
+            refuse(f"no program of --programs is in the group {group}")
     _at_least("--rounds", rounds, 0)
     _at_least("--profile-rounds", profile_rounds, 0)
     _writable(out_dir)
@@ -332,11 +340,12 @@ def bench_fidelity(
     if as_json:
         print(js.read_text())
     else:
-        for group, s in (("tuned", doc["summary"]), ("held-out", doc["held_out_summary"])):
+        for name, s in (("tuned", doc["summary"]), ("held-out", doc["held_out_summary"]),
+                        ("blind", doc["blind_summary"])):
             if not s["writes"]:
                 continue
             ratio = f", wrapped/plain {s['ratio_median']}x (median)" if "ratio_median" in s else ""
-            out.print(f"{group}: {s['writes']} writes: precision {s['precision']}, recall "
+            out.print(f"{name}: {s['writes']} writes: precision {s['precision']}, recall "
                       f"{s['recall']}, exact {s['exact']}/{s['writes']}; IN/OUT "
                       f"{s['inout_right']}/{s['inout_checked']}; serving {s['serving_right']}/"
                       f"{s['serving_checked']}{ratio}; errors {s['errors']}", markup=False)
