@@ -43,6 +43,14 @@ class Revision(Answer):
     revision: int = Field(description="The graph revision; it moves with every change")
 
 
+class Window(Answer):
+    """A retraction of a source in force; its ``from`` and ``to`` (ISO, null for open) bound
+    the read times it covers (names Python cannot give a field, so kept as given)."""
+
+    id: str
+    reason: str | None = None
+
+
 class Source(Answer):
     id: str
     kind: str | None = None
@@ -52,8 +60,7 @@ class Source(Answer):
     last_read: str | None = None
     observations: int | None = Field(None, description="How many memories it said")
     retracted: bool | None = Field(None, description="A retraction of it is in force")
-    retractions: list[dict[str, Any]] = Field([], description="Those in force: id, from, to, "
-                                              "reason")
+    retractions: list[Window] = Field([], description="Those in force")
 
 
 class Memory(Answer):
@@ -97,29 +104,117 @@ class Payment(Memory):
     fragility: int | None = Field(None, description="Trust domains that must fall to fake it")
 
 
+class SaidBy(Answer):
+    """An observation's source, as a justification tree shows it."""
+
+    source: str
+    domain: str | None = Field(None, description="Its trust domain")
+    at: str | None = Field(None, description="When it was read (ISO)")
+    valid: bool | None = Field(None, description="No retraction in force covers this read")
+
+
+class TreeNode(Answer):
+    """A memory in a justification tree, with the reasons it rests on."""
+
+    id: str
+    kind: str | None = None
+    text: str | None = None
+    status: str | None = Field(None, description="IN or OUT (at the point, in an as-of tree)")
+    cause: str | None = None
+    name: str | None = None
+    amount: float | None = None
+    payee: str | None = None
+    executed: bool | None = None
+    ungrounded: list[str] | None = Field(None, description="Identifiers it states that no "
+                                         "observation states")
+    existed: bool | None = Field(None, description="In an as-of tree: it existed at the point")
+    see_above: bool | None = Field(None, description="Its reasons are shown where first met")
+    said_by: list[SaidBy] = []
+    justifications: list[list[TreeNode]] = Field([], description="Each a set of premises, "
+                                                 "all needed; any one set suffices")
+    justification_rules: list[str | None] = Field([], description="How each was chosen: "
+                                                  "matched, turn-context, agent, declared, "
+                                                  "lineage")
+    justification_counts: list[int] = Field([], description="How often each was recorded")
+
+
 class Explanation(Answer):
-    memory: dict[str, Any]
-    tree: dict[str, Any] = Field(description="The justification tree down to the sources")
+    memory: Memory
+    tree: TreeNode = Field(description="The justification tree down to the sources")
+
+
+class StatusChange(Answer):
+    """A status a memory took, and what gave it that status."""
+
+    status: str | None = None
+    op: str | None = Field(None, description="write, retract, reinstate, withdraw…")
+    cause: str | None = None
+    hops: int | None = None
+    by: str | None = None
+    rev: int | None = None
+    at: str | None = None
+
+
+class Step(Answer):
+    """A step of a payment's life, in words."""
+
+    at: str | None = None
+    step: str = Field(description="proposed, gate, executed, held, released, recall…")
+    text: str
+    by: str | None = None
+    allowed: bool | None = None
+
+
+class GateLogRow(Answer):
+    """One decision of the gate, as its log keeps it."""
+
+    at: str
+    action: str | None = None
+    name: str | None = None
+    amount: float | None = None
+    currency: str | None = None
+    account: str | None = None
+    payee: str | None = None
+    allowed: bool | None = None
+    reason: str | None = None
+    fragility: int | None = None
+    domains: list[str] | None = None
 
 
 class History(Answer):
     id: str
-    history: list[dict[str, Any]]
-    gate: list[dict[str, Any]] = []
-    timeline: list[dict[str, Any]] = []
+    history: list[StatusChange]
+    gate: list[GateLogRow] = []
+    timeline: list[Step] = []
+
+
+class Point(Answer):
+    at: str | None = None
+    rev: int | None = None
 
 
 class MemoryAsOf(Answer):
     id: str
-    as_of: dict[str, Any]
+    as_of: Point
     existed: bool
-    why: Any = None
-    tree: dict[str, Any] | None = None
+    why: StatusChange | None = None
+    tree: TreeNode | None = None
+
+
+class MemoryThen(Memory):
+    """A memory as it was at a point, with why it had its status then."""
+
+    amount: float | None = None
+    payee: str | None = None
+    account: str | None = None
+    currency: str | None = None
+    executed: bool | None = None
+    why: StatusChange | None = None
 
 
 class AsOf(Answer):
-    as_of: dict[str, Any]
-    items: list[dict[str, Any]]
+    as_of: Point
+    items: list[MemoryThen]
     next_skip: int | None = None
 
 
@@ -187,9 +282,47 @@ class AuditEntry(Answer):
     count: int | None = Field(None, description="A counted refusal: how many times")
 
 
+class BlastNode(Answer):
+    id: str
+    kind: str | None = None
+    text: str | None = None
+    name: str | None = None
+    hops: int | None = Field(None, description="-1: the source; null: kept")
+    fate: str = Field(description="OUT, IN, kept or retracted")
+
+
 class BlastGraph(Answer):
-    nodes: list[dict[str, Any]]
+    nodes: list[BlastNode]
     edges: list[dict[str, str]]
+
+
+class Affected(Answer):
+    """A memory a decision reaches."""
+
+    id: str
+    kind: str | None = None
+    text: str | None = None
+    name: str | None = None
+    hops: int | None = Field(None, description="How far from the source")
+    amount: float | None = None
+    payee: str | None = None
+    account: str | None = None
+    executed: bool | None = None
+
+
+class KeptReason(Answer):
+    """What still holds a memory IN: a source that vouches for it, or premises all still IN
+    with the sources under them."""
+
+    source: str | None = None
+    name: str | None = None
+    domain: str | None = None
+    premises: list[Affected] | None = None
+    sources: list[KeptReason] | None = None
+
+
+class Kept(Affected):
+    kept_by: list[KeptReason] = []
 
 
 class BlastRadius(Answer):
@@ -202,9 +335,9 @@ class BlastRadius(Answer):
     direction: str = Field(description="OUT, or IN for a reinstatement")
     counts: dict[str, int]
     reason: str | None = None
-    to_hold: list[dict[str, Any]] = []
-    to_recall: list[dict[str, Any]] = []
-    kept: list[dict[str, Any]] = []
+    to_hold: list[Affected] = []
+    to_recall: list[Affected] = []
+    kept: list[Kept] = []
     graph: BlastGraph | None = Field(None, description="The console's drawing of it (not in "
                                      "the MCP tools' answers)")
 
@@ -222,8 +355,14 @@ class Accepted(Answer):
     ids: list[str] = Field([], description="The entries' ids in it")
 
 
+class ExportedFile(Answer):
+    content: str
+    media_type: str
+    filename: str
+
+
 class ExportedRecall(Recall):
-    file: dict[str, Any] = Field(description="content, media_type, filename")
+    file: ExportedFile
 
 
 # -- the admin's (tenants, tokens, settings) --------------------------------------------------

@@ -169,12 +169,13 @@ def explain(
     url: str | None = UrlOpt, data_dir: Path = DataDirOpt, tenant: str = TenantOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """The justification tree of a memory, down to its sources."""
-    from rescind.operator import decisions
+    """The justification tree of a memory, down to its sources. --json: the memory and its
+    tree, as the API answers."""
+    from rescind.api import ops
     from rescind.views import operator as views
 
-    _show(url, data_dir, tenant, as_json, lambda graph: decisions.explain(graph, memory),
-          views.justification_tree)
+    _show(url, data_dir, tenant, as_json, lambda graph: ops.memory(graph, memory),
+          lambda d, c: views.justification_tree(d["tree"], c), "explain")
 
 
 def fragility(

@@ -89,8 +89,10 @@ def test_the_whole_flow_commit_recall_approve_reinstate(story):
 def test_explain_and_fragility_name_the_sources_and_domains(story):
     """The tree of the executed payment reaches the portal through the confirmed note; the big
     payment rests on one trust domain besides the inbox, so one compromise fakes it."""
-    code, tree, _ = cli(story, "explain", "pay-1041")
+    code, d, _ = cli(story, "explain", "pay-1041")
+    tree = d["tree"]  # --json: the memory and its tree, as the API answers (typed all through)
     assert code == 0 and tree["kind"] == "action" and tree["status"] == "IN"
+    assert d["memory"]["id"] == tree["id"] and d["memory"]["kind"] == "action"
 
     def sources(node) -> set[str]:
         found = {s["source"] for s in node.get("said_by", [])}
@@ -116,7 +118,8 @@ def test_explain_gives_each_of_two_justifications_its_rule(story):
     [[mid]] = TenantGraph(connect(url), tenant).rows(
         "MATCH (j:Justification)-[:JUSTIFIES]->(m:Mem) WITH m, count(j) AS n WHERE n = 2 "
         "RETURN m.id")
-    code, tree, _ = cli(story, "explain", mid)
+    code, d, _ = cli(story, "explain", mid)
+    tree = d["tree"]
     assert code == 0 and len(tree["justifications"]) == 1
     assert tree["justification_rules"] == ["scenario"]
     assert tree["justification_counts"] == [2]
