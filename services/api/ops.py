@@ -363,7 +363,7 @@ def gate(graph: TenantGraph, body: models.GateAsk, policy: gate_mod.GatePolicy) 
         call = gate_mod.GateCall(resolve(graph, body.action), None, body.amount, body.account,
                                  body.payee, at, body.currency)
         d = gate_mod.judge(graph, call, policy)
-    gate_mod.record(graph, call, d, body.action)
+    d = gate_mod.record(graph, call, d, body.action)  # judged again if its aggregate moved
     return {"action": d.action, "allowed": d.allowed, "reason": d.reason,
             "fragility": d.fragility, "domains": list(d.domains),
             "would_fall": list(d.would_fall), "aggregate": d.aggregate,

@@ -34,6 +34,17 @@ Keys of one tenant ``t``
                                     ``rules`` (the active retractions, as the facts)
     ``rescind:{t}:gate:busy``       sorted set: writes in progress that may change any facts,
                                     scored by when they are given up (epoch ms)
+    ``rescind:{t}:gate:decisions``  hash: decision id -> JSON: the gate's decisions not yet
+                                    copied into its log (``rescind.graph.gate_ledger``)
+    ``rescind:{t}:gate:uncopied``   sorted set: those decisions' ids, scored by when asked (µs)
+    ``rescind:{t}:gate:allowed:<by>:<key>``  sorted set: the allowed decisions to one
+                                    normalised account (by ``account``) or payee (``payee``),
+                                    ``[id, execution, amount]`` scored by when asked (µs): the
+                                    aggregate, read and added to atomically with each record
+    ``rescind:{t}:gate:allowed``    hash: each such set's key -> its version (moved by every
+                                    allowed decision added to it; also lists the sets)
+    ``rescind:{t}:gate:allowed:ready``  string: set once the aggregate holds what the gate log
+                                    held when it was first used
     ``rescind:{t}:status``          stream: StatusChanged events of the tenant, for its agents'
                                     caches (capped near ``STATUS_MAXLEN``); a cache starts from
                                     a snapshot of the graph's OUT set and follows from there
@@ -166,6 +177,36 @@ def gate_facts_epoch_key(tenant: str) -> str:
 def gate_facts_busy_key(tenant: str) -> str:
     """The writes in progress that may change any of the gate's facts."""
     return f"{_tagged(tenant)}:gate:busy"
+
+
+def gate_decisions_key(tenant: str) -> str:
+    """The gate's decisions not yet copied into its log (``rescind.graph.gate_ledger``): the
+    truth until copied."""
+    return f"{_tagged(tenant)}:gate:decisions"
+
+
+def gate_uncopied_key(tenant: str) -> str:
+    """The ids of the gate's decisions not yet copied into its log, by when they were asked."""
+    return f"{_tagged(tenant)}:gate:uncopied"
+
+
+def gate_allowed_key(tenant: str, by: str, key: str) -> str:
+    """What the gate allowed to one normalised account (``by`` "account") or payee
+    (``"payee"``), by when: the aggregate the gate reads and adds to in one script."""
+    if by not in ("account", "payee"):
+        raise Invalid(f"the gate's aggregate is by account or payee, not {by!r}")
+    return f"{_tagged(tenant)}:gate:allowed:{by}:{key}"
+
+
+def gate_allowed_versions_key(tenant: str) -> str:
+    """Each of the tenant's ``gate_allowed_key`` sets -> its version (every allowed decision
+    added to it moves it): what a decision's record checks it was judged on."""
+    return f"{_tagged(tenant)}:gate:allowed"
+
+
+def gate_allowed_ready_key(tenant: str) -> str:
+    """Set once the aggregate holds the allowed decisions the gate log held before it."""
+    return f"{_tagged(tenant)}:gate:allowed:ready"
 
 
 def tenant_settings_key(tenant: str) -> str:

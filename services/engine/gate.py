@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
 from dataclasses import dataclass, replace
@@ -17,11 +18,11 @@ from rescind.core.evidence import account_evidence, evidence_weakest
 from rescind.core.fragility import cone_domains, trust_domains, weakest
 from rescind.core.gate_rule import EXPIRED, GatePolicy
 from rescind.core.shapes import GateDecision
-from rescind.graph import gate_facts
+from rescind.graph import gate_facts, gate_ledger
 from rescind.graph import gate_queries as gq
 from rescind.graph import queries as q
 from rescind.graph.cone import Cone, ConeRead
-from rescind.graph.cypher import CypherError, InFlight, query, send_reads
+from rescind.graph.cypher import CypherError, query
 from rescind.graph.store import TenantGraph, log_failure
 from rescind.runtime.telemetry import gate_decisions
 
@@ -76,39 +77,42 @@ def judge(graph: TenantGraph, call: GateCall, policy: GatePolicy = GatePolicy())
     if call.amount is not None and rule.not_an_amount(call.amount):
         return GateDecision(call.action, False, f"blocked: {call.amount!r} is not an amount", 0)
     if call.premises is None:
-        return _judge_stored(graph, call, policy)
-    return replace(_judge_new(graph, call, policy), amount=call.amount, currency=call.currency,
-                   account=call.account, payee=call.payee,
-                   execution=rule.execution_key(call.action, ask=call.ask or uuid.uuid4().hex))
+        d, agg = _judge_stored(graph, call, policy)
+    else:
+        d, agg = _judge_new(graph, call, policy)
+        d = replace(d, amount=call.amount, currency=call.currency, account=call.account,
+                    payee=call.payee,
+                    execution=rule.execution_key(call.action, ask=call.ask or uuid.uuid4().hex))
+    if agg is not None:
+        _judged_on(d, agg, policy)
+    return d
 
 
-def _judge_stored(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDecision:
+def _judge_stored(graph: TenantGraph, call: GateCall, p: GatePolicy
+                  ) -> tuple[GateDecision, gate_ledger.Aggregate | None]:
     """A release: the proposal's stored facts are judged, and kept with the decision (the
     call's own where it named one), so that the aggregate of later calls counts them."""
-    # The proposal's facts, the rules and its cone in one round trip, and the aggregate in the
-    # gate log beside it, for the call's own account and payee when it names both: they must
-    # equal the proposal's (checked below), which then name the same keys. Otherwise it is read
-    # for the proposal's, beside the cone's next round trip.
-    early = _ask_allowed(graph, call.account, call.payee, call.at, p) \
+    # The aggregate (the gate's ledger, in Redis) for the call's own account and payee when it
+    # names both: they must equal the proposal's (checked below), which then name the same
+    # keys. Otherwise it is read for the proposal's, once its facts are read.
+    early = _aggregate(graph, call.account, call.payee, call.at, p) \
         if call.account and call.payee else None
-    try:
-        read = _Read(graph, [call.action], [(q.ACTIONS_IN, {"ids": [call.action]}),
-                                            (q.ACTIVE_RETRACTIONS, None)], proposals=True)
-        facts = read.first()[0]
-    finally:
-        early_rows = _log_rows(early.result) if early is not None else None
+    read = _Read(graph, [call.action], [(q.ACTIONS_IN, {"ids": [call.action]}),
+                                        (q.ACTIVE_RETRACTIONS, None)], proposals=True)
+    facts = read.first()[0]
     if not facts:
         raise UnknownAction(f"unknown action {call.action!r}")
     props = facts[0][0]
     values = {n: getattr(call, n) if getattr(call, n) is not None else props.get(n)
               for n in ("amount", "currency", "account", "payee")}
     execution = rule.execution_key(call.action, props.get("seq", 0))
-    return replace(_judge_proposal(call, props, read, early_rows, graph, p, execution),
-                   execution=execution, **values)
+    d, agg = _judge_proposal(call, props, read, early, graph, p, execution)
+    return replace(d, execution=execution, **values), agg
 
 
-def _judge_proposal(call: GateCall, props: dict, read: _Read, early: list[list] | None,
-                    graph: TenantGraph, p: GatePolicy, execution: str) -> GateDecision:
+def _judge_proposal(call: GateCall, props: dict, read: _Read,
+                    early: gate_ledger.Aggregate | None, graph: TenantGraph, p: GatePolicy,
+                    execution: str) -> tuple[GateDecision, gate_ledger.Aggregate | None]:
     for name, asked in (("amount", call.amount), ("currency", call.currency),
                         ("account", call.account), ("payee", call.payee)):
         stored = props.get(name)
@@ -116,67 +120,63 @@ def _judge_proposal(call: GateCall, props: dict, read: _Read, early: list[list] 
             stored = p.currency  # a proposal without a currency is in the threshold's
         if asked is not None and not rule.same(name, asked, stored):
             return GateDecision(call.action, False, f"blocked: the call's {name} {asked!r} is "
-                                f"not the proposal's {stored!r}", 0)
+                                f"not the proposal's {stored!r}", 0), None
     if props.get("failed"):
         return GateDecision(call.action, False, "blocked: the proposal's call failed "
                             f"({props.get('failed_reason') or 'no reason given'}); propose it "
-                            "again", 0)
+                            "again", 0), None
     stored_amount = props.get("amount")
     if stored_amount is not None and rule.not_an_amount(stored_amount):
         return GateDecision(call.action, False, f"blocked: the proposal's amount "
-                            f"{stored_amount!r} is not an amount", 0)
-    # The aggregate of the proposal's own account and payee, read beside the rest of its cone.
-    late = None if early is not None else _ask_allowed(
+                            f"{stored_amount!r} is not an amount", 0), None
+    # The aggregate of the proposal's own account and payee.
+    agg = early if early is not None else _aggregate(
         graph, props.get("account"), props.get("payee"), call.at, p)
-    try:
-        c = read.finish()
-    finally:
-        rows = early if early is not None else _log_rows(late.result) if late is not None else None
+    c = read.finish()
     if call.action not in c.nodes:
         raise UnknownAction(f"unknown memory {call.action!r}")
     frag, fall, domains = _evidence(c, c.of(call.action), call.action, props.get("account"),
                                     graph.rules_from(read.rows[1]), p)
     if props.get("status") != "IN":
         reason = f"blocked: the action is OUT (cause {props.get('cause')})"
-        return GateDecision(call.action, False, reason, frag, domains, would_fall=fall)
-    already = _allowed(rows, execution) if rows is not None else (0.0, 0.0)
+        return GateDecision(call.action, False, reason, frag, domains, would_fall=fall), None
+    already = _allowed(agg.rows, execution) if agg is not None else (0.0, 0.0)
     return replace(rule.decide(call.action, stored_amount, props.get("currency"), frag, domains,
-                               p, already, call.amount_free), would_fall=fall)
+                               p, already, call.amount_free), would_fall=fall), agg
 
 
 ASKED = "~asked"  # the node a new action would be, in the cone of its premises
 
 
-def _judge_new(graph: TenantGraph, call: GateCall, p: GatePolicy) -> GateDecision:
+def _judge_new(graph: TenantGraph, call: GateCall, p: GatePolicy
+               ) -> tuple[GateDecision, gate_ledger.Aggregate | None]:
     """An action not yet in the graph: it would rest on every premise of a justification
     together, on any of its justifications (``alternatives``, else the premises alone), and is
     judged as that node would be."""
     justifications = [tuple(j) for j in call.alternatives or ()] or [tuple(call.premises or ())]
     premises = list(dict.fromkeys(p for j in justifications for p in j))
-    # The premises' facts (the cone's first levels), the rules and the aggregate: one round trip.
-    aggregate = _ask_allowed(graph, call.account, call.payee, call.at, p)
-    try:
-        read = _Read(graph, premises, [(q.ACTIVE_RETRACTIONS, None)])
-        read.first()
-    finally:
-        rows = _log_rows(aggregate.result) if aggregate is not None else None
+    # The aggregate (the gate's ledger), then the premises' facts (the cone's first levels)
+    # and the rules.
+    agg = _aggregate(graph, call.account, call.payee, call.at, p)
+    read = _Read(graph, premises, [(q.ACTIVE_RETRACTIONS, None)])
+    read.first()
     known = read.cone.status
     missing = [x for x in premises if x not in known]
     if missing:
         return GateDecision(call.action, False,
-                            f"blocked: unknown premise(s) {', '.join(missing)}", 0)
+                            f"blocked: unknown premise(s) {', '.join(missing)}", 0), None
     outs = [[x for x in j if not known[x].is_in] for j in justifications]
     if all(outs):  # every justification has an OUT premise
         out = outs[0][0]
         return GateDecision(call.action, False, f"blocked: it rests on OUT memory {out} "
-                            f"(cause {known[out].cause})", 0)
+                            f"(cause {known[out].cause})", 0), None
     c, rules = read.finish(), graph.rules_from(read.rows[0])
     nodes = {m: n for x in premises for m, n in c.of(x).items()}
     nodes[ASKED] = Node(ASKED, "action", justifications)
     frag, fall, domains = _evidence(c, nodes, ASKED, call.account, rules, p)
-    already = _allowed(rows) if rows is not None else (0.0, 0.0)
+    already = _allowed(agg.rows) if agg is not None else (0.0, 0.0)
     return replace(rule.decide(call.action, call.amount, call.currency, frag, domains, p,
-                               already, call.amount_free), would_fall=fall)
+                               already, call.amount_free), would_fall=fall), agg
 
 
 # Whether the gate reads a cone from the facts the writer keeps (``rescind.graph.gate_facts``)
@@ -248,17 +248,38 @@ def is_expired(d: GateDecision) -> bool:
     return d.reason.startswith(EXPIRED)
 
 
-def _ask_allowed(graph: TenantGraph, account: str | None, payee: str | None, at: int | None,
-                 p: GatePolicy) -> InFlight | None:
-    """Send the read of what was already allowed to ``account`` or ``payee`` in the window
-    ending at ``at`` to the gate log, on a connection of its own: it runs beside the cone's
-    reads (None: nothing to add up)."""
+def _aggregate(graph: TenantGraph, account: str | None, payee: str | None, at: int | None,
+               p: GatePolicy) -> gate_ledger.Aggregate | None:
+    """What was already allowed to ``account`` or ``payee`` in the window ending at ``at``,
+    from the gate's ledger (``rescind.graph.gate_ledger``: one script, no FalkorDB query), with
+    the versions its record checks (None: nothing to add up)."""
     if not account and not payee:
         return None
+    log_of(graph)  # the ledger holds what the log held before it, from its first use
     end = at if at is not None else to_micros(datetime.now(UTC))
-    return send_reads(graph.conn, log_of(graph), [(gq.GATE_ALLOWED_TO, {
-        "since": end - p.window_us(), "account_key": rule.account_key(account),
-        "payee_key": rule.payee_key(payee)})])
+    return gate_ledger.aggregate(graph.conn, graph.tenant, rule.account_key(account),
+                                 rule.payee_key(payee), end - p.window_us())
+
+
+# What each decision ``judge`` returned was judged on (its aggregate and the policy), for
+# ``record`` to check and, if it moved, to judge again: by the decision object itself (a
+# decision made anew from it, as ``late`` does, is never allowed, so it needs no check).
+_JUDGED: dict[int, tuple[GateDecision, gate_ledger.Aggregate, GatePolicy]] = {}
+_JUDGED_MAX = 4096  # decisions judged and never recorded are forgotten past this many
+_judged_lock = threading.Lock()
+
+
+def _judged_on(d: GateDecision, agg: gate_ledger.Aggregate, p: GatePolicy) -> None:
+    with _judged_lock:
+        _JUDGED[id(d)] = (d, agg, p)
+        while len(_JUDGED) > _JUDGED_MAX:
+            del _JUDGED[next(iter(_JUDGED))]
+
+
+def _judged(d: GateDecision) -> tuple[gate_ledger.Aggregate, GatePolicy] | None:
+    with _judged_lock:
+        got = _JUDGED.pop(id(d), None)
+    return (got[1], got[2]) if got is not None and got[0] is d else None
 
 
 def log_of(graph: TenantGraph) -> str:
@@ -269,11 +290,17 @@ def log_of(graph: TenantGraph) -> str:
     if getattr(graph, "gate_log_ready", False):  # TenantGraph.delete clears it
         return key
     ready = layout.gate_log_ready_key(graph.tenant)
-    if not graph.conn.exists(ready):
+    seeded = layout.gate_allowed_ready_key(graph.tenant)
+    if graph.conn.exists(ready, seeded) < 2:
         with graph.exclusive(purpose="gate-log"):
             if not graph.conn.exists(ready):
                 _make_log(graph, key)
                 graph.conn.set(ready, 1)
+            if not gate_ledger.seeded(graph.conn, graph.tenant):
+                # The aggregate is kept in the gate's ledger: it starts with what the log
+                # allowed before the ledger existed (once: ``seed`` sets its mark).
+                gate_ledger.seed(graph.conn, graph.tenant, _log_rows(lambda: query(
+                    graph.conn, key, gq.GATE_ALLOWED, read_only=True)))
     graph.gate_log_ready = True
     return key
 
@@ -314,29 +341,131 @@ def _make_log(graph: TenantGraph, key: str) -> None:
             query(graph.conn, key, gq.GATE_COPY, {"rows": kept[i:i + 1000]})
 
 
-def _allowed(rows: list[list], itself: str | None = None) -> tuple[float, float]:
+def _allowed(rows, itself: str | None = None) -> tuple[float, float]:
     """What was already allowed to the same account and to the same payee
-    (``rule.already_allowed``), from the rows of ``gq.GATE_ALLOWED_TO``."""
+    (``rule.already_allowed``), from ``(by, execution, amount)`` rows."""
     return rule.already_allowed((rule.Allowed(by, execution, amount)
                                  for by, execution, amount in rows), itself)
 
 
 def record(graph: TenantGraph, call: GateCall, d: GateDecision, name: str | None = None,
-           trace: str | None = None) -> None:
-    """Keep the decision in the tenant's graph: the log, the payment's history and the next
-    call's aggregate read it."""
-    query(graph.conn, log_of(graph), gq.GATE_RECORD, {
-        "id": uuid.uuid4().hex, "action": call.action, "name": name or call.action,
-        "at": call.at if call.at is not None else to_micros(datetime.now(UTC)),
-        "amount": d.amount, "currency": d.currency, "base_amount": d.base_amount,
-        "account": d.account, "account_key": rule.account_key(d.account),
-        "payee": d.payee, "payee_key": rule.payee_key(d.payee), "allowed": d.allowed,
-        "reason": d.reason, "fragility": d.fragility, "domains": list(d.domains),
-        "would_fall": list(d.would_fall), "execution": d.execution or call.action,
-        "expired": is_expired(d),
-        "aggregate": d.aggregate, "trace": trace})
+           trace: str | None = None) -> GateDecision:
+    """Keep the decision in the gate's ledger (``rescind.graph.gate_ledger``), from where it is
+    copied into the gate log (``copy_log``): the log, the payment's history and the next
+    call's aggregate read it. Returns the decision as kept: an allowed one judged on an
+    aggregate that moved since (another payment to the same account or payee allowed
+    meanwhile) is judged again on the aggregate as it is now, and that is kept, in one script
+    with the aggregate's check, so that two payments never both pass under the limit."""
+    judged = _judged(d)
+    agg, policy = judged if judged is not None else (None, None)
+    log_of(graph)  # the ledger holds what the log held before it, from its first use
+    record_id = uuid.uuid4().hex
+    at = call.at if call.at is not None else to_micros(datetime.now(UTC))
+    keep_us = 2 * (policy or GatePolicy()).window_us()
+    while True:
+        props = {"id": record_id, "action": call.action, "name": name or call.action, "at": at,
+                 "amount": d.amount, "currency": d.currency, "base_amount": d.base_amount,
+                 "account": d.account, "account_key": rule.account_key(d.account),
+                 "payee": d.payee, "payee_key": rule.payee_key(d.payee), "allowed": d.allowed,
+                 "reason": d.reason, "fragility": d.fragility, "domains": list(d.domains),
+                 "would_fall": list(d.would_fall), "execution": d.execution or call.action,
+                 "expired": is_expired(d), "aggregate": d.aggregate, "trace": trace}
+        moved = gate_ledger.record(
+            graph.conn, graph.tenant, record_id, props, d.allowed, props["execution"],
+            d.base_amount if d.base_amount is not None else d.amount, props["account_key"],
+            props["payee_key"], agg, keep_us)
+        if moved is None:
+            break
+        agg, d = moved, _judge_again(d, moved, policy or GatePolicy(), call.amount_free)
     outcome = "allowed" if d.allowed else EXPIRED if is_expired(d) else "blocked"
     gate_decisions.add(1, {"tenant": graph.tenant, "decision": outcome})
+    return d
+
+
+def _judge_again(d: GateDecision, agg: gate_ledger.Aggregate, p: GatePolicy,
+                 amount_free: bool) -> GateDecision:
+    """``d`` (allowed) judged again on the aggregate ``agg``, all else as it was."""
+    again = rule.decide(d.action, d.amount, d.currency, d.fragility, d.domains, p,
+                        _allowed(agg.rows, d.execution), amount_free)
+    return replace(again, would_fall=d.would_fall, amount=d.amount, currency=d.currency,
+                   account=d.account, payee=d.payee, execution=d.execution)
+
+
+def copy_log(graph: TenantGraph, limit: int = 500) -> int:
+    """Copy the decisions the gate's ledger holds, not yet in the gate log, into it (by each
+    decision's id: one copied twice is there once); how many were copied. The gate worker
+    does it after its answer; every read of the log does it first, so that the log is read
+    whole even if the process that recorded a decision died before copying it."""
+    copied = 0
+    while rows := gate_ledger.pending(graph.conn, graph.tenant, limit):
+        if not graph.conn.exists(layout.gate_log_ready_key(graph.tenant)):
+            graph.gate_log_ready = False  # deleted by another process since: made again
+        query(graph.conn, log_of(graph), gq.GATE_COPY, {"rows": rows})
+        gate_ledger.copied(graph.conn, graph.tenant, [r["id"] for r in rows])
+        copied += len(rows)
+        if len(rows) < limit:
+            break
+    return copied
+
+
+class LogCopier:
+    """Copies what the gate's ledger holds into the gate log (``copy_log``), in a thread of
+    its own, after being told (``wake``) which tenants' decisions to copy: off the answer's
+    path, batched when answers come faster than the copies. The thread ends when idle and
+    starts again on the next ``wake``. ``graph_of`` gives a tenant's graph."""
+
+    IDLE_S = 5.0  # the thread ends after this long with nothing to copy
+    RETRY_S = 1.0  # a copy that failed is tried again after this long
+
+    def __init__(self, graph_of) -> None:
+        self.graph_of = graph_of
+        self.lock = threading.Lock()
+        self.tenants: set[str] = set()
+        self.event = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.copying = False
+
+    def wake(self, tenant: str) -> None:
+        with self.lock:
+            self.tenants.add(tenant)
+            self.event.set()
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._run, name="gate-log-copier",
+                                               daemon=True)
+                self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            if not self.event.wait(self.IDLE_S):
+                with self.lock:
+                    if not self.event.is_set():
+                        self.thread = None
+                        return
+            with self.lock:
+                self.event.clear()
+                todo, self.tenants, self.copying = self.tenants, set(), True
+            for tenant in todo:
+                try:
+                    copy_log(self.graph_of(tenant))
+                except Exception:  # kept in the ledger; the next wake (or a read) copies it
+                    log_failure(log, f"{tenant}: gate decisions not copied into the log yet")
+                    with self.lock:
+                        self.tenants.add(tenant)
+                    time.sleep(self.RETRY_S)
+                    self.event.set()
+            with self.lock:
+                self.copying = False
+
+    def drain(self, timeout: float = 10.0) -> bool:
+        """Wait until nothing is left to copy (tests, the benchmark's end)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                idle = not self.tenants and not self.event.is_set() and not self.copying
+            if idle:
+                return True
+            time.sleep(0.01)
+        return False
 
 
 def evidence_fragility(graph: TenantGraph, target: str, account: str | None,
@@ -380,6 +509,7 @@ def last_decisions(graph: TenantGraph, actions: list[str]) -> dict[str, dict]:
     proposing tool ran: a scheduled payment stays scheduled whatever its release was told)."""
     if not actions:
         return {}
+    copy_log(graph)
     return {a: {"allowed": bool(allowed), "reason": reason, "at": from_micros(at).isoformat(),
                 "release": "#" in (execution or "")}
             for a, allowed, reason, at, execution in _log_rows(lambda: query(
@@ -395,6 +525,7 @@ def never_ran(decision: dict | None) -> bool:
 
 def decisions_log(graph: TenantGraph, action: str | None = None, limit: int = 100) -> list[dict]:
     """The gate's decisions, newest first (of one action, by id, when given)."""
+    copy_log(graph)
     rows = _log_rows(lambda: query(graph.conn, log_of(graph), gq.GATE_LOG,
                                    {"action": action, "limit": limit}, read_only=True))
     return [{**dict(zip(_LOG_FIELDS, r, strict=True)), "at": from_micros(r[0]).isoformat()}

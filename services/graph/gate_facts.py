@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import redis
 
 from rescind.contract.layout import gate_facts_busy_key, gate_facts_epoch_key, gate_facts_key
+from rescind.graph import gate_ledger
 from rescind.graph.cone import Cone, add_row
 
 LIMIT = 5_000  # memories in one cone read here at most; a larger cone is read from the graph
@@ -233,7 +234,9 @@ def mutating(conn: redis.Redis, tenant: str, ttl_ms: int = BUSY_TTL_MS) -> Itera
 
 
 def forget(conn: redis.Redis, tenant: str) -> None:
-    """The tenant's graph is gone: so are its facts."""
+    """The tenant's graph is gone: so are its facts, and the gate's ledger beside them
+    (its aggregate and the decisions not yet copied into the gate log, which goes too)."""
+    gate_ledger.forget(conn, tenant)
     conn.delete(gate_facts_key(tenant))
     conn.hdel(gate_facts_epoch_key(tenant), "rules")
     conn.hincrby(gate_facts_epoch_key(tenant), "m", 1)

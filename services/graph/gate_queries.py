@@ -22,7 +22,8 @@ RETURN x.id, x.kind, st.status, st.cause, st.hops, x.withdrawn_by,
 """
 
 # The gate's decisions are kept in a graph of their own beside the tenant's
-# (``rescind.contract.layout.gate_log_key``): the queries below run on it, except GATE_KEPT,
+# (``rescind.contract.layout.gate_log_key``), copied there from the gate's ledger
+# (``rescind.graph.gate_ledger``) after the answer: the queries below run on it, except GATE_KEPT,
 # which reads the decisions a tenant's graph held before that graph existed (copied once by
 # GATE_COPY, by each decision's id: a copy cut short is done again without doubles). Its
 # indexes: the aggregate's keys, the moment, and the id the copy merges on.
@@ -32,8 +33,9 @@ GATE_KEPT = "MATCH (d:Gate) RETURN properties(d)"
 
 GATE_COPY = "UNWIND $rows AS r MERGE (d:Gate {id: r.id}) SET d = r"
 
-# A gate decision, kept: what was asked, what the gate said and why. No edges: it is not part of
-# what anything believes, so it is written without the revision guard. ``execution`` is what
+# A gate decision as the gate kept it in a graph before its ledger (``rescind.graph.
+# gate_ledger``) kept it first: what was asked, what the gate said and why (the properties a
+# record copied by GATE_COPY has). No edges: it is not part of what anything believes. ``execution`` is what
 # the aggregate counts once (``rescind.core.gate_rule.execution_key``); ``expired`` marks a
 # question judged after its asker stopped waiting (never allowed).
 GATE_RECORD = """
@@ -45,20 +47,14 @@ CREATE (:Gate {id: $id, action: $action, name: $name, at: $at, amount: $amount,
                aggregate: $aggregate, trace: $trace})
 """
 
-# What the gate already allowed to the same account, and to the same payee, since ``since``, in
-# the threshold's currency: the decisions, found by each key's index (an OR of the two scanned
-# every decision in the window), each row tagged with the key it matched, since the two totals
-# are kept apart. The caller counts each execution once per key, at its largest amount (asked
-# again, a proposal counts once); a decision kept before executions were recorded counts as
-# one execution of its action.
-GATE_ALLOWED_TO = """
-MATCH (d:Gate) WHERE d.account_key = $account_key AND d.allowed AND d.at >= $since
-RETURN 'account' AS by, coalesce(d.execution, d.action) AS execution,
-       coalesce(d.base_amount, d.amount) AS amount
-UNION ALL
-MATCH (d:Gate) WHERE d.payee_key = $payee_key AND d.allowed AND d.at >= $since
-RETURN 'payee' AS by, coalesce(d.execution, d.action) AS execution,
-       coalesce(d.base_amount, d.amount) AS amount
+# What the gate allowed, as the gate's ledger keeps it (``rescind.graph.gate_ledger.seed``):
+# read once, when the ledger is first used beside a log that held decisions before it. The
+# aggregate is read from the ledger since (one Lua script: no query thread to wait for); a
+# decision kept before executions were recorded counts as one execution of its action.
+GATE_ALLOWED = """
+MATCH (d:Gate) WHERE d.allowed
+RETURN d.id, coalesce(d.execution, d.action), coalesce(d.base_amount, d.amount), d.at,
+       d.account_key, d.payee_key
 """
 
 # The gate's decisions, newest first; of one action when ``action`` is given.

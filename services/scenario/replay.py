@@ -67,8 +67,7 @@ class Replay:
         call = gate_mod.GateCall(self.mem[line.action], None, a.amount, a.account, a.payee, at,
                                  a.currency)
         d = gate_mod.judge(self.graph, call, self.policy)
-        gate_mod.record(self.graph, call, d, line.action)
-        return d
+        return gate_mod.record(self.graph, call, d, line.action)
 
     def step(self, step: Step) -> None:
         """Apply one line; an error the engine finds while applying names the line."""

@@ -1,7 +1,10 @@
 """The gate role: answers each GateAsked on its reply list, judged on the graph once what its
 asker published before asking is applied (``rescind.workers.applied``), with the decision kept
-in the graph and in the audit log. A malformed question is dead-lettered; one the gate cannot
-judge (the server away) is not answered, and the agent's wait fails closed.
+in the gate's ledger (``rescind.graph.gate_ledger``) and in the audit log before the answer,
+and copied into the gate log after it (``rescind.engine.gate.LogCopier``; what a process that
+died left uncopied is copied by the next one, and by any read of the log). A malformed
+question is dead-lettered; one the gate cannot judge (the server away) is not answered, and
+the agent's wait fails closed.
 """
 
 from __future__ import annotations
@@ -12,8 +15,17 @@ from rescind.contract import events as ev
 from rescind.contract import layout
 from rescind.contract.errors import Invalid
 from rescind.core.shapes import GateDecision
-from rescind.engine.gate import EXPIRED, GateCall, UnknownAction, is_expired, judge, late, record
-from rescind.graph import tenants
+from rescind.engine.gate import (
+    EXPIRED,
+    GateCall,
+    LogCopier,
+    UnknownAction,
+    is_expired,
+    judge,
+    late,
+    record,
+)
+from rescind.graph import gate_ledger, tenants
 from rescind.graph.store import TenantGraph
 from rescind.operator.audit import ALLOWED, BLOCKED, Actor
 from rescind.transport import connection
@@ -35,6 +47,11 @@ def gate_detail(d: GateDecision, asked: ev.GateAsked) -> dict:
 class Gate(Role):
     """Answers the payment gate's questions (reads only: it takes no lock)."""
 
+    def __init__(self, shared) -> None:
+        super().__init__(shared)
+        self.copier = LogCopier(self.graph)
+        self.swept = False  # whether what earlier processes left uncopied was looked for
+
     def gate(self, entry_id: str, body: object) -> None:
         """Answer one GateAsked on its reply list; a malformed request is dead-lettered."""
         try:
@@ -46,10 +63,11 @@ class Gate(Role):
                                       layout.GATE_GROUP)
             self._ack(layout.GATE, layout.GATE_GROUP, [entry_id])
             return
+        kept = False  # whether the decision is in the tenant's gate ledger
         try:
             if not self.known(asked.tenant):  # refused at once, and never the start of a graph
                 raise tenants.UnknownTenant(asked.tenant)
-            d = self._judge(self.graph(asked.tenant), asked)
+            d, kept = self._judge(self.graph(asked.tenant), asked), True
         except Exception as exc:
             self._redirected(asked.tenant, exc)
             if not isinstance(exc, tenants.UnknownTenant) and not self.dropped(asked.tenant):
@@ -74,6 +92,22 @@ class Gate(Role):
                          gate_detail(d, asked))
         *_, audit_length = pipe.execute()
         self.audit.settle(asked.tenant, audit_length)
+        if kept:
+            self._copy(asked.tenant)
+
+    def _copy(self, tenant: str) -> None:
+        """Have the tenant's decisions copied into its gate log, after the answer; the first
+        time, those every known tenant's ledger holds uncopied too (a process that died
+        between its answer and the copy)."""
+        if not self.swept:
+            self.swept = True
+            try:
+                for name in tenants.registered(self.conn):
+                    if gate_ledger.uncopied(self.conn, name):
+                        self.copier.wake(name)
+            except Exception:  # noqa: BLE001 - the next read of a log copies them anyway
+                self.swept = False
+        self.copier.wake(tenant)
 
     def _judge(self, graph: TenantGraph, asked: ev.GateAsked) -> GateDecision:
         """An earlier proposal by its stored facts; a new one by the premises it would rest on.
@@ -90,8 +124,7 @@ class Gate(Role):
             refused = self._unapplied(asked)
             if refused is not None:
                 d = GateDecision(mid, False, f"blocked: {refused}", 0)
-                record(graph, call, d, asked.action, asked.traceparent)
-                return d
+                return record(graph, call, d, asked.action, asked.traceparent)
         if asked.proposed:
             while not graph.actions_in([mid]) and time.monotonic() < deadline:
                 time.sleep(0.01)
@@ -106,8 +139,9 @@ class Gate(Role):
                 time.sleep(0.01)
             d = judge(graph, call, policy)
         d = late(d, asked.expires)  # its asker stopped waiting: expired, never allowed
-        record(graph, call, d, asked.action, asked.traceparent)
-        return d
+        # Kept as recorded: an allowed payment whose aggregate moved since it was judged (another
+        # to the same account or payee allowed meanwhile) is judged again as it is recorded.
+        return record(graph, call, d, asked.action, asked.traceparent)
 
     def _unapplied(self, asked: ev.GateAsked) -> str | None:
         """Why the question cannot be judged yet (what its asker published is not applied in
