@@ -34,6 +34,9 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from . import values as _v
 
 MATCHED = "matched"  # the premises were found in the written value
 MAX_JUSTIFICATIONS = 16  # alternatives kept per write (the smallest first)
@@ -97,7 +100,8 @@ class FactIndex:
         self.ids: dict[str, set[str]] = {}
         self.ids_by_start: dict[str, list[str]] = {}  # first 4 characters -> ids
         self.phrases: dict[str, set[str]] = {}  # " phrase ", as it stands among the words
-        self.values: dict[tuple[str, str], set[str]] = {}  # ("date"|"time", canonical) -> items
+        self.values: dict[tuple[str, str], set[str]] = {}  # ("time"|"qty", canonical) -> items
+        self.dates: dict[str, set[str]] = {}  # a date ("values.date_key") -> items
         self.by_first: dict[bool, dict[str, list[str]]] = {True: {}, False: {}}  # holds a digit?
         # -> first word -> " phrase "s
         self.names: dict[str, set[str]] = {}  # "harbor lane bakery" -> items
@@ -119,6 +123,8 @@ class FactIndex:
                 self.numbers.setdefault(key, set()).add(item)
             elif kind in _VALUE_KINDS:
                 self.values.setdefault((kind, key), set()).add(item)
+            elif kind == "date":
+                self.dates.setdefault(key, set()).add(item)
             elif kind == "name":
                 if key not in self.names:
                     self.names_by_first.setdefault(key.split(" ", 1)[0], []).append(key)
@@ -143,6 +149,7 @@ class FactIndex:
         t = target if target is not None else _Target(written)
         families = [items for n in t.numbers if (items := self.numbers.get(n)) is not None]
         families += [items for v in t.values if (items := self.values.get(v)) is not None]
+        families += [items for date in t.dates if (items := self._dated(date))]
         if t.starts is None:  # not plain ASCII words: every fact is looked for in the text
             families += [items for key, items in self.ids.items() if key in t.compact]
             said = [key for key in self.phrases if key in t.words]
@@ -170,6 +177,14 @@ class FactIndex:
         if self.said:  # words no premise has, which a user's statement says: it is needed too
             covers = self._with_statements(covers, t.content_words, exclude, limit)
         return Attribution(covers, MATCHED)
+
+    def _dated(self, date: str) -> set[str]:
+        """The items stating a date that can be ``date`` (``values.compatible``): one fact,
+        however partly either states it ("the 14th" of "2026-12-14"); a date read either way
+        round ("01/12/2026") is either reading."""
+        return {item for key, items in self.dates.items()
+                if any(_v.compatible(a, b) for a in date.split("|") for b in key.split("|"))
+                for item in items}
 
     def _with_statements(self, covers: list[tuple[str, ...]], words: frozenset[str],
                          exclude: str | None, limit: int) -> list[tuple[str, ...]]:
@@ -269,7 +284,25 @@ def asked_names(value: object) -> set[tuple[str, str]]:
                 words = _words(clause.casefold())[:1]
                 mine = not question or (words and words[0] in _FIRST_PERSON)
                 (stated if mine else asked).update(_names(clause))
+    topic = _topic(value)
+    if topic is not None:  # a topic to work on ("heat pumps in norway") asks, states nothing
+        asked |= {f for f in _segment_facts(topic) if f[0] in ("text", "name")}
     return asked - stated
+
+
+def _topic(value: object) -> str | None:
+    """A message that is only a topic: one short line, no sentence (no end mark, no digit, no
+    word of the writer's own such as "I" or "my"), "heat pumps in norway". What a write
+    restates of it is what it was asked to be about, not something the user stated; its words
+    stay the user's (``statements``), for a write that has them from nowhere else."""
+    text = " ".join(str(x) for x in _leaves(value)).strip()
+    if not text or len(text) > _TOPIC_CHARS or "\n" in text or text[-1] in ".!?;:" \
+            or any(c.isdigit() for c in text):
+        return None
+    words = _words(text.casefold())
+    if not 1 < len(words) <= _TOPIC_WORDS or _FIRST_PERSON & set(words):
+        return None
+    return text
 
 
 def minimal_covers(families: Iterable[set[str]], limit: int = MAX_JUSTIFICATIONS) \
@@ -323,11 +356,12 @@ class _Target:
             self.starts = offsets[first:len(lead) + len(middle) + 1]
         self.numbers = {n for m in _NUMBER.finditer(span)
                         if (n := _number(m.group())) is not None}
-        if span:  # dates, times, amounts in any notation: a word either side of the digits
-            before, _, after = text.partition(span)
-            span = " ".join([*before.split()[-2:], span, *after.split()[:2]])
-        found, _ = _values(span)
+        found: set[tuple[str, str]] = set()
+        if _v.might_hold(text):  # values in any notation, in digits or in words
+            found, spans = _v.scan(text)
+            found |= _v.numbers(_masked(text, spans))[0]
         self.values = {(k, v) for k, v in found if k in _VALUE_KINDS}
+        self.dates = [v for k, v in found if k == "date"]
         self.numbers |= {v for k, v in found if k == "num"}
         self.numbers |= {n for x in leaves if isinstance(x, int | float)
                          and (n := _number(x)) is not None}
@@ -351,90 +385,10 @@ _LABEL = re.compile(r"(?:^|(?<=[\s,;(]))[^\W\d_]+(?:[ \-][^\W\d_]+){0,4}\s*:(?=\
 # Capitals before an identifier that starts with digits, apart by a space ("IBAN GB33 …",
 # "ACCT 0417 1643"): a label; "INV-1002" and "MSA-2026-001" keep theirs.
 _LEADING_WORDS = re.compile(r"^(?:[A-Z]+ )+(?=[A-Za-z]*\d)")
-_VALUE_KINDS = ("date", "time")
+_VALUE_KINDS = ("time", "qty")
 _STEM = 5  # a word of a write is another's inflection when their first 5 letters agree
+_TOPIC_WORDS, _TOPIC_CHARS = 8, 80  # the most a topic has (``_topic``)
 _LABEL_WORDS = 2  # words just before a value, or before a phrase, that may be its label
-_MONTHS = {m: i for i, names in enumerate(
-    (("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",),
-     ("jun", "june"), ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"),
-     ("oct", "october"), ("nov", "november"), ("dec", "december")), start=1) for m in names}
-_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?" \
-         r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-# 2026-11-20, 2026-11-20T09:30; 20 Nov 2026, 20 November, 2026; Nov 20, 2026; November 20th 2026
-_DATE = re.compile(
-    r"(?<![\w.])(?:(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})"
-    r"(?:[T ](?P<hh>\d{1,2}):(?P<mm>\d{2})(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
-    rf"|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+(?P<y2>\d{{4}})"
-    rf"|{_MONTH.replace('(', '(?P<mon3>', 1)}\s+(?P<d3>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y3>\d{{4}}))"
-    r"(?![\w])", re.IGNORECASE)
-# 09:30, 9:30am, 9.30 a.m., 9 pm, 17:05:00 (a dot or no minutes only with am/pm)
-_TIME = re.compile(
-    r"(?<![\w.:])(?P<h>\d{1,2})(?:(?::(?P<m>\d{2})(?::\d{2})?)"
-    r"(?:\s*(?P<ap>[ap])\.?m\.?)?|(?:\.(?P<m2>\d{2}))?\s*(?P<ap2>[ap])\.?m\.?)(?![\w:])",
-    re.IGNORECASE)
-_CURRENCY = r"(?:[$€£¥₹]|(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|SEK|NOK|DKK|PLN|INR|CNY)(?![A-Za-z]))"
-_AMOUNT_NUM = r"\d{1,3}(?:[,.'\u00a0 ]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?"
-# An amount next to its currency: $34,500.00, EUR 1.280,00, 1 280,00 €, 12'000 CHF
-_MONEY = re.compile(rf"(?<![\w.]){_CURRENCY}\s?(?P<a>{_AMOUNT_NUM})(?![\w])"
-                    rf"|(?<![\w.,])(?P<b>{_AMOUNT_NUM})\s?{_CURRENCY}")
-
-
-def _amount(text: str) -> str | None:
-    """The canonical number of an amount written with any thousands and decimal separators:
-    a last separator followed by one or two digits is the decimal point."""
-    text = text.replace("\u00a0", " ")
-    m = re.fullmatch(r"(.*?)([.,])(\d{1,2})", text)
-    whole, frac = (m.group(1), m.group(3)) if m and not re.search(r"[.,]\d{3}$", text) \
-        else (text, "")
-    digits = re.sub(r"[,.' ]", "", whole)
-    return _number(f"{digits}.{frac}" if frac else digits) if digits.isdigit() else None
-
-
-def _values(text: str) -> tuple[set[tuple[str, str]], list[tuple[int, int]]]:
-    """The dates, times and amounts with their currency in ``text``: facts and their spans."""
-    out: set[tuple[str, str]] = set()
-    spans: list[tuple[int, int]] = []
-    if not any(c.isdigit() for c in text):
-        return out, spans
-    for m in _DATE.finditer(text):
-        g = m.groupdict()
-        year, day = g["y"] or g["y2"] or g["y3"], g["d"] or g["d2"] or g["d3"]
-        month = int(g["m"]) if g["m"] else _MONTHS.get(
-            (g["mon3"] or _month_of(m.group()) or "").casefold().rstrip("."))
-        if not month or not 1 <= month <= 12 or not 1 <= int(day) <= 31:
-            continue
-        out.add(("date", f"{int(year):04d}-{month:02d}-{int(day):02d}"))
-        if g["hh"] is not None and int(g["hh"]) < 24 and int(g["mm"]) < 60:
-            out.add(("time", f"{int(g['hh']):02d}:{g['mm']}"))
-        spans.append(m.span())
-    dates = list(spans)  # in order, apart
-    for m in _TIME.finditer(text):
-        if _inside(m.span(), dates):
-            continue
-        hour, minute = int(m["h"]), int(m["m"] or m["m2"] or 0)
-        ap = (m["ap"] or m["ap2"] or "").casefold()
-        if ap and not 1 <= hour <= 12 or hour > 23 or minute > 59:
-            continue
-        hour = hour % 12 + (12 if ap == "p" else 0) if ap else hour
-        out.add(("time", f"{hour:02d}:{minute:02d}"))
-        spans.append(m.span())
-    spans.sort()
-    taken = list(spans)
-    for m in _MONEY.finditer(text):
-        if _inside(m.span(), taken):
-            continue
-        if (n := _amount(m["a"] or m["b"])) is not None:
-            out.add(("num", n))
-            spans.append(m.span())
-    spans.sort()
-    return out, spans
-
-
-def _month_of(matched: str) -> str | None:
-    found = re.search(_MONTH, matched, re.IGNORECASE)
-    return found.group(1) if found else None
-
-
 def _masked(text: str, spans: list[tuple[int, int]]) -> str:
     """``text`` with each of ``spans`` blanked (a separator nothing matches across)."""
     if not spans:
@@ -465,7 +419,7 @@ def _segment_facts(segment: str) -> set[tuple[str, str]]:
         start = m.end()
     parts.append(segment[start:])
     for part in parts:
-        found, spans = _values(part)
+        found, spans = _v.scan(part)
         out |= found
         for m in _IDENT.finditer(_masked(part, spans)):  # a value ends an identifier
             token = _LEADING_WORDS.sub("", m.group())  # "IBAN GB33 …": the label is no part
@@ -483,12 +437,11 @@ def _segment_facts(segment: str) -> set[tuple[str, str]]:
                 out.add(("id", compact))
                 spans.append(m.span())
         spans.sort()
-        out |= _quantities(_masked(part, spans))
-        for m in _NUMBER.finditer(_masked(part, spans)):
-            if (n := _number(m.group())) is not None:
-                out.add(("num", n))
-                spans.append(m.span())
-        spans.sort()
+        masked = _masked(part, spans)
+        out |= _quantities(masked)
+        found, more = _v.numbers(masked)
+        out |= found
+        spans = sorted(spans + more)
         pieces, at = [], 0
         for a, b in spans:
             if a >= at:
@@ -644,7 +597,8 @@ under up down out off per via than until please thanks thank hi hello hey dear r
 cheers kind sincerely today tomorrow yesterday now just new note notes see let mr mrs ms dr
 prof sir madam re fwd fw save remember remind read write send pay check find get tell show
 add schedule book buy make keep call look give take use set update summarise summarize answer
-reply pick search list create delete cancel"""))
+reply pick search list create delete cancel""")) | frozenset(_v.MONTHS) | frozenset(_v.WEEKDAYS)
+# (a month or a weekday is part of a date, and a weekday alone is none: neither is a name)
 _CONNECTORS = frozenset(("of", "de", "du", "da", "del", "der", "den", "van", "von", "la", "le",
                          "upon", "on", "y", "and"))
 # Words before a number that do not say what it counts ("in 2", "at 3", "to 14").
@@ -715,18 +669,17 @@ def _is_plain_number(token: str) -> bool:
 
 
 def _number(value: object) -> str | None:
-    """A canonical form of an amount worth matching: at least 100, or with a fraction; bare
-    years are left out (every dated item has one)."""
-    try:
-        x = float(str(value).replace(",", "")) if isinstance(value, str) else float(value)
-    except ValueError:
+    """The canonical form of a number worth matching alone (``values.significant``)."""
+    if isinstance(value, str):
+        x = _v.number_of(value)
+    else:
+        try:
+            x = Decimal(repr(float(value)))
+        except (ValueError, OverflowError, InvalidOperation):
+            return None
+    if x is None or not x.is_finite() or not _v.significant(x):
         return None
-    if x != x or abs(x) == float("inf"):
-        return None
-    whole = x == int(x)
-    if whole and (abs(x) < 100 or 1900 <= x <= 2100):
-        return None
-    return f"{x:.2f}"
+    return _v.canonical(x)
 
 
 __all__ = ["MATCHED", "Attribution", "Delivered", "FactIndex", "attribute", "attribute_facts",

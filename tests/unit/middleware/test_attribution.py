@@ -58,7 +58,7 @@ def test_nothing_used_is_said_so_and_unrelated_items_are_never_premises():
 
 def test_amounts_match_in_any_notation_and_bare_years_do_not():
     """34500 reads the same as 34,500.00; a year alone (every dated item has one) is no fact."""
-    assert ("num", "34500.00") in facts(INVOICE.value)
+    assert ("num", "34500") in facts(INVOICE.value)
     assert attribute("amount due: 34,500.00", ALL).premises == ["obs-invoice"]
     assert attribute("due in 2026", [Delivered("x", "filed 2026")]).rule == "none"
 

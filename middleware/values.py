@@ -1,0 +1,395 @@
+"""The values a text states, each in one canonical form however it was written: numbers,
+amounts, quantities, percentages, dates and times. Pure: text in, facts and spans out.
+
+A fact is a value with what it is of, never a bare small number: "3" alone says nothing, "3
+nights" is a fact (``("qty", "3 night")``), and "3 rooms" is another one. What counts as the
+same value:
+
+- **Numbers** (``num``): digits with any thousands separators and trailing zeros ("1,500.00",
+  "1500", "4.2700" = "4.27"), a scale word ("1.5 million" = "one and a half million" =
+  1500000), English number words ("ten thousand", "nine hundred and ninety-nine thousand"). A
+  number is a fact alone when it is at least 100 or has a fraction, and is not a year.
+- **Amounts**: a number next to a currency, as a symbol or a code ("€1.250,00", "1 250,00 EUR",
+  "10 000 kr", "$410m"): the number, whatever the currency (an invoice's total is the same fact
+  in the mail and in the note that writes "EUR" for "€"); spaces and dots group thousands here.
+- **Quantities** (``qty``): a number, in digits or words, and the noun it counts, singular:
+  "three nights" = "3 nights", "thirty-six months" = "36-month"; a percentage ("5%", "five per
+  cent") is one with the unit "%".
+- **Dates** (``date``): year, month, day and weekday, each known or not, as ``y/m/d/w``
+  ("2026/12/14/0", "/12/14/", "//14/0"); see ``compatible``. ISO, "14 Dec", "Dec 14", "December
+  14th, 2026", "the 14th", "monday the 14th", "Thu 17/12", "31.12.2026", "14/12/2026" (a date
+  whose day and month could be either way round, "01/12/2026", states both readings), ranges
+  "18-21 Dec 2026" (both ends), "May 2024" (month and year). A weekday alone is not a date.
+- **Times** (``time``): "HH:MM" from "09:30", "9.30 am", "9:30am", "15h30", each end of a range.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from decimal import Decimal, InvalidOperation
+
+Fact = tuple[str, str]
+Span = tuple[int, int]
+
+_SMALL = re.findall(r"\S+", """zero one two three four five six seven eight nine ten eleven
+twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen""")
+_TENS_WORDS = re.findall(r"\S+", "twenty thirty forty fifty sixty seventy eighty ninety")
+UNITS = {w: i for i, w in enumerate(_SMALL)}
+TENS = {w: 10 * (i + 2) for i, w in enumerate(_TENS_WORDS)}
+SCALES = {"thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9}
+_ORD_SMALL = re.findall(r"\S+", """zeroth first second third fourth fifth sixth seventh eighth
+ninth tenth eleventh twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth
+nineteenth""")
+ORDINALS = {w: i for i, w in enumerate(_ORD_SMALL) if i}
+ORDINALS.update({w[:-1] + "ieth": v for w, v in TENS.items()})  # twentieth ...
+_NUM_WORD = "|".join(sorted([*UNITS, *TENS, *SCALES, "hundred"], key=len, reverse=True))
+_ORD_WORD = "|".join(sorted(ORDINALS, key=len, reverse=True))
+# A run of number words: "thirty-six", "one and a half million", "a hundred and five".
+_WORDS_RUN = re.compile(
+    rf"(?<![\w-])(?:an?[ -]+)?(?:{_NUM_WORD})(?:(?:[ -]+|[ -]+and[ -]+(?:an?[ -]+)?)"
+    rf"(?:{_NUM_WORD}|half|{_ORD_WORD}))*(?![\w])", re.IGNORECASE)
+# An ordinal day: "14th", "1st", "fourteenth", "twenty-first", "thirty first".
+_DAY = rf"(?:\d{{1,2}}(?:st|nd|rd|th)?|(?:(?:twenty|thirty)[ -])?(?:{_ORD_WORD}))"
+_ORD_DAY = rf"(?:\d{{1,2}}(?:st|nd|rd|th)|(?:(?:twenty|thirty)[ -])?(?:{_ORD_WORD}))"
+MONTHS = {m: i for i, names in enumerate(
+    (("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",),
+     ("jun", "june"), ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"),
+     ("oct", "october"), ("nov", "november"), ("dec", "december")), start=1) for m in names}
+WEEKDAYS = {w: i for i, names in enumerate(
+    (("mon", "monday"), ("tue", "tues", "tuesday"), ("wed", "weds", "wednesday"),
+     ("thu", "thur", "thurs", "thursday"), ("fri", "friday"), ("sat", "saturday"),
+     ("sun", "sunday"))) for w in names}
+_MON = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?" \
+       r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_WD = r"(?:mon(?:day)?|tue(?:s(?:day)?)?|wed(?:s|nesday)?|thu(?:r(?:s(?:day)?)?)?|fri(?:day)?" \
+      r"|sat(?:urday)?|sun(?:day)?)\.?"
+_YEAR = r"(?:19|20)\d\d"
+_TO = r"\s*(?:-|–|—|to|until|till)\s*"
+_I = re.IGNORECASE
+_ISO = re.compile(r"(?<![\w./-])(?P<y>\d{4})([-/])(?P<m>\d{1,2})\2(?P<d>\d{1,2})"
+                  r"(?:[T ](?P<hh>\d{1,2}):(?P<mm>\d{2})(?::\d{2}(?:\.\d+)?)?"
+                  r"(?:Z|[+-]\d{2}:?\d{2})?)?(?![\w/-])")
+_NUMERIC = re.compile(rf"(?<![\w./-])(?:(?P<wd>{_WD}),?\s+)?(?P<a>\d{{1,2}})([./])(?P<b>\d{{1,2}})"
+                      rf"\3(?P<y>{_YEAR})(?![\w/-]|[.,]\d)", _I)
+_NUMERIC_SHORT = re.compile(rf"(?<![\w])(?:(?P<wd>{_WD}),?|on)\s+(?P<a>\d{{1,2}})/(?P<b>\d{{1,2}})"
+                            r"(?![\w/-]|[.,]\d)", _I)
+# 18-21 Dec 2026; 14 Dec; Monday, the 14th of December 2026
+_DAY_MONTH = re.compile(
+    rf"(?<![\w.,-])(?:(?P<wd>{_WD}),?\s+)?(?:the\s+)?(?P<d>{_DAY})(?:{_TO}(?:the\s+)?"
+    rf"(?P<d2>{_DAY}))?\s+(?:of\s+)?(?P<mon>{_MON})(?:,?\s+(?P<y>{_YEAR}))?(?![\w])", _I)
+# Dec 18-21, 2026; December 14th; Monday, December 14th 2026
+_MONTH_DAY = re.compile(
+    rf"(?<![\w])(?:(?P<wd>{_WD}),?\s+)?(?P<mon>{_MON})\s+(?:the\s+)?(?P<d>{_DAY})"
+    rf"(?:{_TO}(?P<d2>{_DAY}))?(?:,?\s+(?P<y>{_YEAR}))?(?![\w])", _I)
+_MONTH_YEAR = re.compile(rf"(?<![\w])(?P<mon>{_MON}),?\s+(?P<y>{_YEAR})(?![\w])", _I)
+# "the 14th", "monday the 14th", "Monday 14th": a day of some month
+_THE_DAY = re.compile(rf"(?<![\w])(?:(?P<wd>{_WD}),?\s+(?:the\s+)?(?P<d>{_ORD_DAY})"
+                      r"|the\s+(?P<d2>\d{1,2}(?:st|nd|rd|th)))(?![\w])", _I)
+# 09:30, 9:30am, 9.30 a.m., 9 pm, 17:05:00, 15h30 (a dot or no minutes only with am/pm)
+_TIME = re.compile(
+    r"(?<![\w.:])(?P<h>\d{1,2})(?:(?::(?P<m>\d{2})(?::\d{2})?)(?:\s*(?P<ap>[ap])\.?m\.?)?"
+    r"|h(?P<m3>\d{2})|(?:\.(?P<m2>\d{2}))?\s*(?P<ap2>[ap])\.?m\.?)(?![\w:])", _I)
+CURRENCY = (r"(?:[$€£¥₹₩₽₺]|R\$|kr\.?|zł|Kč|Fr\.|(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|NZD|SEK|NOK|DKK"
+            r"|PLN|CZK|HUF|INR|CNY|HKD|SGD|ZAR|BRL|MXN|TRY|ILS|AED|RON|ISK)(?![A-Za-z]))")
+_AMOUNT = r"\d{1,3}(?:[,.'\u00a0\u202f ]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?"
+_SCALE = r"(?:\s?(?P<{}>million|billion|thousand|mn|bn|m|k)(?![\w]))?"
+_MONEY = re.compile(rf"(?<![\w.])(?P<c1>{CURRENCY})\s?(?P<a>{_AMOUNT}){_SCALE.format('s1')}"
+                    rf"(?![\w])|(?<![\w.,])(?P<b>{_AMOUNT}){_SCALE.format('s2')}\s?"
+                    rf"(?P<c2>{CURRENCY})")
+_SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB",
+            "₺": "TRY", "r$": "BRL", "zł": "PLN", "kč": "CZK", "fr.": "CHF", "kr": "kr",
+            "kr.": "kr"}
+
+
+def currency_code(text: str | None) -> str | None:
+    """A currency's code, from its symbol or its code: "€" and "EUR" are one currency ("kr"
+    stays "kr": it is the Swedish, Norwegian, Danish and Icelandic one)."""
+    if not text:
+        return None
+    folded = text.casefold()
+    return _SYMBOLS.get(folded, text.upper() if text.isalpha() and len(text) == 3 else None)
+_NUMBER = re.compile(r"(?<![\w.,])[-+]?(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+                     r"(?:\s(?P<s>million|billion|thousand))?(?![\w]|[.,]\d)", _I)
+_PERCENT = re.compile(r"(?<![\w.,])(?P<n>\d+(?:[.,]\d+)?)\s?(?:%|per\s?cent\b)", _I)
+_UNIT = re.compile(r"(?:[ \t]|-(?=[^\W\d_]))(?P<u>[^\W\d_]{2,})(?![\w])")
+# Words after a number that say nothing of what it counts ("2 of 3", "one of them").
+STOP = frozenset(re.findall(r"\S+", """a an the and or but nor of in on at to for from by with
+as than then per
+via into onto x is are was were be been am will would can could may might must do does did
+has have had it its this that these those there here what which who when where why how i you
+he she we they me him her us them my your his our their more less most least other another
+else times"""))
+
+
+def canonical(x: Decimal) -> str:
+    """A number as digits, without trailing zeros or exponent: 4.2700 -> "4.27"."""
+    text = format(x, "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def significant(x: Decimal, money: bool = False) -> bool:
+    """Whether a number alone is a fact: at least 100 or with a fraction; a year is not one
+    unless it is an amount."""
+    whole = x == x.to_integral_value()
+    return not whole or (abs(x) >= 100 and (money or not 1900 <= x <= 2100))
+
+
+def number_of(text: str) -> Decimal | None:
+    """A number in digits, with commas grouping thousands and a dot before decimals."""
+    try:
+        return Decimal(text.replace(",", ""))
+    except InvalidOperation:
+        return None
+
+
+def amount_of(text: str) -> Decimal | None:
+    """An amount in digits with any thousands and decimal separators: a last separator followed
+    by one or two digits is the decimal point ("1.250,00", "1 260", "12'000.50")."""
+    text = text.replace("\u00a0", " ").replace("\u202f", " ")
+    m = re.fullmatch(r"(.*?)([.,])(\d+)", text)  # a last separator and what follows it
+    whole, frac = (m.group(1), m.group(3)) if m and len(m.group(3)) != 3 else (text, "")
+    digits = re.sub(r"[,.' ]", "", whole)
+    if not digits.isdigit():
+        return None
+    return Decimal(f"{digits}.{frac}" if frac else digits)
+
+
+def words_number(text: str) -> tuple[Decimal, bool] | None:
+    """The value of a run of English number words ("thirty-six", "nine hundred and ninety-nine
+    thousand", "one and a half million", "twenty-first") and whether it is an ordinal; None
+    when the words do not make one number ("one two")."""
+    tokens = [t for t in re.split(r"[\s-]+", text.casefold()) if t not in ("and", "a", "an")]
+    total, current, last, ordinal = Decimal(0), Decimal(0), "", False
+    for tok in tokens:
+        if ordinal:
+            return None  # nothing follows an ordinal
+        if tok in UNITS or tok in ORDINALS and ORDINALS[tok] < 20:
+            value = UNITS.get(tok, ORDINALS.get(tok))
+            if last in ("unit", "teen") or (last == "tens" and value >= 10):
+                return None
+            current += value
+            last, ordinal = ("teen" if value >= 10 else "unit"), tok in ORDINALS
+        elif tok in TENS or tok in ORDINALS:
+            if last in ("unit", "teen", "tens"):
+                return None
+            current += TENS.get(tok, ORDINALS.get(tok, 0))
+            last, ordinal = "tens", tok in ORDINALS
+        elif tok == "hundred":
+            if current >= 100:
+                return None
+            current, last = (current or 1) * 100, "hundred"
+        elif tok in SCALES:
+            total, current, last = total + (current or 1) * SCALES[tok], Decimal(0), "scale"
+        elif tok == "half":
+            current, last = current + Decimal("0.5"), "half"
+        else:
+            return None
+    return total + current, ordinal
+
+
+def _singular(word: str) -> str:
+    word = word.casefold()
+    if word in ("percent", "pct"):
+        return "%"
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def _day(text: str) -> int | None:
+    text = text.casefold()
+    digits = re.match(r"\d+", text)
+    if digits:
+        return int(digits.group())
+    found = words_number(text)
+    return int(found[0]) if found and found[0] == int(found[0]) else None
+
+
+def date_key(year: int | None, month: int | None, day: int | None,
+             weekday: int | None = None) -> str | None:
+    """``y/m/d/w`` with each part known or empty; None when no such date exists. A full date's
+    weekday is its own, whatever the text said."""
+    if month is not None and not 1 <= month <= 12 or day is not None and not 1 <= day <= 31:
+        return None
+    if year is not None and month is not None and day is not None:
+        try:
+            weekday = datetime.date(year, month, day).weekday()
+        except ValueError:
+            return None
+    parts = (year, month, day, weekday)
+    return "/".join("" if p is None else str(p) for p in parts)
+
+
+def compatible(a: str, b: str) -> bool:
+    """Whether two dates (``date_key``) can be the same day: no part both state differs, and
+    both state the day, or both the month and the year ("the 14th" is 2026-12-14, and
+    "Monday the 14th" is too; "Tuesday the 14th" and "14 Jan" are not; "May 2024" is any day
+    of May 2024)."""
+    pa, pb = a.split("/"), b.split("/")
+    if any(x and y and x != y for x, y in zip(pa, pb, strict=True)):
+        return False
+    return bool(pa[2] and pb[2]) or bool(pa[0] and pb[0] and pa[1] and pb[1])
+
+
+def _inside(span: Span, spans: list[Span]) -> bool:
+    return any(a < span[1] and span[0] < b for a, b in spans)
+
+
+def _weekday(text: str | None) -> int | None:
+    return WEEKDAYS.get(text.casefold().rstrip(".")) if text else None
+
+
+def _dates(text: str, out: set[Fact], spans: list[Span]) -> None:
+    def add(span: Span, *keys: str | None) -> None:
+        found = [k for k in keys if k]
+        if found:
+            out.add(("date", "|".join(dict.fromkeys(found))))
+            spans.append(span)
+
+    for m in _ISO.finditer(text):
+        add(m.span(), date_key(int(m["y"]), int(m["m"]), int(m["d"])))
+        if m["hh"] is not None and int(m["hh"]) < 24 and int(m["mm"]) < 60:
+            out.add(("time", f"{int(m['hh']):02d}:{m['mm']}"))
+    for pattern in (_NUMERIC, _NUMERIC_SHORT):
+        for m in pattern.finditer(text):
+            if _inside(m.span(), spans):
+                continue
+            a, b = int(m["a"]), int(m["b"])
+            year = int(m["y"]) if "y" in m.groupdict() and m["y"] else None
+            wd = _weekday(m["wd"])
+            dm, md = date_key(year, b, a, wd), date_key(year, a, b, wd)
+            if a == b or a > 12 or b > 12:
+                add(m.span(), dm or md)
+            elif year is not None or m["wd"]:  # either way round: both readings
+                add(m.span(), dm, md)
+    for pattern in (_DAY_MONTH, _MONTH_DAY):
+        for m in pattern.finditer(text):
+            if _inside(m.span(), spans):
+                continue
+            month = MONTHS.get(m["mon"].casefold().rstrip("."))
+            year = int(m["y"]) if m["y"] else None
+            day = _day(m["d"])
+            if month is None or day is None:
+                continue
+            key = date_key(year, month, day, _weekday(m["wd"]))
+            if key is None:
+                continue
+            add(m.span(), key)
+            if m["d2"] and (end := _day(m["d2"])) is not None:
+                add(m.span(), date_key(year, month, end))
+    for pattern in (_MONTH_YEAR, _THE_DAY):
+        for m in pattern.finditer(text):
+            if _inside(m.span(), spans):
+                continue
+            if pattern is _MONTH_YEAR:
+                add(m.span(), date_key(int(m["y"]), MONTHS.get(m["mon"].casefold()
+                                                               .rstrip(".")), None))
+            elif (day := _day(m["d"] or m["d2"])) is not None:
+                add(m.span(), date_key(None, None, day, _weekday(m["wd"])))
+
+
+def _times(text: str, out: set[Fact], spans: list[Span]) -> None:
+    taken = list(spans)
+    for m in _TIME.finditer(text):
+        if _inside(m.span(), taken):
+            continue
+        hour, minute = int(m["h"]), int(m["m"] or m["m2"] or m["m3"] or 0)
+        ap = (m["ap"] or m["ap2"] or "").casefold()
+        if ap and not 1 <= hour <= 12 or hour > 23 or minute > 59:
+            continue
+        hour = hour % 12 + (12 if ap == "p" else 0) if ap else hour
+        out.add(("time", f"{hour:02d}:{minute:02d}"))
+        spans.append(m.span())
+
+
+_SCALE_OF = {"million": 10 ** 6, "mn": 10 ** 6, "m": 10 ** 6, "billion": 10 ** 9,
+             "bn": 10 ** 9, "thousand": 1000, "k": 1000}
+
+
+def _numbers(text: str, out: set[Fact], spans: list[Span]) -> None:
+    taken = list(spans)
+    for m in _MONEY.finditer(text):
+        if _inside(m.span(), taken):
+            continue
+        x = amount_of(m["a"] or m["b"])
+        if x is not None:
+            scale = (m["s1"] or m["s2"] or "").casefold()
+            x *= _SCALE_OF.get(scale, 1)
+            if significant(x, money=True):
+                out.add(("num", canonical(x)))
+            elif (unit := currency_code(m["c1"] or m["c2"])) is not None:
+                out.add(("qty", f"{canonical(x)} {unit}"))  # "CHF 90": small, with its currency
+        spans.append(m.span())  # an amount, small or not, is no identifier
+    for m in _PERCENT.finditer(text):
+        if not _inside(m.span(), spans) and (x := amount_of(m["n"])) is not None:
+            out.add(("qty", f"{canonical(x)} %"))
+            spans.append(m.span())
+
+
+def numbers(text: str) -> tuple[set[Fact], list[Span]]:
+    """The numbers of ``text`` (after ``scan``'s values and the identifiers are blanked out, so
+    that "3442-587242" stays one identifier): a number at least 100 or with a fraction, in
+    digits or words, is a fact (``num``); any number with the noun it counts is one
+    (``qty``). The spans are those of the ``num`` facts."""
+    out: set[Fact] = set()
+    spans: list[Span] = []
+    for m in _NUMBER.finditer(text):
+        if (x := number_of(m["n"])) is None:
+            continue
+        x *= SCALES.get((m["s"] or "").casefold(), 1)
+        if significant(x):
+            out.add(("num", canonical(x)))
+            spans.append(m.span())
+        else:
+            _quantity(text, m.end(), x, out)
+    if _HINT_NUMBER.search(text) is None:
+        return out, spans
+    for m in _WORDS_RUN.finditer(text):
+        if _inside(m.span(), spans) or m.group().casefold() in SCALES:
+            continue
+        found = words_number(m.group())
+        if found is None or found[1]:
+            continue
+        x = found[0]
+        if significant(x):
+            out.add(("num", canonical(x)))
+            spans.append(m.span())
+        _quantity(text, m.end(), x, out)
+    spans.sort()
+    return out, spans
+
+
+def _quantity(text: str, end: int, x: Decimal, out: set[Fact]) -> None:
+    """The noun just after a number (a space or a hyphen apart) is what it counts."""
+    m = _UNIT.match(text, end)
+    if m is not None and (unit := m["u"].casefold()) not in STOP:
+        out.add(("qty", f"{canonical(x)} {_singular(unit)}"))
+
+
+def scan(text: str) -> tuple[set[Fact], list[Span]]:
+    """The values ``text`` states, as facts, and where they stand (sorted spans: what an
+    identifier or a phrase must not run across). Quantities leave their words in place."""
+    out: set[Fact] = set()
+    spans: list[Span] = []
+    _dates(text, out, spans)
+    spans.sort()
+    _times(text, out, spans)
+    spans.sort()
+    _numbers(text, out, spans)
+    spans.sort()
+    return out, spans
+
+
+def might_hold(text: str) -> bool:
+    """Whether ``text`` may state a value at all (a digit, or a word a value is written with)."""
+    return any(c.isdigit() for c in text) or _HINT.search(text) is not None
+
+
+_HINT_NUMBER = re.compile(rf"(?<![\w])(?:{_NUM_WORD})(?![\w])", _I)
+_HINT = re.compile(rf"(?<![\w])(?:{_NUM_WORD}|{_ORD_WORD}|{_MON}|{_WD})(?![\w])", _I)
+
+__all__ = ["CURRENCY", "MONTHS", "currency_code", "WEEKDAYS", "amount_of", "canonical", "compatible",
+           "date_key", "might_hold", "number_of", "numbers", "scan", "significant", "words_number"]
