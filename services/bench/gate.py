@@ -1,7 +1,10 @@
 """`rescind bench engine`, the gate rows: the payment gate's decision while justified writes run.
 
 What is timed is what the gate worker does for each GateAsked (``rescind.workers.gate``,
-``_judge``): ``judge`` and then ``record``, the decision kept in the graph before the answer.
+``_judge``): ``judge`` and then ``record``, the decision kept in the gate's ledger (Redis)
+before the answer. As the worker does, its copy into the gate log (a FalkorDB graph) is made
+after, by a thread of its own (``rescind.engine.gate.LogCopier``), untimed but running beside
+the asks.
 Two kinds of ask, alternated: a new payment (the premises it would rest on) and the release of
 a stored proposal (``premises=None``). Each payment is an action on a plan, on an agent's
 confirmation of a note, on the note, which two observations of two trust domains (the vendor's
@@ -91,15 +94,18 @@ def payments(graph: TenantGraph, n: int, amount: float = 12_000.0, tag: str = ""
     return out
 
 
-def ask(graph: TenantGraph, call: gate.GateCall, policy: gate.GatePolicy
-        ) -> tuple[float, bool, float]:
-    """One ask as the gate worker answers it: judged, then recorded. (seconds, allowed, the
-    seconds of the record alone)"""
+def ask(graph: TenantGraph, call: gate.GateCall, policy: gate.GatePolicy,
+        copier: gate.LogCopier | None = None) -> tuple[float, bool, float]:
+    """One ask as the gate worker answers it: judged, then recorded (and, untimed, its copy
+    into the gate log asked of ``copier``, as the worker does after its answer). (seconds,
+    allowed, the seconds of the record alone)"""
     t = time.perf_counter()
     d = gate.judge(graph, call, policy)
     judged = time.perf_counter()
-    gate.record(graph, call, d, call.action, None)
+    d = gate.record(graph, call, d, call.action, None)
     done = time.perf_counter()
+    if copier is not None:
+        copier.wake(graph.tenant)
     return done - t, d.allowed and d.fragility == 2, done - judged
 
 
@@ -240,7 +246,7 @@ def measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: floa
     (``rescind.graph.gate_facts``, as the gate worker does), else from the graph alone."""
     pays = payments(graph, max(1, min(samples, 500)), tag=f"g{time.time_ns()}-")
     reads_before, gate.KEPT_FACTS = dict(gate.READS), kept_facts
-    policy = gate.GatePolicy()
+    policy, copier = gate.GatePolicy(), gate.LogCopier(lambda tenant: graph)
     waited: dict[tuple[str, bool], list[float]] = {
         (kind, live): [] for kind in KINDS for live in (False, True)}
     spent: dict[tuple[str, bool], list[float]] = {key: [] for key in waited}
@@ -269,7 +275,7 @@ def measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: floa
                     if call is None:  # the floor: what any command to this server waits
                         took, allowed, kept = _ping(graph)
                     else:
-                        took, allowed, kept = ask(graph, call, policy)
+                        took, allowed, kept = ask(graph, call, policy, copier)
                     spent[kind, live].append(took)
                     recorded[kind, live].append(kept)
                     waited[kind, live].append(time.perf_counter() - due)
@@ -282,6 +288,8 @@ def measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: floa
                     busy_s += now[1] - busy_before[1]
                     batches += now[2] - busy_before[2]
                 load.pause()  # the batch in flight lands before a quiet block
+    copier.drain(60)
+    gate.copy_log(graph)  # whatever the copier had not done: the log holds every decision
     out = {f"{kind}_{'live' if live else 'quiet'}": _stats(
         ts[:samples], spent[kind, live][:samples], recorded[kind, live][:samples])
         for (kind, live), ts in waited.items()}
@@ -304,7 +312,8 @@ def table(results: dict[str, dict]) -> list[str]:
     paced = next(iter(results.values()))["asks_per_s"]
     lines = ["\n## The payment gate's decision while justified writes run\n",
              "What the gate worker does for each question: `judge` then `record` (the decision "
-             "kept in the graph before the answer). *New*: a $12,000 payment not yet in the "
+             "kept in the gate's ledger, in Redis, before the answer; copied into the gate log "
+             "after it, untimed, by a thread beside the asks). *New*: a $12,000 payment not yet in the "
              "graph, on its plan; *release*: the release of a stored proposal. Each rests on a "
              "plan, a confirmation and a note that two observations of two trust domains state, "
              "account included (fragility 2: allowed). *Ping*: a bare `PING` to the same "
@@ -317,7 +326,7 @@ def table(results: dict[str, dict]) -> list[str]:
              "due, so that one arriving during a stall of the server counts its wait; *the ask "
              "alone* is timed from its start.\n",
              "*The record*: the `record` alone, under the writes (the decision kept in the "
-             "gate log, a graph beside the tenant's). "
+             "gate's ledger with the aggregate's check, one Lua script). "
              "*The writer*: the share of the time the writer process spent writing (planning, "
              "the batch, and the read after it; it takes what arrived meanwhile as its next "
              "batch), and its mean batch time, while the asks were timed.\n",
