@@ -16,10 +16,11 @@ same value:
   "three nights" = "3 nights", "thirty-six months" = "36-month"; a percentage ("5%", "five per
   cent") is one with the unit "%".
 - **Dates** (``date``): year, month, day and weekday, each known or not, as ``y/m/d/w``
-  ("2026/12/14/0", "/12/14/", "//14/0"); see ``compatible``. ISO, "14 Dec", "Dec 14", "December
-  14th, 2026", "the 14th", "monday the 14th", "Thu 17/12", "31.12.2026", "14/12/2026" (a date
-  whose day and month could be either way round, "01/12/2026", states both readings), ranges
-  "18-21 Dec 2026" (both ends), "May 2024" (month and year). A weekday alone is not a date.
+  ("2026/12/14/0", "/12/14/", "//14/0"); see ``compatible``. ISO, "14 Dec", "Dec 14",
+  "December 14th, 2026", "the 14th", "monday the 14th", "Thu 17/12", "31.12.2026" (dots: day
+  first), "14/12/2026" (slashes: a date whose day and month could be either way round,
+  "01/12/2026", states both readings), ranges "18-21 Dec 2026" (both ends), "May 2024" (month
+  and year). A weekday alone is not a date, nor is a year.
 - **Times** (``time``): "HH:MM" from "09:30", "9.30 am", "9:30am", "15h30", each end of a range.
 """
 
@@ -112,6 +113,7 @@ def currency_code(text: str | None) -> str | None:
 _NUMBER = re.compile(r"(?<![\w.,])[-+]?(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
                      r"(?:\s(?P<s>million|billion|thousand))?(?![\w]|[.,]\d)", _I)
 _PERCENT = re.compile(r"(?<![\w.,])(?P<n>\d+(?:[.,]\d+)?)\s?(?:%|per\s?cent\b)", _I)
+_PER_CENT = re.compile(r"\s?(?:%|per\s?cent\b)", _I)
 _UNIT = re.compile(r"(?:[ \t]|-(?=[^\W\d_]))(?P<u>[^\W\d_]{2,})(?![\w])")
 # Words after a number that say nothing of what it counts ("2 of 3", "one of them").
 STOP = frozenset(re.findall(r"\S+", """a an the and or but nor of in on at to for from by with
@@ -261,7 +263,7 @@ def _dates(text: str, out: set[Fact], spans: list[Span]) -> None:
             year = int(m["y"]) if "y" in m.groupdict() and m["y"] else None
             wd = _weekday(m["wd"])
             dm, md = date_key(year, b, a, wd), date_key(year, a, b, wd)
-            if a == b or a > 12 or b > 12:
+            if a == b or a > 12 or b > 12 or m.group().count("."):  # dots: day first
                 add(m.span(), dm or md)
             elif year is not None or m["wd"]:  # either way round: both readings
                 add(m.span(), dm, md)
@@ -364,6 +366,9 @@ def numbers(text: str) -> tuple[set[Fact], list[Span]]:
 
 def _quantity(text: str, end: int, x: Decimal, out: set[Fact]) -> None:
     """The noun just after a number (a space or a hyphen apart) is what it counts."""
+    if _PER_CENT.match(text, end):
+        out.add(("qty", f"{canonical(x)} %"))
+        return
     m = _UNIT.match(text, end)
     if m is not None and (unit := m["u"].casefold()) not in STOP:
         out.add(("qty", f"{canonical(x)} {_singular(unit)}"))
