@@ -34,23 +34,25 @@ class RescindCallbacks(BaseCallbackHandler):
         if parent_run_id is None:  # a top-level invocation: its own context and trace
             # Its input's texts are the user's word; a message the program builds is not.
             self._roots[run_id] = self.recorder.contexts.begin(str(run_id), _texts(inputs))
-            self.recorder.contexts.get(str(run_id)).span = self.recorder.tracer().start_span(
-                "rescind.run", context=self.recorder.parent(None),
-                attributes={"rescind.tenant": self.recorder.tenant, "rescind.run": str(run_id)})
+            self.recorder.contexts.get(str(run_id)).span = self.recorder.run_span(str(run_id))
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, error: BaseException | None = None,
                      **kw: Any) -> None:
         if run_id not in self._roots:  # a node's output: the human messages it built
             run = run_key()
+            # Read now: a message the state takes gets an id, and new ones have none yet.
             if run is not None and outputs is not None and (built := _built(outputs)):
-                self.recorder.contexts.built(run, built)
+                self.recorder.defer(self.recorder.contexts.built, run, built)
             return
-        if run_id in self._roots:
-            ctx = self.recorder.contexts.end(str(run_id), self._roots.pop(run_id))
-            if ctx is not None and ctx.span is not None:
-                if error is not None:
-                    ctx.span.record_exception(error)
-                ctx.span.end()
+        run = str(run_id)
+        ctx = self.recorder.contexts.get(run)
+        self.recorder.contexts.leave(self._roots.pop(run_id))
+        # Dropped once the steps the run asked for have run (they use it).
+        self.recorder.defer(self.recorder.contexts.drop, run)
+        if ctx.span is not None:
+            if error is not None:
+                ctx.span.record_exception(error)
+            ctx.span.end()
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
         self.on_chain_end(None, run_id=run_id, error=error)
@@ -59,20 +61,17 @@ class RescindCallbacks(BaseCallbackHandler):
                             metadata: dict | None = None, **kw: Any) -> None:
         meta = metadata or {}
         run = current_run(meta.get("thread_id"))
-        contexts = self.recorder.contexts
-        said = []
+        # Noted now (a message's id, which the state may give it later), read by a step.
+        shown = []
         for m in (m for batch in messages for m in batch):
             kind = getattr(m, "type", None)
-            if kind == "human":  # the user's only if the input (or the thread) holds it
-                text, mid = _text(m), getattr(m, "id", None)
-                if contexts.is_users(run, text, mid is not None):
-                    said.append((str(mid or hash(text)), text))
-            elif kind == "tool":  # shown again (this run's, or a checkpointer's restored one)
-                known = contexts.observation_of(str(getattr(m, "tool_call_id", "")))
-                if known is not None:
-                    contexts.deliver(run, known[0], known[1], TOOL)
-        self.recorder.model_turn(run, meta.get("lc_agent_name") or meta.get("langgraph_node"),
-                                 said, configurable)
+            if kind == "human":
+                shown.append((m, getattr(m, "id", None)))
+            elif kind == "tool":
+                shown.append((None, str(getattr(m, "tool_call_id", ""))))
+        self.recorder.defer(_shown, self.recorder, run,
+                            meta.get("lc_agent_name") or meta.get("langgraph_node"), shown,
+                            configurable(), self.recorder.stamp(run))
 
     def on_tool_start(self, serialized: dict, input_str: str, *, run_id: UUID,
                       metadata: dict | None = None, inputs: dict | None = None,
@@ -101,10 +100,10 @@ class RescindCallbacks(BaseCallbackHandler):
         span = self._spans.pop(run_id, None) or trace.INVALID_SPAN
         with trace.use_span(span, end_on_exit=True):
             if name in self.recorder.config.sources:
-                text = tool_text(output)
-                oid = self.recorder.source_result(thread, name, {**configurable(), **args}, text)
-                if oid is not None:  # shown again later by its tool-call id, in any run
-                    self.recorder.contexts.tool_result(call_id, oid, escape(text)[:ev.MAX_TEXT])
+                values = configurable()
+                self.recorder.defer(_source_done, self.recorder, thread, name,
+                                    {**values, **args}, values, tool_text(output), call_id,
+                                    self.recorder.stamp(thread))
             elif name in self.recorder.config.actions:
                 self.recorder.action_done(name, call_id, tool_text(output))
 
@@ -116,6 +115,33 @@ class RescindCallbacks(BaseCallbackHandler):
         if span is not None:
             span.record_exception(error)
             span.end()
+
+
+def _shown(recorder: Recorder, run: str, agent: str | None,
+           shown: list[tuple[Any, str | None]], values: dict, stamp: tuple) -> None:
+    """A recording step: a model call was shown ``shown`` (a human message and its id, or a
+    tool result's tool-call id): the user's messages (only if the input or the thread holds
+    them) and the tool results known by their call ids are delivered, in a new turn."""
+    contexts = recorder.contexts
+    said = []
+    for message, mid in shown:
+        if message is not None:  # the user's only if the input (or the thread) holds it
+            text = _text(message)
+            if contexts.is_users(run, text, mid is not None):
+                said.append((str(mid or hash(text)), text))
+        else:  # shown again (this run's, or a checkpointer's restored one)
+            known = contexts.observation_of(mid)
+            if known is not None:
+                contexts.deliver(run, known[0], known[1], TOOL)
+    recorder.model_turn(run, agent, said, values, stamp)
+
+
+def _source_done(recorder: Recorder, run: str, name: str, values: dict, run_values: dict,
+                 text: str, call_id: str, stamp: tuple) -> None:
+    """A recording step: a source tool answered ``text``."""
+    oid = recorder.source_result(run, name, values, text, stamp, run_values)
+    if oid is not None:  # shown again later by its tool-call id, in any run
+        recorder.contexts.tool_result(call_id, oid, escape(text)[:ev.MAX_TEXT])
 
 
 def tool_text(output: Any) -> str:

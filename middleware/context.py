@@ -263,13 +263,22 @@ class Contexts:
     def end(self, run: str, token) -> RunContext | None:
         """A root run ended: its context is dropped (and returned), and the run is no longer
         current."""
-        with self._lock:
-            ctx = self._by_run.pop(run, None)
+        ctx = self.drop(run)
+        self.leave(token)
+        return ctx
+
+    @staticmethod
+    def leave(token) -> None:
+        """The run ``begin`` made current (its token) is no longer current."""
         try:
             _RUN.reset(token)
         except ValueError:  # ended in another context than it began: just leave it
             _RUN.set(None)
-        return ctx
+
+    def drop(self, run: str) -> RunContext | None:
+        """The run's context is dropped (and returned)."""
+        with self._lock:
+            return self._by_run.pop(run, None)
 
     def deliver(self, run: str, mem_id: str, value: object, kind: str = STORE) -> None:
         self.get(run).deliver(mem_id, value, kind)

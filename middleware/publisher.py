@@ -34,6 +34,7 @@ import threading
 import time
 import weakref
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,9 @@ class Publisher:
         self.spool_dir = Path(spool_dir) if spool_dir is not None else spool.default_dir()
         self.spool_max_bytes, self.segment_bytes = spool_max_bytes, segment_bytes
         self.exit_flush_s = exit_flush_s
+        # Run by ``flush`` first (with its timeout): the recorder's steps not run yet, whose
+        # events are to be published (``recorder.Later.drain``).
+        self.before_flush: Callable[[float], bool] | None = None
         connection.replica_wait_ms()  # a bad RESCIND_REPLICA_WAIT_MS stops here, not the sender
         self._spools: dict[str, TenantSpool | None] = {}
         self._streams: dict[str, str] = {}  # tenant -> its stream
@@ -167,6 +171,8 @@ class Publisher:
         after a success is immediate, since a server that restarted fails once on the old
         connection). What is unsent stays queued and spooled."""
         deadline = time.monotonic() + timeout
+        if self.before_flush is not None and not self.before_flush(timeout):
+            return False
         with self._cv:
             failures = self.stats.failures
             self._retry_now = True

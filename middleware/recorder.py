@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
+import random
 import re
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from opentelemetry import propagate, trace
 from opentelemetry.sdk.trace import TracerProvider
@@ -22,10 +26,13 @@ from .config import ActionTool, InterceptConfig, fill
 from .context import STORE, TOOL, USER, WRITTEN, Contexts
 from .gate import GateClient, GateRefused
 from .ids import event_id
-from .publisher import Publisher
+from .publisher import LINGER_S, Publisher
 from .status import StatusCache
 
+log = logging.getLogger("rescind.recorder")
 _KEY_MAX = 1000  # the event contract's limit on a store key
+_SNAPSHOT_DEPTH = 32  # nesting copied of a value the agent hands over (deeper: shared)
+_LATER_BATCH = 1_000  # recording steps waiting that end a linger at once
 
 
 def store_key(namespace: tuple[str, ...], key: str) -> str:
@@ -53,8 +60,125 @@ def memory_of(tenant: str, key: str, value: dict) -> tuple[str, str, str]:
     return ev.store_memory_id(tenant, kind, key, text), kind, text
 
 
+def _nonzero(bits: int) -> int:
+    """A random id of ``bits`` bits, never 0 (an invalid trace or span id)."""
+    while not (n := random.getrandbits(bits)):
+        pass
+    return n
+
+
 def _utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def snapshot(value: Any, depth: int = 0) -> Any:
+    """``value`` as it is now: its dicts, lists and tuples copied (the agent may change the
+    object it handed over once its call returns), anything else shared."""
+    if depth >= _SNAPSHOT_DEPTH:
+        return value
+    kind = type(value)
+    if kind is dict:
+        return {k: snapshot(v, depth + 1) for k, v in value.items()}
+    if kind is list:
+        return [snapshot(v, depth + 1) for v in value]
+    if kind is tuple:
+        return tuple(snapshot(v, depth + 1) for v in value)
+    return value
+
+
+class Later:
+    """Recording steps run on a thread of their own ("rescind-recorder"), one at a time, in
+    the order they were asked for, so that the agent's thread only notes what happened.
+
+    Like the publisher's sending thread, it is woken by the first step of a burst and lets
+    ``linger_s`` pass before it runs the burst (at once when ``drain`` waits, or when
+    ``batch`` steps wait): the steps of an invocation are mostly run after it, while the
+    agent waits for something else (a model, a tool, the user), rather than taking turns with
+    it on the interpreter lock. A step that raises is logged and counted (``failed``); the
+    steps after it still run, and the agent never sees the error."""
+
+    def __init__(self, linger_s: float = LINGER_S, batch: int = _LATER_BATCH) -> None:
+        self.linger_s, self.batch = linger_s, batch
+        self.failed = 0  # steps that raised
+        self._steps: deque[tuple[Callable[..., Any], tuple]] = deque()
+        self._cv = threading.Condition(threading.Lock())
+        self._busy = False  # a burst is being run
+        self._draining = 0  # drains waiting: run at once
+        self._burst_at = 0.0
+        self._stop = False
+        self._thread: threading.Thread | None = None
+
+    def __call__(self, step: Callable[..., Any], *args: Any) -> None:
+        with self._cv:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="rescind-recorder",
+                                                daemon=True)
+                self._thread.start()
+            self._steps.append((step, args))
+            if len(self._steps) == 1 and not self._busy:  # a new burst: wake the thread
+                self._burst_at = time.monotonic()
+                self._cv.notify_all()
+            elif len(self._steps) == self.batch:
+                self._cv.notify_all()
+
+    @property
+    def pending(self) -> int:
+        return len(self._steps)
+
+    def drain(self, timeout: float = 10.0) -> bool:
+        """Wait until every step asked for so far has run; False on timeout."""
+        if threading.current_thread() is self._thread:  # a step waiting for itself
+            return True
+        deadline = time.monotonic() + timeout
+        with self._cv:
+            self._draining += 1
+            self._cv.notify_all()
+            try:
+                while self._steps or self._busy:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0 or self._thread is None or not self._thread.is_alive():
+                        return False
+                    self._cv.wait(min(remaining, 0.5))
+            finally:
+                self._draining -= 1
+        return True
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Run what is waiting (within ``timeout``), then stop the thread."""
+        self.drain(timeout)
+        with self._cv:
+            self._stop = True
+            self._cv.notify_all()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while not self._steps and not self._stop:
+                    self._cv.wait()
+                if not self._steps:  # stopping, nothing left
+                    return
+                while self._steps and not (self._draining or self._stop
+                                           or len(self._steps) >= self.batch):
+                    remaining = self._burst_at + self.linger_s - time.monotonic()
+                    if remaining <= 0:
+                        break
+                    self._cv.wait(remaining)
+                steps, self._steps = self._steps, deque()
+                self._busy = True
+            for step, args in steps:
+                try:
+                    step(*args)
+                except Exception:  # noqa: BLE001 - the agent's run goes on; the error is told
+                    self.failed += 1
+                    log.exception("a recording step (%s) failed; what it would have recorded "
+                                  "is missing", getattr(step, "__name__", step))
+            with self._cv:
+                self._busy = False
+                self._burst_at = time.monotonic()  # what came meanwhile: the next burst
+                self._cv.notify_all()
 
 
 class Recorder:
@@ -83,6 +207,38 @@ class Recorder:
         self._private = False  # tracing through a provider of our own that exports nothing
         self._headers: dict[tuple, tuple[str | None, str | None]] = {}  # span -> trace headers
         self._proposal: dict[str, int] = {}  # action name -> seq of its latest proposal here
+        # Recording steps: on the recorder's thread when the publisher can be told to wait for
+        # them (its ``flush`` runs ``before_flush`` first: the gate's, ``close``, a test's);
+        # else at once, in the agent's thread.
+        self.later: Later | None = None
+        if hasattr(self.publisher, "before_flush"):
+            self.later = Later(getattr(self.publisher, "linger_s", LINGER_S))
+            self.publisher.before_flush = self.later.drain
+
+    def defer(self, step: Callable[..., Any], *args: Any) -> None:
+        """Run ``step(*args)`` on the recorder's thread, after every step asked for before it
+        (at once, here, without one)."""
+        if self.later is None:
+            step(*args)
+        else:
+            self.later(step, *args)
+
+    def drain(self, timeout: float = 10.0) -> bool:
+        """Wait until every recording step asked for so far has run; False on timeout."""
+        return self.later is None or self.later.drain(timeout)
+
+    @property
+    def failed(self) -> int:
+        """Recording steps that raised on the recorder's thread (each logged)."""
+        return self.later.failed if self.later is not None else 0
+
+    def stamp(self, run: str | None) -> tuple[datetime, trace.Span | None]:
+        """When an event happens, and the span it belongs to (the current one if recording,
+        else the run's): taken in the agent's thread, used when the step is run."""
+        span = trace.get_current_span()
+        if not span.get_span_context().is_valid:
+            span = self.contexts.get(run).span if run is not None else None
+        return self.clock(), span
 
     # tracing: one trace per top-level run; its tool calls and store writes are its spans
     def tracer(self) -> trace.Tracer:
@@ -97,6 +253,23 @@ class Recorder:
         if held is None or held[0] is not provider:
             held = self._tracer = (provider, provider.get_tracer("rescind.middleware"))
         return held[1]
+
+    def run_span(self, run: str) -> trace.Span:
+        """A top-level run's span, started: its trace is the one its events carry and the
+        workers' spans continue. With the private provider, which exports nothing, no SDK span
+        but its context alone: ids drawn as the SDK draws them, a child of the current span's
+        trace if there is one, sampled as the SDK's default sampler would."""
+        tracer = self.tracer()
+        if not self._private:
+            return tracer.start_span("rescind.run", context=self.parent(None),
+                                     attributes={"rescind.tenant": self.tenant,
+                                                 "rescind.run": run})
+        parent = trace.get_current_span().get_span_context()
+        trace_id = parent.trace_id if parent.is_valid else _nonzero(128)
+        flags = parent.trace_flags if parent.is_valid else trace.TraceFlags(
+            trace.TraceFlags.SAMPLED)
+        return trace.NonRecordingSpan(trace.SpanContext(trace_id, _nonzero(64), is_remote=False,
+                                                        trace_flags=flags))
 
     def span(self, name: str, run: str | None, attributes: dict) -> trace.Span:
         """A started span of ``run`` (a tool call, a store put). With the private provider,
@@ -115,19 +288,20 @@ class Recorder:
         span = self.contexts.get(run).span
         return trace.set_span_in_context(span) if span is not None else None
 
-    def _base(self, run: str | None = None) -> dict:
-        traceparent, tracestate = self._trace_headers(run)  # the workers continue this trace
-        return {"event_id": event_id(), "tenant": self.tenant, "at": self.clock(),
+    def _base(self, run: str | None = None,
+              stamp: tuple[datetime, trace.Span | None] | None = None) -> dict:
+        """An event's common fields; ``stamp``: when it happened and in which span (``stamp``),
+        else now and the current span."""
+        at, span = stamp if stamp is not None else self.stamp(run)
+        traceparent, tracestate = self._trace_headers(span)  # the workers continue this trace
+        return {"event_id": event_id(), "tenant": self.tenant, "at": at,
                 "traceparent": traceparent, "tracestate": tracestate}
 
-    def _trace_headers(self, run: str | None) -> tuple[str | None, str | None]:
-        """The traceparent and tracestate of the span ``parent`` names (the current one, else
-        the run's), injected by the process's propagator once per span, not once per event."""
-        span = trace.get_current_span()
-        if not span.get_span_context().is_valid and run is not None:
-            span = self.contexts.get(run).span or span
-        sc = span.get_span_context()
-        if not sc.is_valid:
+    def _trace_headers(self, span: trace.Span | None) -> tuple[str | None, str | None]:
+        """The traceparent and tracestate of ``span``, injected by the process's propagator
+        once per span, not once per event."""
+        sc = span.get_span_context() if span is not None else None
+        if sc is None or not sc.is_valid:
             return None, None
         key = (sc.trace_id, sc.span_id, sc.trace_flags, propagate.get_global_textmap())
         headers = self._headers.get(key)
@@ -151,52 +325,68 @@ class Recorder:
             self._observed[text] = known
         return known
 
-    # store reads and writes
+    # store reads and writes: what the agent must not see is decided here, the rest recorded
+    # on the recorder's thread (``defer``) from snapshots of the values
     def delivered(self, run: str, key: str, value: dict, changed_at: datetime | None = None) -> bool:
         """A store item is handed to the agent; False when it is OUT (the agent must not see
         it). An item last changed before this recorder started is adopted on first sight."""
         mid, kind, text = memory_of(self.tenant, key, value)
         if self.status.is_out(mid):
             return False
+        self.defer(self._delivered, run, mid, kind, text, key, snapshot(value), changed_at,
+                   self.stamp(run))
+        return True
+
+    def _delivered(self, run: str, mid: str, kind: str, text: str, key: str, value: dict,
+                   changed_at: datetime | None, stamp: tuple) -> None:
         if changed_at is not None and changed_at < self.started and mid not in self._adopted:
             self._adopted.add(mid)
-            self.publisher.publish(ev.MemoryAdopted(**self._base(run), kind=kind, key=key,
+            self.publisher.publish(ev.MemoryAdopted(**self._base(run, stamp), kind=kind, key=key,
                                                       text=text))
         self.contexts.deliver(run, mid, value, STORE)
-        return True
 
     def wrote(self, run: str, key: str, value: dict, before: dict | None) -> None:
         """The agent put ``value`` at ``key``, which held ``before`` (None: nothing)."""
+        with trace.use_span(self.span("rescind.store put", run, {"rescind.key": key}),
+                            end_on_exit=True):
+            stamp = self.stamp(run)
+        self.defer(self._wrote, run, key, snapshot(value), snapshot(before), stamp)
+
+    def _wrote(self, run: str, key: str, value: dict, before: dict | None,
+               stamp: tuple) -> None:
         mid, kind, text = memory_of(self.tenant, key, value)
         old = memory_of(self.tenant, key, before)[0] if before is not None else None
         ctx = self.contexts.get(run)
         justifications, rule = ctx.justifications(value, mid)
         if not justifications:  # nothing in context: the agent's own say-so, its own domain
-            justifications, rule = [[self._agent_grounding(ctx.agent, text, run)]], "agent"
-        with trace.use_span(self.span("rescind.store put", run, {"rescind.key": key}),
-                            end_on_exit=True):
-            for premises in justifications:  # alternatives: one justification each
-                self.publisher.publish(ev.MemoryWritten(
-                    **self._base(run), kind=kind, text=text, premises=premises,
-                    agent=ctx.agent, run=run, rule=rule, key=key,
-                    supersedes=old if old != mid else None))
+            justifications, rule = [[self._agent_grounding(ctx.agent, text, run, stamp)]], "agent"
+        for premises in justifications:  # alternatives: one justification each
+            self.publisher.publish(ev.MemoryWritten(
+                **self._base(run, stamp), kind=kind, text=text, premises=premises,
+                agent=ctx.agent, run=run, rule=rule, key=key,
+                supersedes=old if old != mid else None))
         self._adopted.add(mid)
         self.contexts.deliver(run, mid, value, WRITTEN)  # it may cite what it wrote
 
     def deleted(self, run: str, key: str, before: dict) -> None:
+        self.defer(self._deleted, run, key, snapshot(before), self.stamp(run))
+
+    def _deleted(self, run: str, key: str, before: dict, stamp: tuple) -> None:
         self.publisher.publish(ev.MemoryDeleted(
-            **self._base(run), memory=memory_of(self.tenant, key, before)[0], key=key,
+            **self._base(run, stamp), memory=memory_of(self.tenant, key, before)[0], key=key,
             agent=self.contexts.get(run).agent, run=run))
 
-    def _agent_grounding(self, agent: str, text: str, run: str | None = None) -> str:
+    def _agent_grounding(self, agent: str, text: str, run: str | None = None,
+                         stamp: tuple | None = None) -> str:
         said = f"{agent} asserted: {text}"
-        self.publisher.publish(ev.ObservationRecorded(**self._base(run), source=f"agent:{agent}",
+        self.publisher.publish(ev.ObservationRecorded(**self._base(run, stamp),
+                                                      source=f"agent:{agent}",
                                                       source_kind="agent", text=said))
         return ev.memory_id(self.tenant, "observation", said)
 
-    # model inputs and tool calls
+    # model inputs and tool calls (run as recording steps: see ``callbacks``)
     def model_turn(self, run: str, agent: str | None, said: list[tuple[str, str]],
-                   values: dict | Callable[[], dict]) -> None:
+                   values: dict | Callable[[], dict], stamp: tuple | None = None) -> None:
         """A model call starts, its input holding the user's messages ``said`` ((message id,
         text) each): each becomes an observation of the user's source once. ``values``: the
         run's config values, or what reads them (called only when a message is new)."""
@@ -216,21 +406,23 @@ class Recorder:
                 source = fill(users.source, values, default="user:anonymous")
                 domain = fill(users.domain, values, default=source) if users.domain else None
                 self.publisher.publish(ev.ObservationRecorded(
-                    **self._base(run), source=source, source_kind="user", source_domain=domain,
-                    text=text[:ev.MAX_TEXT]))
+                    **self._base(run, stamp), source=source, source_kind="user",
+                    source_domain=domain, text=text[:ev.MAX_TEXT]))
             self.contexts.deliver(run, oid, text, USER)
         self.contexts.model_turn(run, agent)
 
-    def source_result(self, run: str, tool: str, values: dict, output: str) -> str | None:
-        """A source tool answered; ``values`` are its arguments and the run's config values.
-        Returns its observation's id (None: an empty result records nothing)."""
+    def source_result(self, run: str, tool: str, values: dict, output: str,
+                      stamp: tuple | None = None, run_values: dict | None = None) -> str | None:
+        """A source tool answered; ``values`` are its arguments and the run's config values
+        (``run_values``, default: the current run's). Returns its observation's id (None: an
+        empty result records nothing)."""
         if not output.strip():
             return None
         spec = self.config.sources[tool]
         source = spec.name(values)  # canonical: any spelling of an argument, one source
-        domain = spec.domain_of()  # the operator's statement: never the tool's arguments
+        domain = spec.domain_of(run_values)  # the operator's statement: never the tool's arguments
         text = escape(output)[:ev.MAX_TEXT]
-        self.publisher.publish(ev.ObservationRecorded(**self._base(run), source=source,
+        self.publisher.publish(ev.ObservationRecorded(**self._base(run, stamp), source=source,
                                                       source_kind=spec.kind,
                                                       source_domain=domain, text=text))
         oid = ev.memory_id(self.tenant, "observation", text)
@@ -253,6 +445,10 @@ class Recorder:
                           at=self.clock(), account=_arg(args, spec.account), currency=currency,
                           seen=self._sent(tool, name), amount_free=spec.amount_free)
             return name
+        # What it draws on is in the run's context once the steps recorded before it have run.
+        if not self.drain(self.config.gate_timeout_s):
+            raise GateRefused(f"{tool}: what the agent read could not be recorded in "
+                              f"{self.config.gate_timeout_s}s; {name} does not run")
         ctx = self.contexts.get(run)
         payee, account = _arg(args, spec.payee), _arg(args, spec.account)
         text = f"{tool}({json.dumps(args, sort_keys=True, default=str)})"
@@ -293,17 +489,21 @@ class Recorder:
         is executed, as its result (the bank's receipt) says."""
         spec = self.config.actions[tool]
         if spec.stage != "propose":
+            self.drain(self.config.gate_timeout_s)  # after what was recorded before it
             self.publisher.publish(ev.ActionExecuted(**self._base(), action=name,
                                                      **receipt(spec, output)), durable=True)
 
     def action_failed(self, tool: str, name: str, error: BaseException) -> None:
         """The action tool raised: its proposal did not happen and must never be released."""
         if self.config.actions[tool].stage != "execute":
+            self.drain(self.config.gate_timeout_s)
             self.publisher.publish(ev.ActionFailed(
                 **self._base(), action=name, seq=self._proposal.get(name),
                 reason=escape(f"{type(error).__name__}: {error}")[:2000]), durable=True)
 
     def close(self) -> None:
+        if self.later is not None:  # what is recorded yet, then sent
+            self.later.close()
         self.publisher.close()
         self.status.close()
 
