@@ -244,18 +244,53 @@ def _weekday(text: str | None) -> int | None:
     return WEEKDAYS.get(text.casefold().rstrip(".")) if text else None
 
 
-def _dates(text: str, out: set[Fact], spans: list[Span]) -> None:
+class _Look:
+    """What a text holds, found cheaply, so that only the patterns that can match are run
+    (this runs on every write an agent makes): whether it has a digit, and its words."""
+
+    __slots__ = ("digit", "text", "words")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.digit = _DIGIT.search(text) is not None
+        self.words = set(_LETTERS.split(text.casefold())) if _LETTER.search(text) else set()
+
+
+_DIGIT = re.compile(r"\d")
+_LETTER = re.compile(r"[^\W\d_]")
+_LETTERS = re.compile(r"[\W\d_]+")
+_MONTH_WORDS = frozenset(MONTHS)
+_WEEKDAY_WORDS = frozenset(WEEKDAYS)
+_ORDINAL_WORDS = frozenset(ORDINALS)
+_NUMBER_WORDS = frozenset([*UNITS, *TENS, *SCALES, "hundred"])
+_CENT = frozenset(("cent", "percent"))
+_SYMBOL_CHARS = frozenset("$€£¥₹₩₽₺")
+_CODES = frozenset(("kr", "zł", "kč", "fr", "usd", "eur", "gbp", "chf", "jpy", "cad", "aud",
+                    "nzd", "sek", "nok", "dkk", "pln", "czk", "huf", "inr", "cny", "hkd", "sgd",
+                    "zar", "brl", "mxn", "try", "ils", "aed", "ron", "isk"))
+
+
+def _dates(look: _Look, out: set[Fact], spans: list[Span]) -> None:
+    text = look.text
+
     def add(span: Span, *keys: str | None) -> None:
         found = [k for k in keys if k]
         if found:
             out.add(("date", "|".join(dict.fromkeys(found))))
             spans.append(span)
 
-    for m in _ISO.finditer(text):
-        add(m.span(), date_key(int(m["y"]), int(m["m"]), int(m["d"])))
-        if m["hh"] is not None and int(m["hh"]) < 24 and int(m["mm"]) < 60:
-            out.add(("time", f"{int(m['hh']):02d}:{m['mm']}"))
-    for pattern in (_NUMERIC, _NUMERIC_SHORT):
+    slash = "/" in text
+    if look.digit and ("-" in text or slash):
+        for m in _ISO.finditer(text):
+            add(m.span(), date_key(int(m["y"]), int(m["m"]), int(m["d"])))
+            if m["hh"] is not None and int(m["hh"]) < 24 and int(m["mm"]) < 60:
+                out.add(("time", f"{int(m['hh']):02d}:{m['mm']}"))
+    numeric = []
+    if look.digit and (slash or "." in text):
+        numeric.append(_NUMERIC)
+    if look.digit and slash and (look.words & _WEEKDAY_WORDS or "on" in look.words):
+        numeric.append(_NUMERIC_SHORT)
+    for pattern in numeric:
         for m in pattern.finditer(text):
             if _inside(m.span(), spans):
                 continue
@@ -267,7 +302,12 @@ def _dates(text: str, out: set[Fact], spans: list[Span]) -> None:
                 add(m.span(), dm or md)
             elif year is not None or m["wd"]:  # either way round: both readings
                 add(m.span(), dm, md)
-    for pattern in (_DAY_MONTH, _MONTH_DAY):
+    day = look.digit or bool(look.words & _ORDINAL_WORDS)
+    if not day or not look.words & _MONTH_WORDS and not (
+            look.words & _WEEKDAY_WORDS or "the" in look.words):
+        return
+    month = bool(look.words & _MONTH_WORDS)
+    for pattern in (_DAY_MONTH, _MONTH_DAY) if month else ():
         for m in pattern.finditer(text):
             if _inside(m.span(), spans):
                 continue
@@ -282,7 +322,10 @@ def _dates(text: str, out: set[Fact], spans: list[Span]) -> None:
             add(m.span(), key)
             if m["d2"] and (end := _day(m["d2"])) is not None:
                 add(m.span(), date_key(year, month, end))
-    for pattern in (_MONTH_YEAR, _THE_DAY):
+    later = [_MONTH_YEAR] if month and look.digit else []
+    if look.words & _WEEKDAY_WORDS or "the" in look.words:
+        later.append(_THE_DAY)
+    for pattern in later:
         for m in pattern.finditer(text):
             if _inside(m.span(), spans):
                 continue
@@ -293,7 +336,10 @@ def _dates(text: str, out: set[Fact], spans: list[Span]) -> None:
                 add(m.span(), date_key(None, None, day, _weekday(m["wd"])))
 
 
-def _times(text: str, out: set[Fact], spans: list[Span]) -> None:
+def _times(look: _Look, out: set[Fact], spans: list[Span]) -> None:
+    text = look.text
+    if not look.digit:
+        return
     taken = list(spans)
     for m in _TIME.finditer(text):
         if _inside(m.span(), taken):
@@ -311,9 +357,13 @@ _SCALE_OF = {"million": 10 ** 6, "mn": 10 ** 6, "m": 10 ** 6, "billion": 10 ** 9
              "bn": 10 ** 9, "thousand": 1000, "k": 1000}
 
 
-def _numbers(text: str, out: set[Fact], spans: list[Span]) -> None:
+def _numbers(look: _Look, out: set[Fact], spans: list[Span]) -> None:
+    text = look.text
+    if not look.digit:
+        return
     taken = list(spans)
-    for m in _MONEY.finditer(text):
+    money = look.words & _CODES or not _SYMBOL_CHARS.isdisjoint(text)
+    for m in _MONEY.finditer(text) if money else ():
         if _inside(m.span(), taken):
             continue
         x = amount_of(m["a"] or m["b"])
@@ -325,7 +375,7 @@ def _numbers(text: str, out: set[Fact], spans: list[Span]) -> None:
             elif (unit := currency_code(m["c1"] or m["c2"])) is not None:
                 out.add(("qty", f"{canonical(x)} {unit}"))  # "CHF 90": small, with its currency
         spans.append(m.span())  # an amount, small or not, is no identifier
-    for m in _PERCENT.finditer(text):
+    for m in _PERCENT.finditer(text) if "%" in text or look.words & _CENT else ():
         if not _inside(m.span(), spans) and (x := amount_of(m["n"])) is not None:
             out.add(("qty", f"{canonical(x)} %"))
             spans.append(m.span())
@@ -338,7 +388,8 @@ def numbers(text: str) -> tuple[set[Fact], list[Span]]:
     (``qty``). The spans are those of the ``num`` facts."""
     out: set[Fact] = set()
     spans: list[Span] = []
-    for m in _NUMBER.finditer(text):
+    look = _Look(text)
+    for m in _NUMBER.finditer(text) if look.digit else ():
         if (x := number_of(m["n"])) is None:
             continue
         x *= SCALES.get((m["s"] or "").casefold(), 1)
@@ -347,7 +398,7 @@ def numbers(text: str) -> tuple[set[Fact], list[Span]]:
             spans.append(m.span())
         else:
             _quantity(text, m.end(), x, out)
-    if _HINT_NUMBER.search(text) is None:
+    if not look.words & _NUMBER_WORDS:
         return out, spans
     for m in _WORDS_RUN.finditer(text):
         if _inside(m.span(), spans) or m.group().casefold() in SCALES:
@@ -379,22 +430,23 @@ def scan(text: str) -> tuple[set[Fact], list[Span]]:
     identifier or a phrase must not run across). Quantities leave their words in place."""
     out: set[Fact] = set()
     spans: list[Span] = []
-    _dates(text, out, spans)
+    look = _Look(text)
+    _dates(look, out, spans)
     spans.sort()
-    _times(text, out, spans)
+    _times(look, out, spans)
     spans.sort()
-    _numbers(text, out, spans)
+    _numbers(look, out, spans)
     spans.sort()
     return out, spans
 
 
 def might_hold(text: str) -> bool:
     """Whether ``text`` may state a value at all (a digit, or a word a value is written with)."""
-    return any(c.isdigit() for c in text) or _HINT.search(text) is not None
+    look = _Look(text)
+    return look.digit or not look.words.isdisjoint(_HINTS)
 
 
-_HINT_NUMBER = re.compile(rf"(?<![\w])(?:{_NUM_WORD})(?![\w])", _I)
-_HINT = re.compile(rf"(?<![\w])(?:{_NUM_WORD}|{_ORD_WORD}|{_MON}|{_WD})(?![\w])", _I)
+_HINTS = _NUMBER_WORDS | _ORDINAL_WORDS
 
 __all__ = ["CURRENCY", "MONTHS", "currency_code", "WEEKDAYS", "amount_of", "canonical", "compatible",
            "date_key", "might_hold", "number_of", "numbers", "scan", "significant", "words_number"]
