@@ -71,6 +71,8 @@ def _may_be_iban(glued: str, start: int) -> bool:
     if length is None or start + length > len(glued):
         return False
     candidate = glued[start:start + length]
+    if not (candidate.isascii() and candidate.isalnum()):  # "Ë" is a letter, but no IBAN's
+        return False
     return int("".join(str(int(c, 36)) for c in candidate[4:] + candidate[:4])) % 97 == 1
 
 

@@ -2,6 +2,9 @@
 identifiers a text states, and the justifications a write that states one no premise states
 is given."""
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from rescind.core import lineage
 from rescind.core.belief import Rules, Status
 from rescind.core.planning import Write, fresh, plan_batch
@@ -27,6 +30,23 @@ def test_identifiers_are_valid_ibans_and_labelled_account_numbers_in_their_key()
     assert lineage.identifiers("Pay INV-7, account 12, 34,500.00") == []
     wide = "".join(chr(ord(c) + 0xFEE0) if c.isalnum() else c for c in ATTACKER)
     assert lineage.identifiers(f"Konto\u200b: {wide}") == [KEY]  # full-width, a zero-width space
+
+
+def test_accented_text_beside_a_country_code_is_read_without_an_error():
+    """An accented letter after two letters that name a country ("DE" in "Bestellung DE-…
+    Zoë") is no IBAN: it was handed to int(c, 36), and the writer dead-lettered the event."""
+    assert lineage.identifiers("Bestellung DE-00419-B · Kundin: Zoë Müller-Łukasik") == []
+    assert lineage.identifiers(f"Zoë: {ATTACKER} Łódź") == [KEY]
+    # a Cyrillic Е inside the IBAN reads as the Latin E it is drawn as
+    assert lineage.identifiers("GB82 WЕST 1234 5698 7654 32") == ["GB82WEST12345698765432"]
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=80),
+       st.sampled_from(["DE", "GB", "FR", "NO", "PL"]))
+def test_any_text_is_read_for_identifiers_without_an_error(text, country):
+    """Whatever an observation says, reading it for identifiers never raises."""
+    lineage.identifiers(country + text)
+    lineage.identifiers(text + country + "89" + text)
 
 
 def test_a_laundered_note_rests_on_each_observation_stating_the_iban_with_its_own_premises():
