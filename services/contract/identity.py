@@ -10,7 +10,7 @@ functions here, which are pure and idempotent (``f(f(x)) == f(x)``).
 
 ``text``   Unicode NFKC, case folding, invisible characters removed (zero-width spaces and
            joiners, bidi marks and embeddings, the BOM, the soft hyphen), white space stripped
-           and collapsed to one space.
+           and collapsed to one space, and Latin look-alikes read as Latin (``latin``).
 ``host``   a host name, or the host of a URL: lower case, IDNA (punycode), no trailing dot,
            no port or user.
 ``email``  an e-mail address: its display name and angle brackets dropped, ``mailto:`` too,
@@ -27,6 +27,7 @@ folding applies to the whole name, so an IBAN inside a name reads in lower case 
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from typing import Literal
@@ -44,6 +45,33 @@ NORMALISERS: tuple[str, ...] = ("text", "host", "email", "iban")
 INVISIBLE = re.compile("[\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
                        "\u2066-\u2069\ufeff]")
 _SPACE = re.compile(r"\s+")
+
+# Cyrillic and Greek letters drawn like a Latin letter (Unicode's confusables, the letters an
+# attacker reaches for: "nоrthwind" with a Cyrillic о reads as "northwind").
+_LOOKALIKE = str.maketrans(
+    "АВЕКМНОРСТУХЅІЈԚԜҺӀаеіјкорсуxхѕԁһӏԛԝɡ"
+    "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορυχϲϳ",
+    "ABEKMHOPCTYXSIJQWHIaeijkopcyxxsdhlqwg"
+    "ABEZHIKMNOPTYXaikvopuxcj")
+_LOOKS_LATIN = frozenset(chr(c) for c in _LOOKALIKE)
+
+
+def latin(value: str) -> str:
+    """``value`` with each word (a run of letters) that mixes Latin look-alikes into Latin
+    letters, or is made of look-alikes only, written in Latin: "nоrthwind" (a Cyrillic о)
+    and "аррӏе" (all Cyrillic) read as "northwind" and "apple". A word with any other letter
+    of its script ("сбербанк", "Müller") is a word of that language and stays as it is
+    (Unicode TR39's mixed-script and whole-script confusables, for the Cyrillic and Greek
+    letters that matter)."""
+    if value.isascii():
+        return value
+
+    out = []
+    for is_word, run in itertools.groupby(value, str.isalpha):
+        w = "".join(run)
+        out.append(w.translate(_LOOKALIKE) if is_word and all(
+            ch.isascii() or ch in _LOOKS_LATIN for ch in w) else w)
+    return "".join(out)
 
 
 def _settled(step):
@@ -64,10 +92,12 @@ def _settled(step):
 
 @_settled
 def text(value: str) -> str:
-    """NFKC, case-folded, invisible characters removed, white space stripped and collapsed."""
+    """NFKC, case-folded, invisible characters removed, white space stripped and collapsed,
+    Latin look-alikes in Latin (before case folding too: a Cyrillic Н folds to н, no
+    look-alike of h)."""
     value = INVISIBLE.sub("", value)
-    value = unicodedata.normalize("NFKC", value)
-    value = unicodedata.normalize("NFKC", value.casefold())
+    value = latin(unicodedata.normalize("NFKC", value))
+    value = latin(unicodedata.normalize("NFKC", value.casefold()))
     value = INVISIBLE.sub("", value)  # NFKC can compose nothing into these, but be sure
     return _SPACE.sub(" ", value).strip()
 
@@ -122,8 +152,8 @@ _IBAN_SEPARATORS = re.compile(r"[\s\-./_:]+")
 def iban(value: str) -> str:
     """An IBAN (or an account number in groups): compact and upper case, full-width digits
     folded, a leading ``IBAN`` label dropped. Not checked: a name is a name."""
-    value = unicodedata.normalize("NFKC", INVISIBLE.sub("", value)).strip()
-    value = unicodedata.normalize("NFKC", _IBAN_SEPARATORS.sub("", value).upper())
+    value = latin(unicodedata.normalize("NFKC", INVISIBLE.sub("", value))).strip()
+    value = latin(unicodedata.normalize("NFKC", _IBAN_SEPARATORS.sub("", value).upper()))
     while value.startswith("IBAN") and len(value) > 4:
         value = value[4:]
     return value
@@ -157,5 +187,5 @@ def spellings_agree(a: str, b: str) -> bool:
     return source_name(a) == source_name(b)
 
 
-__all__ = ["INVISIBLE", "NORMALISERS", "Normaliser", "email", "host", "iban", "normalise",
+__all__ = ["INVISIBLE", "NORMALISERS", "Normaliser", "email", "host", "iban", "latin", "normalise",
            "source_name", "spellings_agree", "text"]

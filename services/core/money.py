@@ -15,6 +15,8 @@ import pycountry
 from schwifty import IBAN, registry
 from schwifty.exceptions import SchwiftyException
 
+from rescind.contract.identity import latin
+
 
 class NoRate(ValueError):
     """The amount's currency cannot be converted to the threshold's."""
@@ -75,10 +77,13 @@ MIN_ACCOUNT = 6  # a shorter key is stated by too many texts to be evidence of a
 def plain(text: str) -> str:
     """``text`` in Unicode NFKC (full-width and other compatibility forms become their plain
     letters and digits), with format characters (zero-width spaces and joiners, bidirectional
-    marks, soft hyphens, byte-order marks) removed and every decimal digit written in ASCII."""
+    marks, soft hyphens, byte-order marks) removed, every decimal digit written in ASCII, and
+    Cyrillic or Greek look-alikes of Latin letters in Latin (``identity.latin``): an IBAN or
+    a payee spelled with a Cyrillic Е is the same account, the same payee."""
     text = unicodedata.normalize("NFKC", text)
-    return "".join(str(unicodedata.decimal(ch)) if ch.isdecimal() and not ch.isascii() else ch
+    text = "".join(str(unicodedata.decimal(ch)) if ch.isdecimal() and not ch.isascii() else ch
                    for ch in text if unicodedata.category(ch) != "Cf")
+    return latin(text)
 
 
 def compact(text: str) -> str:

@@ -28,19 +28,34 @@ def norm(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def letters(text: str) -> str:
-    """Letters and digits of ``text`` after NFKC, without format characters, digits in ASCII,
-    upper-cased."""
-    text = unicodedata.normalize("NFKC", text)
-    out = []
-    for ch in text:
-        if unicodedata.category(ch) == "Cf":
+# docs/scenario-format.md, "Keys": the look-alike pairs, as the section lists them.
+LOOKALIKES = dict(pair.split("→") for pair in (
+    "А→A В→B Е→E К→K М→M Н→H О→O Р→P С→C Т→T У→Y Х→X Ѕ→S І→I Ј→J Ԛ→Q Ԝ→W Һ→H Ӏ→I а→a е→e "
+    "і→i ј→j к→k о→o р→p с→c у→y х→x ѕ→s ԁ→d һ→h ӏ→l ԛ→q ԝ→w "
+    "Α→A Β→B Ε→E Ζ→Z Η→H Ι→I Κ→K Μ→M Ν→N Ο→O Ρ→P Τ→T Υ→Y Χ→X α→a ι→i κ→k ν→v ο→o ρ→p υ→u "
+    "χ→x ϲ→c ϳ→j ɡ→g").split())
+
+
+def plain(text: str) -> str:
+    """NFKC, format characters dropped, digits in ASCII, then each run of letters made only of
+    ASCII letters and look-alikes written in Latin."""
+    chars = [str(unicodedata.decimal(ch)) if ch.isdecimal() else ch
+             for ch in unicodedata.normalize("NFKC", text) if unicodedata.category(ch) != "Cf"]
+    out, word = [], []
+    for ch in [*chars, ""]:
+        if ch.isalpha():
+            word.append(ch)
             continue
-        if ch.isdecimal():
-            ch = str(unicodedata.decimal(ch))
-        if ch.isalnum():
-            out.append(ch.upper())
+        if all(c.isascii() or c in LOOKALIKES for c in word):
+            word = [LOOKALIKES.get(c, c) for c in word]
+        out += [*word, ch]
+        word = []
     return "".join(out)
+
+
+def letters(text: str) -> str:
+    """Letters and digits of ``text`` made plain, upper-cased."""
+    return "".join(ch.upper() for ch in plain(text) if ch.isalnum())
 
 
 LEADING = ("bank", "beneficiary", "payee", "vendor", "supplier", "receiving", "destination",
@@ -96,7 +111,7 @@ def account(text: str) -> str:
                     return IBAN(glued[i:i + size]).compact
                 except (SchwiftyException, ValueError):
                     pass
-    rest = unicodedata.normalize("NFKC", text)
+    rest = plain(text)
     while True:
         shorter = _unlabelled(rest)
         if shorter[:1] in "([{<" and any(c in shorter for c in ")]}>"):
@@ -116,10 +131,9 @@ def states(text: str, key: str) -> bool:
 
 
 def payee(text: str) -> str:
-    """A payee: NFKC, format characters dropped, case-folded, anything but letters and digits
+    """A payee: plain, case-folded, anything but letters and digits
     read as space, runs of space as one."""
-    text = "".join(c for c in unicodedata.normalize("NFKC", text).casefold()
-                   if unicodedata.category(c) != "Cf")
+    text = plain(text).casefold()
     return " ".join("".join(c if c.isalnum() else " " for c in text).split())
 
 

@@ -18,6 +18,8 @@ SPELLINGS = [
     f"account no. {IBAN} [Acme Ltd]",
     "IBAN" + IBAN.replace(" ", ""),  # the label glued on
     f"ＩＢＡＮ：{FULL_WIDTH}",
+    IBAN.replace("B", "\u0412"),  # Cyrillic В, drawn as a Latin B
+    IBAN.replace("K", "\u039a").replace("U", "\u03c5"),  # Greek Κ and a Greek υ for the U
 ]
 
 

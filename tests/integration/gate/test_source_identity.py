@@ -21,7 +21,8 @@ from tests.support.conformance import settle, wrap
 
 ATTACKER = "ZZ97 QKRB 0000 9034 5521 66"
 SPELLINGS = ["northwind", "Northwind", " northwind", "ｎｏｒｔｈｗｉｎｄ", "north\u200bwind",
-             "NORTHWIND\u202c", "\u2066Northwind\u2069"]
+             "NORTHWIND\u202c", "\u2066Northwind\u2069",
+             "n\u043erthwind", "NORT\u041dW\u0406ND"]  # Cyrillic о; Н and І
 PAID: list[dict] = []
 
 

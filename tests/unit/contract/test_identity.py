@@ -22,6 +22,25 @@ def test_every_spelling_of_a_vendor_is_one_name(spelling):
     assert ident.source_name(f"portal:{spelling}") == "portal:northwind"
 
 
+@pytest.mark.parametrize("spelling", ["n\u043erthwind", "N\u041eRTHWIND", "\u039d\u039fRTHWIND",
+                                      "nort\u04bbwind", "northw\u0456nd",
+                                      "\u039d\u039fR\u03a4\u0397W\u0399\u039dD",
+                                      "n\u043ert\u04bbw\u0456nd\u200b"])
+def test_latin_look_alikes_from_other_scripts_are_one_name(spelling):
+    """A Cyrillic о, a Greek Ν, a Cyrillic һ or і drawn inside a Latin name: the same name (an
+    attacker's second spelling would otherwise be a second source, a second trust domain)."""
+    assert ident.text(spelling) == "northwind"
+    assert ident.host(spelling + ".com") == "northwind.com"
+
+
+def test_a_word_of_another_language_keeps_its_letters():
+    """Only look-alikes are read as Latin: a Russian or German word stays as written, and a
+    word made of look-alikes alone reads as the Latin word it imitates."""
+    assert ident.text("Сбербанк") == "сбербанк" and ident.text("Müller") == "müller"
+    assert ident.text("\u0430\u0440\u0440\u04cf\u0435") == "apple"  # all Cyrillic
+    assert ident.latin("Zoë Łukasik") == "Zoë Łukasik"
+
+
 def test_inner_white_space_is_collapsed_not_removed():
     """Runs of white space (tabs, no-break and ideographic spaces) become one space."""
     assert ident.text("  Acme \t\u00a0 Corp\u3000 ") == "acme corp"

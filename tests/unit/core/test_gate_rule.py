@@ -130,3 +130,15 @@ def test_the_reference_reads_every_spelling_as_the_gate_does(data):
     assert reference.account(spelling) == normalise_account(spelling)
     payee = data.draw(st.sampled_from(["Acme Corp", "Straße GmbH", "ＡＣＭＥ\u200b  corp."]))
     assert reference.payee(payee) == normalise_payee(payee)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="GBDE0123456789 acmeACME-(): Иbuk" "АВЕКМНОРСТХаеорсхΑΒΕΚΜΝΟΡΤΧαοκ"
+               "бжлпщЖЛλπ" "ëüÉ\u200b\uff21", max_size=40))
+def test_the_reference_reads_look_alikes_as_the_gate_does(text):
+    """Texts mixing Latin letters with Cyrillic and Greek ones, look-alikes or not: the
+    reference (its table copied from docs/scenario-format.md) and the gate give one key."""
+    from tests.support import reference
+
+    assert reference.account(text) == normalise_account(text)
+    assert reference.payee(text) == normalise_payee(text)

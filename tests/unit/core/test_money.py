@@ -32,3 +32,12 @@ def test_conversion_uses_the_table_and_refuses_a_currency_it_lacks():
 def test_an_amount_shows_its_code_unless_it_is_in_the_base_currency():
     assert show(12000, None, "USD") == show(12000, "USD", "USD") == "12,000.00"
     assert show(2_000_000, "JPY", "USD") == "JPY 2,000,000.00"
+
+
+def test_look_alike_letters_do_not_split_an_account_or_a_payee():
+    """An IBAN with a Cyrillic Е and a payee with a Cyrillic А and о are the account and the
+    payee they imitate: the aggregate, kept per key, is not split by them."""
+    from rescind.core.money import normalise_account, normalise_payee
+    assert normalise_account("GB82 W\u0415ST 1234 5698 7654 32") == "GB82WEST12345698765432"
+    assert normalise_payee("\u0410cme C\u043erp.") == normalise_payee("ACME corp") == "acme corp"
+    assert normalise_payee("Сбербанк") == "сбербанк"  # a Russian name stays Russian
