@@ -144,7 +144,8 @@ def test_parallel_branches_of_many_runs_record_without_an_error(shape, mode, res
                                                                  tenant_name):
     """N invocations of six parallel branches each (Send, or functional-API tasks; threads or
     asyncio tasks), every branch delivering a tool result and store items while the others
-    write: no invocation raises, and every note is recorded, resting on its own lookup."""
+    write: no invocation raises, no recording step fails on the recorder's thread, and every
+    note is recorded, resting on its own lookup."""
     store = InMemoryStore()
     if shape == "send":
         graph = _wrap(send_graph(store), rescind_workers, tenant_name)
@@ -154,7 +155,8 @@ def test_parallel_branches_of_many_runs_record_without_an_error(shape, mode, res
         graph = _wrap(build(store), rescind_workers, tenant_name)
         errors = _run(graph, mode, _accounts)
     assert [repr(e) for e in errors[:3]] == [] and len(errors) == 0
-    graph.rescind.publisher.flush()  # six notes and lookups a run: a large N drains longer
+    assert graph.rescind.publisher.flush(max(30.0, N * 0.1))  # a large N drains longer
+    assert graph.rescind.failed == 0
     wait_idle(connection.connect(rescind_workers), layout.tenant_stream(tenant_name),
               timeout=max(60.0, N * 0.2))
     g = TenantGraph(connect(rescind_workers), tenant_name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from langchain_core.messages import AIMessage
 from opentelemetry import trace
 
@@ -13,31 +14,38 @@ URL = "https://trends.example/colour"
 
 
 class Kept:
-    """A publisher that keeps the events it is given (nothing is sent)."""
+    """A publisher that keeps the events it is given (nothing is sent); ``deferred``: it can
+    be told to wait for the recorder's steps, so the recorder runs them on its thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, deferred: bool = False) -> None:
         self.events: list[ev.Event] = []
+        if deferred:
+            self.before_flush = None
 
     def publish(self, event: ev.Event, durable: bool = False) -> None:
         self.events.append(event)
 
     def flush(self, timeout: float = 10.0) -> bool:
-        return True
+        hook = getattr(self, "before_flush", None)
+        return hook is None or hook(timeout)
 
     def close(self, timeout: float = 10.0) -> None:
         pass
 
 
+@pytest.mark.parametrize("deferred", [True, False], ids=["recorder-thread", "at-once"])
 def test_without_a_tracer_provider_each_run_s_events_carry_the_run_s_own_trace(
-        falkordb, tenant_name, monkeypatch):
+        falkordb, tenant_name, monkeypatch, deferred):
     """No provider set up: every event of a run (the user's message, the tool's result, the
     store put made inside a tool) carries the run span's traceparent, not a span per call that
-    nothing exports; the next run is another trace."""
+    nothing exports; the next run is another trace. Recorded on the recorder's thread or in
+    the agent's, alike."""
     monkeypatch.setattr(trace, "get_tracer_provider", trace.ProxyTracerProvider)
     config = InterceptConfig(tenant=tenant_name, url=falkordb,
                              sources={"fetch_page": SourceTool(source="web:{url}")})
-    kept = Kept()
+    kept = Kept(deferred)
     recorder = Recorder(config, publisher=kept)  # type: ignore[arg-type]
+    assert (recorder.later is not None) == deferred
     model = f.scripted(f.call("fetch_page", {"url": URL}),
                        f.call("remember", {"fact": "Colour of the year: teal blue"}),
                        AIMessage(content="ok"),
@@ -45,9 +53,11 @@ def test_without_a_tracer_provider_each_run_s_events_carry_the_run_s_own_trace(
     graph = instrument(f.per_user(model, None), config, recorder=recorder)
     try:
         graph.invoke({"messages": [("user", "colour?")]}, {"configurable": {"user_id": "a"}})
+        assert kept.flush()
         first = list(kept.events)
         kept.events.clear()
         graph.invoke({"messages": [("user", "and now?")]}, {"configurable": {"user_id": "a"}})
+        assert kept.flush()
         second = list(kept.events)
     finally:
         recorder.close()

@@ -49,6 +49,33 @@ if ending != "exit":  # an executed payment, then the process dies at once
 """
 
 
+AGENT_CHILD = """
+import sys
+from typing import TypedDict
+from langgraph.config import get_store
+from langgraph.graph import END, START, StateGraph
+from langgraph.store.memory import InMemoryStore
+from rescind.middleware import InterceptConfig, instrument
+
+url, tenant = sys.argv[1], sys.argv[2]
+
+class State(TypedDict):
+    done: bool
+
+def note(state: State) -> dict:
+    get_store().put(("notes",), "n1", {"text": "Invoice INV-7 is due on 3 Jan 2027"})
+    return {"done": True}
+
+builder = StateGraph(State)
+builder.add_node("note", note)
+builder.add_edge(START, "note")
+builder.add_edge("note", END)
+graph = instrument(builder.compile(store=InMemoryStore()), InterceptConfig(tenant=tenant, url=url))
+graph.invoke({"done": False})
+# the interpreter exits at once, without close(): the write is still being recorded
+"""
+
+
 @pytest.fixture(scope="module")
 def falkordb():
     """A server of this module's own: the events left here (an ActionExecuted of an action never
@@ -82,6 +109,22 @@ def test_a_process_exiting_without_close_sends_everything_at_exit(falkordb, tena
     assert proc.returncode == 0, err
     assert sorted(ids_in_stream(falkordb, tenant_name)) == sorted(
         f"{tenant_name}-{i}" for i in range(5_000))
+    assert os.listdir(spool_dir / tenant_name) == []
+
+
+def test_an_agent_exiting_right_after_its_call_has_its_write_recorded_and_sent(
+        falkordb, tenant_name, spool_dir):
+    """An instrumented agent whose process exits as soon as its call returns, without
+    ``close()``: the write its recorder's thread had not recorded yet is recorded and sent at
+    exit."""
+    proc = subprocess.Popen([sys.executable, "-c", AGENT_CHILD, falkordb, tenant_name],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    conn = connection.connect(falkordb)
+    texts = [layout.decode(fields).event().get("text")
+             for _, fields in conn.xrange(layout.tenant_stream(tenant_name))]
+    assert "Invoice INV-7 is due on 3 Jan 2027" in texts, (texts, err)
     assert os.listdir(spool_dir / tenant_name) == []
 
 
