@@ -260,6 +260,8 @@ def statements(value: object) -> set[tuple[str, str]]:
     its requests ("Save me a reminder", "… please"). A single lowercase word is a fact only
     when a user states it and nothing else a write uses has it (``FactIndex.attribute``)."""
     out: set[tuple[str, str]] = set()
+    if _topic(value) is not None:  # a topic to work on states nothing (``asked_names``)
+        return out
     for leaf in _leaves(value):
         for sentence in _SENTENCE.split(str(leaf)):
             words = _words(sentence.casefold())
@@ -293,8 +295,10 @@ def asked_names(value: object) -> set[tuple[str, str]]:
 def _topic(value: object) -> str | None:
     """A message that is only a topic: one short line, no sentence (no end mark, no digit, no
     word of the writer's own such as "I" or "my"), "heat pumps in norway". What a write
-    restates of it is what it was asked to be about, not something the user stated; its words
-    stay the user's (``statements``), for a write that has them from nowhere else."""
+    restates of it is what it was asked to be about, not something the user stated: neither
+    its phrases and names nor its words (``statements``) are the user's facts. A write that
+    matches nothing else still falls back to it by shared words (a terse statement, "allergic
+    to peanuts", reads as a topic)."""
     text = " ".join(str(x) for x in _leaves(value)).strip()
     if not text or len(text) > _TOPIC_CHARS or "\n" in text or text[-1] in ".!?;:" \
             or any(c.isdigit() for c in text):
@@ -514,7 +518,8 @@ def _names(segment: str) -> set[tuple[str, str]]:
         word = m.group()
         if word[-2:] in ("'s", "’s"):
             word = word[:-2]
-        titled = word[:1].isupper() and any(c.islower() for c in word[1:])
+        titled = word[:1].isupper() and any(c.islower() for c in word[1:]) \
+            and not _dated(segment, m.start(), m.end(), word)
         joined = m.start() - end == 1 and segment[end] == " "
         folded = word.casefold()
         if not folded.isalpha():  # "Wi-Fi", "O'Neill": as its words
@@ -530,6 +535,20 @@ def _names(segment: str) -> set[tuple[str, str]]:
         end = m.end()
     close()
     return out
+
+
+def _dated(segment: str, start: int, end: int, word: str) -> bool:
+    """Whether ``word`` (at ``start:end``) is the month or weekday of a date ("14 Dec",
+    "Monday the 14th", "May 2024"): part of the date, no name; "May" or "Sun" alone may be."""
+    folded = word.casefold().rstrip(".")
+    if folded not in _v.MONTHS and folded not in _v.WEEKDAYS:
+        return False
+    return _DATE_AFTER.match(segment, end) is not None \
+        or _DATE_BEFORE.search(segment[max(0, start - 12):start]) is not None
+
+
+_DATE_AFTER = re.compile(r"\.?,?\s*(?:the\s+)?\d")
+_DATE_BEFORE = re.compile(r"\d(?:st|nd|rd|th)?\s*(?:of\s+)?$", re.IGNORECASE)
 
 
 def _capitals(text: str) -> tuple[set[str], set[str]]:
@@ -597,8 +616,7 @@ under up down out off per via than until please thanks thank hi hello hey dear r
 cheers kind sincerely today tomorrow yesterday now just new note notes see let mr mrs ms dr
 prof sir madam re fwd fw save remember remind read write send pay check find get tell show
 add schedule book buy make keep call look give take use set update summarise summarize answer
-reply pick search list create delete cancel""")) | frozenset(_v.MONTHS) | frozenset(_v.WEEKDAYS)
-# (a month or a weekday is part of a date, and a weekday alone is none: neither is a name)
+reply pick search list create delete cancel"""))
 _CONNECTORS = frozenset(("of", "de", "du", "da", "del", "der", "den", "van", "von", "la", "le",
                          "upon", "on", "y", "and"))
 # Words before a number that do not say what it counts ("in 2", "at 3", "to 14").

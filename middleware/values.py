@@ -372,13 +372,12 @@ def _numbers(look: _Look, out: set[Fact], spans: list[Span]) -> None:
             x *= _SCALE_OF.get(scale, 1)
             if significant(x, money=True):
                 out.add(("num", canonical(x)))
+                spans.append(m.span())  # no identifier, no phrase runs across an amount
             elif (unit := currency_code(m["c1"] or m["c2"])) is not None:
                 out.add(("qty", f"{canonical(x)} {unit}"))  # "CHF 90": small, with its currency
-        spans.append(m.span())  # an amount, small or not, is no identifier
     for m in _PERCENT.finditer(text) if "%" in text or look.words & _CENT else ():
         if not _inside(m.span(), spans) and (x := amount_of(m["n"])) is not None:
-            out.add(("qty", f"{canonical(x)} %"))
-            spans.append(m.span())
+            out.add(("qty", f"{canonical(x)} %"))  # in place, as a quantity's words are
 
 
 def numbers(text: str) -> tuple[set[Fact], list[Span]]:
@@ -390,8 +389,8 @@ def numbers(text: str) -> tuple[set[Fact], list[Span]]:
     spans: list[Span] = []
     look = _Look(text)
     for m in _NUMBER.finditer(text) if look.digit else ():
-        if (x := number_of(m["n"])) is None:
-            continue
+        if (x := number_of(m["n"])) is None or _PER_CENT.match(text, m.end()):
+            continue  # a percentage is a quantity (``scan``), in place
         x *= SCALES.get((m["s"] or "").casefold(), 1)
         if significant(x):
             out.add(("num", canonical(x)))
@@ -427,7 +426,9 @@ def _quantity(text: str, end: int, x: Decimal, out: set[Fact]) -> None:
 
 def scan(text: str) -> tuple[set[Fact], list[Span]]:
     """The values ``text`` states, as facts, and where they stand (sorted spans: what an
-    identifier or a phrase must not run across). Quantities leave their words in place."""
+    identifier or a phrase must not run across). Quantities, percentages and small amounts
+    leave their words in place: a phrase around them keeps them, so that it stays as
+    particular as it was ("units in q3 4", not "units in q3")."""
     out: set[Fact] = set()
     spans: list[Span] = []
     look = _Look(text)
