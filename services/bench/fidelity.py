@@ -54,15 +54,17 @@ from rescind.scenario.via_streams import wait_idle
 from rescind.workers.app import WorkerSettings, WorkerThread
 
 from .fidelity_blind import BLIND, BLIND_PROGRAMS
+from .fidelity_blind2 import BLIND2, BLIND2_PROGRAMS
 from .fidelity_heldout import HELD_OUT, HELD_OUT_PROGRAMS
 from .fidelity_programs import PROGRAMS as TUNED
 from .fidelity_programs import Program, Runner
 
-# The eight programs the attribution was tuned against, the six held out from it, and six
-# written blind (scored and reported apart: ``summary`` is the tuned group's,
-# ``held_out_summary`` the held-out's, ``blind_summary`` the blind group's).
-PROGRAMS: dict[str, Program] = {**TUNED, **HELD_OUT_PROGRAMS, **BLIND_PROGRAMS}
-GROUPS = ("tuned", HELD_OUT, BLIND)
+# The eight programs the attribution was tuned against, the six held out from it, and two sets
+# of six written blind, each group scored and reported apart under its key of ``SUMMARIES``.
+PROGRAMS: dict[str, Program] = {**TUNED, **HELD_OUT_PROGRAMS, **BLIND_PROGRAMS, **BLIND2_PROGRAMS}
+SUMMARIES = {"tuned": "summary", HELD_OUT: "held_out_summary", BLIND: "blind_summary",
+             BLIND2: "blind2_summary"}
+GROUPS = tuple(SUMMARIES)
 
 Justifications = set[frozenset[str]]
 
@@ -629,15 +631,12 @@ def run(names: list[str] | None = None, rounds: int = 15, profile_rounds: int = 
                 profile["programs"] = [p.name for p in profiled]
         finally:
             server.stop()
-    held = {p.name for p in programs if p.group == HELD_OUT}
-    blind = {p.name for p in programs if p.group == BLIND}
     return {
         "command": command, "commit": _commit(), "started": started.isoformat(timespec="seconds"),
         "load_at_start": load, "load_at_end": [round(x, 2) for x in os.getloadavg()],
         "cpus": len(os.sched_getaffinity(0)), "rounds": rounds,
-        "summary": summarise([r for r in results if r.name not in held | blind]),
-        "held_out_summary": summarise([r for r in results if r.name in held]),
-        "blind_summary": summarise([r for r in results if r.name in blind]),
+        **{key: summarise([r for r in results if PROGRAMS[r.name].group == g])
+           for g, key in SUMMARIES.items()},
         "programs": [{"name": r.name, "shape": r.shape, "invokes": r.invokes,
                       "group": PROGRAMS[r.name].group,
                       "timing": r.timing(), "writes": [asdict(w) for w in r.writes],
@@ -667,10 +666,15 @@ def _program_row(p: dict) -> str:
             f"{served}/{served_all} | {times} |")
 
 
+_SECTIONS = {"tuned": ("tuned", ""),
+             HELD_OUT: ("held-out", "the attribution was not tuned on them."),
+             BLIND: ("blind", "written by someone who read neither the attribution's rules nor how "
+                     "matching works (`services/bench/fidelity_blind.py`)."),
+             BLIND2: ("second blind", "a second set written blind, that nobody tunes against "
+                      "(`services/bench/fidelity_blind2.py`).")}
+
+
 def markdown(doc: dict) -> str:
-    held = [p for p in doc["programs"] if p.get("group") == HELD_OUT]
-    blind = [p for p in doc["programs"] if p.get("group") == BLIND]
-    tuned = [p for p in doc["programs"] if p.get("group") not in (HELD_OUT, BLIND)]
     lines = [
         "# Fidelity: wrapped LangGraph programs against the truth",
         "",
@@ -681,17 +685,12 @@ def markdown(doc: dict) -> str:
         "the attribution was tuned against) and `services/bench/fidelity_heldout.py` (six "
         "held out: written later, by someone who had not read the attribution's rules).",
         ""]
-    if tuned:
-        lines += ["## The tuned programs", ""] + _figures(doc["summary"], tuned) + [""]
-    if held:
-        lines += ["## The held-out programs", "",
-                  "Scored apart: the attribution was not tuned on them.", ""]
-        lines += _figures(doc["held_out_summary"], held) + [""]
-    if blind:
-        lines += ["## The blind programs", "",
-                  "Scored apart: written by someone who read neither the attribution's rules nor "
-                  "how matching works (`services/bench/fidelity_blind.py`).", ""]
-        lines += _figures(doc["blind_summary"], blind) + [""]
+    for group, (title, why) in _SECTIONS.items():
+        programs = [p for p in doc["programs"] if p.get("group", "tuned") == group]
+        if programs:
+            lines += [f"## The {title} programs", ""] + ([f"Scored apart: {why}", ""] if why
+                                                          else [])
+            lines += _figures(doc.get(SUMMARIES[group]) or {}, programs) + [""]
     return "\n".join(lines + _details(doc)) + "\n"
 
 
@@ -736,7 +735,7 @@ def _figures(s: dict, programs: list[dict]) -> list[str]:
 
 
 def _tag(p: dict) -> str:
-    return f"{p['name']} ({p['group']})" if p.get("group") in (HELD_OUT, BLIND) else p["name"]
+    return f"{p['name']} ({p['group']})" if p.get("group", "tuned") != "tuned" else p["name"]
 
 
 def _details(doc: dict) -> list[str]:

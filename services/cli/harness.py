@@ -304,9 +304,10 @@ def bench_fidelity(
                                           "tuned ones, functional, map_reduce, two_tools, "
                                           "langmem, semantic, checkpointer, ten_users, profile, "
                                           "and the six held out, support, research, triage, "
-                                          "travel, manager, rag, and the six written blind)"),
-    group: str = typer.Option("", help="Only the programs of one group: tuned, held-out or "
-                                       "blind (with --programs: both must hold)"),
+                                          "travel, manager, rag, and the two sets of six written "
+                                          "blind)"),
+    group: str = typer.Option("", help="Only the programs of one group: tuned, held-out, "
+                                       "blind or blind2 (with --programs: both must hold)"),
     rounds: int = typer.Option(21, help="Timed plays of each program, plain and wrapped "
                                         "alternated (0: no timing)"),
     profile_rounds: int = typer.Option(5, help="Plays of each program under cProfile, plain "
@@ -319,7 +320,7 @@ def bench_fidelity(
     single-source retraction, the wrapped store's serving, and wrapped/plain time per invoke
     with where the time goes; the eight the attribution was tuned on and the six held out
     from it are scored apart."""
-    from rescind.bench.fidelity import GROUPS, PROGRAMS, run, write
+    from rescind.bench.fidelity import GROUPS, PROGRAMS, SUMMARIES, run, write
 
     names = [n.strip() for n in programs.split(",") if n.strip()]
     unknown = [n for n in names if n not in PROGRAMS]
@@ -340,8 +341,7 @@ def bench_fidelity(
     if as_json:
         print(js.read_text())
     else:
-        for name, s in (("tuned", doc["summary"]), ("held-out", doc["held_out_summary"]),
-                        ("blind", doc["blind_summary"])):
+        for name, s in ((g, doc[key]) for g, key in SUMMARIES.items()):
             if not s["writes"]:
                 continue
             ratio = f", wrapped/plain {s['ratio_median']}x (median)" if "ratio_median" in s else ""
