@@ -20,7 +20,8 @@ same value:
   "December 14th, 2026", "the 14th", "monday the 14th", "Thu 17/12", "31.12.2026" (dots: day
   first), "14/12/2026" (slashes: a date whose day and month could be either way round,
   "01/12/2026", states both readings), ranges "18-21 Dec 2026" (both ends), "May 2024" (month
-  and year). A weekday alone is not a date, nor is a year.
+  and year). A weekday alone is not a date, nor is a year, nor "the 3rd floor" (an ordinal
+  followed by what it ranks).
 - **Times** (``time``): "HH:MM" from "09:30", "9.30 am", "9:30am", "15h30", each end of a range.
 """
 
@@ -332,8 +333,21 @@ def _dates(look: _Look, out: set[Fact], spans: list[Span]) -> None:
             if pattern is _MONTH_YEAR:
                 add(m.span(), date_key(int(m["y"]), MONTHS.get(m["mon"].casefold()
                                                                .rstrip(".")), None))
+            elif m["d2"] and _counted(text, m.end()):
+                continue  # "the 3rd floor": an ordinal of what follows, no day
             elif (day := _day(m["d"] or m["d2"])) is not None:
                 add(m.span(), date_key(None, None, day, _weekday(m["wd"])))
+
+
+def _counted(text: str, end: int) -> bool:
+    """Whether the word after an ordinal is what it ranks ("the 3rd floor", "the 2nd
+    attempt"): any word but one that cannot be ("the 14th instead", "the 14th at 9")."""
+    m = _UNIT.match(text, end)
+    return m is not None and m["u"].casefold() not in STOP | _NOT_RANKED
+
+
+_NOT_RANKED = frozenset(("instead", "please", "then", "ok", "okay", "works", "suits", "only",
+                         "too", "also", "either", "again", "maybe", "perhaps", "if", "so"))
 
 
 def _times(look: _Look, out: set[Fact], spans: list[Span]) -> None:

@@ -199,8 +199,12 @@ def test_partial_dates_match_the_day_they_can_be_and_no_other(day, shift):
 
 
 def test_a_weekday_alone_is_no_date_and_ambiguous_day_month_states_both_readings():
-    """"on Monday" is no date; "01/12/2026" can be 1 Dec or 12 Jan, "14/12/2026" only one."""
+    """"on Monday" and "the 3rd floor" are no dates; "01/12/2026" can be 1 Dec or 12 Jan,
+    "14/12/2026" only one."""
     assert _dates_of("see you on Monday") == set()
+    assert _dates_of("take the lift to the 3rd floor") == set()
+    assert _dates_of("could we do the 14th instead?") == {date_key(None, None, 14)}
+    assert _dates_of("monday the 14th works") == {date_key(None, None, 14, 0)}
     assert _dates_of("the 2026 report") == set()
     both = _one_date("rate of 01/12/2026")
     assert _same_day(both, date_key(2026, 12, 1)) and _same_day(both, date_key(2026, 1, 12))
