@@ -117,53 +117,53 @@ def test_a_term_written_in_words_is_the_same_fact_as_in_digits(rescind_workers, 
     graph.rescind.close()
 
 
-RATES = {"base": "Bank Rate: 4.7500% (decided 2026-11-05)",
-         "old": "Bank Rate before 2026-11-05: 5.0000%"}
-QUOTE = "Quote LN-5521: 250,000.00 GBP over 25 years at Bank Rate plus a margin of 1.2500%"
-MORTGAGE = "LN-5521: £250,000 at 4.75% + 1.25% margin = 6% a year"
+RATES = {"today": "Reference rate 01/12/2026: 1 GBP = 1.1650 EUR",
+         "yesterday": "Reference rate 30/11/2026: 1 GBP = 1.1700 EUR"}
+INVOICE = "Invoice INV-3307 from Atelier Moreau: 1,200.00 GBP, due 2026-12-15"
+CONVERTED = "INV-3307: £1,200 is €1,398 at 1.165 (today's rate)"
 
 
 def test_a_rate_with_trailing_zeros_is_the_rate_the_note_restates(rescind_workers,
                                                                     tenant_name):
-    """A StateGraph that reads the quote and two rates into its prompt through tools: the
-    note writes "4.75%" for the rate's "4.7500%" and "£250,000" for "250,000.00 GBP"; it rests
-    on the quote and the current rate, not on the old rate (5.0000%)."""
-    model = f.scripted(f.done(MORTGAGE))
+    """A StateGraph that reads the invoice and two days' rates into its prompt through tools:
+    the note writes "1.165" for today's "1.1650 EUR" and "£1,200" for "1,200.00 GBP"; it rests
+    on the invoice and today's rate, not on yesterday's (1.1700, which rounds alike)."""
+    model = f.scripted(f.done(CONVERTED))
 
     @tool
-    def bank_rate(which: str) -> str:
-        """The central bank's rate: the current one or the one before it."""
-        return RATES[which]
+    def fx_rate(day: str) -> str:
+        """The reference exchange rate of a day: today or yesterday."""
+        return RATES[day]
 
     @tool
-    def loan_quote(quote: str) -> str:
-        """A loan quote."""
-        return QUOTE
+    def read_invoice(invoice: str) -> str:
+        """An invoice from the ledger."""
+        return INVOICE
 
     class State(TypedDict, total=False):
-        quote: str
+        invoice: str
 
-    def advise(state: State, *, store: BaseStore) -> dict:
-        context = "\n".join([loan_quote.invoke({"quote": state["quote"]}),
-                             bank_rate.invoke({"which": "base"}),
-                             bank_rate.invoke({"which": "old"})])
-        answer = model.invoke([("system", f"Work the yearly rate out.\n{context}"),
-                               ("human", "What will I pay?")]).content
-        store.put(("notes", "ravi"), state["quote"], {"text": answer})
+    def convert(state: State, *, store: BaseStore) -> dict:
+        context = "\n".join([read_invoice.invoke({"invoice": state["invoice"]}),
+                             fx_rate.invoke({"day": "today"}),
+                             fx_rate.invoke({"day": "yesterday"})])
+        answer = model.invoke([("system", f"Convert the invoice to euros.\n{context}"),
+                               ("human", "How much is it in euros?")]).content
+        store.put(("notes", "ravi"), state["invoice"], {"text": answer})
         return {}
 
     builder = StateGraph(State)
-    builder.add_node("advise", advise)
-    builder.add_edge(START, "advise")
-    builder.add_edge("advise", END)
+    builder.add_node("convert", convert)
+    builder.add_edge(START, "convert")
+    builder.add_edge("convert", END)
     graph = wrap(builder.compile(store=InMemoryStore()), rescind_workers, tenant_name,
-                 sources={"bank_rate": SourceTool(source="rates:{which}"),
-                          "loan_quote": SourceTool(source="quotes:{quote}")})
-    graph.invoke({"quote": "LN-5521"}, {"configurable": {"user_id": "ravi"}})
+                 sources={"fx_rate": SourceTool(source="fx:{day}"),
+                          "read_invoice": SourceTool(source="ledger:{invoice}")})
+    graph.invoke({"invoice": "INV-3307"}, {"configurable": {"user_id": "ravi"}})
     settle(rescind_workers, graph)
     _check_each(rescind_workers, tenant_name,
-                {MORTGAGE: {frozenset({"quotes:ln-5521", "rates:base"})}},
-                {"quotes:ln-5521": {MORTGAGE}, "rates:base": {MORTGAGE}, "rates:old": set()})
+                {CONVERTED: {frozenset({"ledger:inv-3307", "fx:today"})}},
+                {"ledger:inv-3307": {CONVERTED}, "fx:today": {CONVERTED}, "fx:yesterday": set()})
     graph.rescind.close()
 
 
