@@ -15,6 +15,7 @@ from rescind.contract import events as ev
 from rescind.contract import layout
 from rescind.contract.errors import Invalid
 from rescind.core.shapes import GateDecision
+from rescind.engine import gate as gate_mod
 from rescind.engine.gate import (
     EXPIRED,
     GateCall,
@@ -25,7 +26,7 @@ from rescind.engine.gate import (
     late,
     record,
 )
-from rescind.graph import gate_ledger, tenants
+from rescind.graph import gate_facts, gate_ledger, tenants
 from rescind.graph.store import TenantGraph
 from rescind.operator.audit import ALLOWED, BLOCKED, Actor
 from rescind.transport import connection
@@ -126,22 +127,33 @@ class Gate(Role):
                 d = GateDecision(mid, False, f"blocked: {refused}", 0)
                 return record(graph, call, d, asked.action, asked.traceparent)
         if asked.proposed:
-            while not graph.actions_in([mid]) and time.monotonic() < deadline:
+            while not self._present(graph, [mid], True) and time.monotonic() < deadline:
                 time.sleep(0.01)
             try:
                 d = judge(graph, call, policy)
             except UnknownAction:
                 d = GateDecision(mid, False, f"blocked: no proposal named {asked.action!r}", 0)
         else:
-            every = {p for j in asked.alternatives or [asked.premises] for p in j}
-            while len(graph.statuses(list(every))) < len(every) \
-                    and time.monotonic() < deadline:
+            every = list({p for j in asked.alternatives or [asked.premises] for p in j})
+            while not self._present(graph, every, False) and time.monotonic() < deadline:
                 time.sleep(0.01)
             d = judge(graph, call, policy)
         d = late(d, asked.expires)  # its asker stopped waiting: expired, never allowed
         # Kept as recorded: an allowed payment whose aggregate moved since it was judged (another
         # to the same account or payee allowed meanwhile) is judged again as it is recorded.
         return record(graph, call, d, asked.action, asked.traceparent)
+
+    def _present(self, graph: TenantGraph, ids: list[str], proposals: bool) -> bool:
+        """Whether ``ids`` are in the graph (with their stored proposals, if ``proposals``):
+        known from the gate's kept facts when they hold them (one Lua call: a fact is kept
+        only from a read of the graph, and valid only while nothing changed it), else asked
+        of the graph, whose query threads the writer keeps busy."""
+        if gate_mod.KEPT_FACTS and isinstance(
+                gate_facts.read(self.conn, graph.tenant, ids, proposals), gate_facts.Hit):
+            return True
+        if proposals:
+            return len(graph.actions_in(ids)) == len(ids)
+        return len(graph.statuses(ids)) == len(ids)
 
     def _unapplied(self, asked: ev.GateAsked) -> str | None:
         """Why the question cannot be judged yet (what its asker published is not applied in
