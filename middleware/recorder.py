@@ -90,36 +90,44 @@ class Later:
     """Recording steps run on a thread of their own ("rescind-recorder"), one at a time, in
     the order they were asked for, so that the agent's thread only notes what happened.
 
-    Like the publisher's sending thread, it is woken by the first step of a burst and lets
-    ``linger_s`` pass before it runs the burst (at once when ``drain`` waits, or when
-    ``batch`` steps wait): the steps of an invocation are mostly run after it, while the
-    agent waits for something else (a model, a tool, the user), rather than taking turns with
-    it on the interpreter lock. A step that raises is logged and counted (``failed``); the
-    steps after it still run, and the agent never sees the error."""
+    A step waits at least ``linger_s`` (at most about twice that) before it runs, unless a
+    ``drain`` waits or ``batch`` steps do: the steps of an invocation are mostly run after it,
+    while the agent waits for something else (a model, a tool, the user), rather than taking
+    turns with it on the interpreter lock. Asking for a step is an append, without a lock and
+    without waking the thread: while steps keep coming the thread looks every ``linger_s``; it
+    sleeps once idle for ``idle_s`` and only then is woken, by the next step. A step that
+    raises is logged and counted (``failed``); the steps after it still run, and the agent
+    never sees the error."""
 
-    def __init__(self, linger_s: float = LINGER_S, batch: int = _LATER_BATCH) -> None:
-        self.linger_s, self.batch = linger_s, batch
+    def __init__(self, linger_s: float = LINGER_S, batch: int = _LATER_BATCH,
+                 idle_s: float = 1.0) -> None:
+        self.linger_s, self.batch, self.idle_s = linger_s, batch, idle_s
         self.failed = 0  # steps that raised
+        # appended by any thread, popped by the recorder's: both atomic, so no lock
         self._steps: deque[tuple[Callable[..., Any], tuple]] = deque()
+        self._first_at = 0.0  # when the oldest waiting step was asked for (about)
         self._cv = threading.Condition(threading.Lock())
-        self._busy = False  # a burst is being run
+        self._busy = False  # steps are being run
         self._draining = 0  # drains waiting: run at once
-        self._burst_at = 0.0
+        self._asleep = True  # the thread waits to be woken (not started, or idle)
         self._stop = False
         self._thread: threading.Thread | None = None
 
     def __call__(self, step: Callable[..., Any], *args: Any) -> None:
+        if not self._steps:
+            self._first_at = time.monotonic()
+        self._steps.append((step, args))
+        if self._asleep or len(self._steps) == self.batch:
+            self._wake()
+
+    def _wake(self) -> None:
         with self._cv:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="rescind-recorder",
                                                 daemon=True)
                 self._thread.start()
-            self._steps.append((step, args))
-            if len(self._steps) == 1 and not self._busy:  # a new burst: wake the thread
-                self._burst_at = time.monotonic()
-                self._cv.notify_all()
-            elif len(self._steps) == self.batch:
-                self._cv.notify_all()
+            self._asleep = False
+            self._cv.notify_all()
 
     @property
     def pending(self) -> int:
@@ -153,31 +161,40 @@ class Later:
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
 
+    def _due(self) -> bool:
+        return bool(self._steps) and (
+            self._draining > 0 or self._stop or len(self._steps) >= self.batch
+            or time.monotonic() - self._first_at >= self.linger_s)
+
     def _run(self) -> None:
+        idle_since = time.monotonic()
         while True:
             with self._cv:
-                while not self._steps and not self._stop:
-                    self._cv.wait()
-                if not self._steps:  # stopping, nothing left
-                    return
-                while self._steps and not (self._draining or self._stop
-                                           or len(self._steps) >= self.batch):
-                    remaining = self._burst_at + self.linger_s - time.monotonic()
-                    if remaining <= 0:
-                        break
-                    self._cv.wait(remaining)
-                steps, self._steps = self._steps, deque()
+                while not self._due():
+                    if self._stop:
+                        return
+                    if not self._steps and time.monotonic() - idle_since >= self.idle_s:
+                        self._asleep = True  # the next step wakes it
+                        if not self._steps:  # one appended meanwhile saw it awake
+                            self._cv.wait()
+                        self._asleep = False
+                        continue
+                    self._cv.wait(self.linger_s)
                 self._busy = True
-            for step, args in steps:
+            while True:
+                try:
+                    step, args = self._steps.popleft()
+                except IndexError:
+                    break
                 try:
                     step(*args)
                 except Exception:  # noqa: BLE001 - the agent's run goes on; the error is told
                     self.failed += 1
                     log.exception("a recording step (%s) failed; what it would have recorded "
                                   "is missing", getattr(step, "__name__", step))
+            idle_since = time.monotonic()
             with self._cv:
                 self._busy = False
-                self._burst_at = time.monotonic()  # what came meanwhile: the next burst
                 self._cv.notify_all()
 
 
