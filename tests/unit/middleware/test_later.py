@@ -125,3 +125,20 @@ def test_a_snapshot_is_unchanged_by_what_the_agent_does_to_its_value_afterwards(
                      "obj": marker}
     assert taken["obj"] is marker
     assert snapshot(None) is None and snapshot("s") == "s"
+
+
+def test_an_idle_thread_sleeps_and_the_next_step_wakes_it():
+    """Idle past ``idle_s`` the thread sleeps (no polling); a step asked for then still runs
+    after the linger, without anyone draining."""
+    later = Later(linger_s=0.02, idle_s=0.05)
+    ran: list[int] = []
+    later(ran.append, 1)
+    deadline = time.monotonic() + 10
+    while not (ran and later._asleep) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert ran == [1] and later._asleep
+    later(ran.append, 2)
+    while len(ran) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert ran == [1, 2]
+    later.close()
