@@ -22,7 +22,8 @@ same value:
   "01/12/2026", states both readings), ranges "18-21 Dec 2026" (both ends), "May 2024" (month
   and year). A weekday alone is not a date, nor is a year, nor "the 3rd floor" (an ordinal
   followed by what it ranks).
-- **Times** (``time``): "HH:MM" from "09:30", "9.30 am", "9:30am", "15h30", each end of a range.
+- **Times** (``time``): "HH:MM" from "09:30", "9.30 am", "9:30am", "15h30", "noon", each end
+  of a range ("10:00-11:00", "9-11am"). Time zones are not read.
 """
 
 from __future__ import annotations
@@ -76,10 +77,11 @@ _NUMERIC = re.compile(rf"(?<![\w./-])(?:(?P<wd>{_WD}),?\s+)?(?P<a>\d{{1,2}})([./
                       rf"\3(?P<y>{_YEAR})(?![\w/-]|[.,]\d)", _I)
 _NUMERIC_SHORT = re.compile(rf"(?<![\w])(?:(?P<wd>{_WD}),?|on)\s+(?P<a>\d{{1,2}})/(?P<b>\d{{1,2}})"
                             r"(?![\w/-]|[.,]\d)", _I)
-# 18-21 Dec 2026; 14 Dec; Monday, the 14th of December 2026
+# 18-21 Dec 2026; 14 Dec; 14-Dec-2026; Monday, the 14th of December 2026
 _DAY_MONTH = re.compile(
     rf"(?<![\w.,-])(?:(?P<wd>{_WD}),?\s+)?(?:the\s+)?(?P<d>{_DAY})(?:{_TO}(?:the\s+)?"
-    rf"(?P<d2>{_DAY}))?\s+(?:of\s+)?(?P<mon>{_MON})(?:,?\s+(?P<y>{_YEAR}))?(?![\w])", _I)
+    rf"(?P<d2>{_DAY}))?(?:\s+(?:of\s+)?|-)(?P<mon>{_MON})(?:(?:,?\s+|-)(?P<y>{_YEAR}))?(?![\w])",
+    _I)
 # Dec 18-21, 2026; December 14th; Monday, December 14th 2026
 _MONTH_DAY = re.compile(
     rf"(?<![\w])(?:(?P<wd>{_WD}),?\s+)?(?P<mon>{_MON})\s+(?:the\s+)?(?P<d>{_DAY})"
@@ -92,16 +94,22 @@ _THE_DAY = re.compile(rf"(?<![\w])(?:(?P<wd>{_WD}),?\s+(?:the\s+)?(?P<d>{_ORD_DA
 _TIME = re.compile(
     r"(?<![\w.:])(?P<h>\d{1,2})(?:(?::(?P<m>\d{2})(?::\d{2})?)(?:\s*(?P<ap>[ap])\.?m\.?)?"
     r"|h(?P<m3>\d{2})|(?:\.(?P<m2>\d{2}))?\s*(?P<ap2>[ap])\.?m\.?)(?![\w:])", _I)
-CURRENCY = (r"(?:[$€£¥₹₩₽₺]|R\$|kr\.?|zł|Kč|Fr\.|(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|NZD|SEK|NOK|DKK"
-            r"|PLN|CZK|HUF|INR|CNY|HKD|SGD|ZAR|BRL|MXN|TRY|ILS|AED|RON|ISK)(?![A-Za-z]))")
+# 9-11am, 9:30-11 a.m., 11 to 1pm: the am or pm said once, for both ends
+_HOUR_RANGE = re.compile(
+    r"(?<![\w.:])(?P<h1>\d{1,2})(?:[:.](?P<m1>[0-5]\d))?\s*(?:-|–|to)\s*(?P<h2>\d{1,2})"
+    r"(?:[:.](?P<m2>[0-5]\d))?\s*(?P<ap>[ap])\.?m\.?(?![\w])", _I)
+_NAMED_TIMES = {"noon": "12:00", "midday": "12:00", "midnight": "00:00"}
+CURRENCY = (r"(?:(?:US|AU|A|CA|C|NZ|HK|S|R)\$|[$€£¥₹₩₽₺]|kr\.?|zł|Kč|Fr\."
+            r"|(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|NZD|SEK|NOK|DKK|PLN|CZK|HUF|INR|CNY|HKD|SGD|ZAR|BRL|MXN|TRY|ILS|AED|RON|ISK)(?![A-Za-z]))")
 _AMOUNT = r"\d{1,3}(?:[,.'\u00a0\u202f ]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?"
 _SCALE = r"(?:\s?(?P<{}>million|billion|thousand|mn|bn|m|k)(?![\w]))?"
 _MONEY = re.compile(rf"(?<![\w.])(?P<c1>{CURRENCY})\s?(?P<a>{_AMOUNT}){_SCALE.format('s1')}"
                     rf"(?![\w])|(?<![\w.,])(?P<b>{_AMOUNT}){_SCALE.format('s2')}\s?"
                     rf"(?P<c2>{CURRENCY})")
 _SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB",
-            "₺": "TRY", "r$": "BRL", "zł": "PLN", "kč": "CZK", "fr.": "CHF", "kr": "kr",
-            "kr.": "kr"}
+            "₺": "TRY", "r$": "BRL", "us$": "USD", "au$": "AUD", "a$": "AUD", "ca$": "CAD",
+            "c$": "CAD", "nz$": "NZD", "hk$": "HKD", "s$": "SGD", "zł": "PLN", "kč": "CZK",
+            "fr.": "CHF", "kr": "kr", "kr.": "kr"}
 
 
 def currency_code(text: str | None) -> str | None:
@@ -352,9 +360,20 @@ _NOT_RANKED = frozenset(("instead", "please", "then", "ok", "okay", "works", "su
 
 def _times(look: _Look, out: set[Fact], spans: list[Span]) -> None:
     text = look.text
+    out.update(("time", t) for word, t in _NAMED_TIMES.items() if word in look.words)
     if not look.digit:
         return
-    taken = list(spans)
+    for m in _HOUR_RANGE.finditer(text) if "m" in text or "M" in text else ():
+        ap = m["ap"].casefold()
+        h1, h2 = int(m["h1"]), int(m["h2"])
+        if not (1 <= h1 <= 12 and 1 <= h2 <= 12) or _inside(m.span(), spans):
+            continue
+        # "9-11am": both in the morning; "11-1pm": from 11 in the morning to 1 in the afternoon
+        first = ap if h1 % 12 <= h2 % 12 else ("a" if ap == "p" else "p")
+        for h, mm, half in ((h1, m["m1"], first), (h2, m["m2"], ap)):
+            out.add(("time", f"{h % 12 + (12 if half == 'p' else 0):02d}:{mm or '00'}"))
+        spans.append(m.span())
+    taken = sorted(spans)
     for m in _TIME.finditer(text):
         if _inside(m.span(), taken):
             continue

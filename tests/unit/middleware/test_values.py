@@ -128,6 +128,8 @@ def test_an_amount_reads_the_same_with_its_currency_as_symbol_or_code(x, currenc
     spaced = f"{int(whole):,}".replace(",", " ") + "," + frac
     renderings = [f"pay {symbol}{int(whole):,}.{frac} now", f"pay {spaced} {code} now",
                   f"pay {code} {format(x, 'f')} now"]
+    if code == "USD":
+        renderings.append(f"pay US${int(whole):,}.{frac} now")
     assert {frozenset(scan(r)[0]) for r in renderings} == {frozenset({("num", canonical(x))})}
 
 
@@ -163,7 +165,8 @@ def test_a_full_date_reads_the_same_in_every_rendering(day):
     renderings = [day.isoformat(), f"{day.day} {month[:3]} {day.year}",
                   f"{month[:3]} {day.day}, {day.year}", f"{month} {_ordinal(day.day)}, {day.year}",
                   f"{_DAYS[day.weekday()]}, the {_ordinal(day.day)} of {month} {day.year}",
-                  f"{day.day:02d}.{day.month:02d}.{day.year}", f"{day.year}/{day.month}/{day.day}"]
+                  f"{day.day:02d}.{day.month:02d}.{day.year}", f"{day.year}/{day.month}/{day.day}",
+                  f"{day.day:02d}-{month[:3]}-{day.year}"]
     if day.day > 12:
         renderings += [f"{day.day}/{day.month}/{day.year}", f"{day.month}/{day.day}/{day.year}"]
     want = date_key(day.year, day.month, day.day)
@@ -232,6 +235,9 @@ def test_a_time_reads_the_same_in_every_rendering(hour, minute):
     other = (hour * 60 + minute + 1) % (24 * 60)
     assert scan(f"at {other // 60:02d}:{other % 60:02d}")[0] != want
     assert scan("10:00-11:00")[0] == {("time", "10:00"), ("time", "11:00")}
+    assert scan("open 9-11am")[0] == {("time", "09:00"), ("time", "11:00")}
+    assert scan("lunch 11:30-1 pm")[0] == {("time", "11:30"), ("time", "13:00")}
+    assert scan("back by noon")[0] == {("time", "12:00")}
 
 
 def test_a_write_restating_values_in_other_forms_rests_on_the_items_stating_them():
