@@ -43,9 +43,14 @@ shell: $(RUNTIME)
 # Everything against one embedded server, then what a Redis Cluster changes (keys routed by
 # hash slot, streams spread over masters, scripts and transactions on one master) against a
 # local cluster of three masters. Every log ends with its 25 slowest tests.
+# Each half runs on WORKERS processes (pytest-xdist, whole files to a worker), each with its
+# own server or cluster: more than the two cores, as many tests wait on servers and
+# subprocesses. `make test WORKERS=0` runs in one process (docs/testing.md).
 DURATIONS := --durations=25
+WORKERS ?= 3
+CLUSTER_WORKERS ?= 3
 test: $(STAMP)
-	$(BIN)/python -m pytest -q $(DURATIONS)
+	$(BIN)/python -m pytest -q $(DURATIONS) -n $(WORKERS)
 	$(MAKE) --no-print-directory test-cluster
 
 # The cluster half (docs/testing.md, "On a Redis Cluster", says why each is here): the tests
@@ -79,9 +84,11 @@ screenshots: $(STAMP)
 	RESCIND_UPDATE_SCREENSHOTS=1 $(BIN)/python -m pytest -q tests/e2e/api
 
 test-cluster: $(STAMP)
-	RESCIND_TEST_CLUSTER=3 $(CLUSTER_SAMPLE) $(BIN)/python -m pytest -q $(DURATIONS) $(CLUSTER_SUITES)
+	RESCIND_TEST_CLUSTER=3 $(CLUSTER_SAMPLE) $(BIN)/python -m pytest -q $(DURATIONS) \
+		-n $(CLUSTER_WORKERS) $(CLUSTER_SUITES)
 
-# One kind at a time (markers applied by folder): unit needs no server and takes seconds.
+# One kind at a time (markers applied by folder): unit needs no server and takes seconds (on
+# two workers, chosen by tests/conftest.py).
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest -q $(DURATIONS) -m unit
 

@@ -4,6 +4,12 @@ tests/unit/ start no server and test logic alone; tests/integration/ run against
 FalkorDB (the session's server, or one a test starts for itself); tests/e2e/ run whole flows:
 commands in subprocesses, the demo, the console in a browser, the installed wheel. Each test
 gets the marker of its folder (``pytest -m unit``), so no test file has to say it.
+
+A run that names no path (``pytest``, ``pytest -m unit``) is spread over worker processes
+(pytest-xdist, ``-n auto`` in pyproject.toml; the count is chosen here, in
+``pytest_xdist_auto_num_workers``); a run that names a file or folder stays in one process
+unless it passes ``-n``. Each worker is a session of its own: its own embedded server on a free
+port with its own data, its own temporary folders, its tenants named by its process id.
 """
 
 from __future__ import annotations
@@ -23,6 +29,29 @@ HERE = Path(__file__).resolve().parent
 SERVER_FIXTURES = {"falkordb", "graph"}
 
 _counter = itertools.count()
+
+
+def only_unit(config: pytest.Config) -> bool:
+    """Whether the marker expression (``-m``) names only the kinds and selects unit alone."""
+    expression = config.getoption("markexpr", "")
+    names = set(re.findall(r"[A-Za-z_][\w.]*", expression)) - {"and", "or", "not"}
+    if not expression or not names <= set(KINDS):
+        return False
+    selects = Expression.compile(expression).evaluate
+    return [kind for kind in KINDS if selects(lambda name, k=kind: name == k)] == ["unit"]
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """How many workers ``-n auto`` starts: RESCIND_TEST_WORKERS if set; none (one process, as
+    without xdist) when the command names files or folders (``pytest tests/x.py -k name``);
+    two for the unit half (each worker imports and collects it again: a third would cost more
+    than it saves on two cores); otherwise three, as the integration and e2e tests spend much
+    of their time waiting on servers and subprocesses."""
+    if os.environ.get("RESCIND_TEST_WORKERS"):
+        return int(os.environ["RESCIND_TEST_WORKERS"])
+    if config.option.file_or_dir:
+        return 0
+    return 2 if only_unit(config) else 3
 
 
 def kind_of(item: pytest.Item) -> str:
