@@ -50,7 +50,7 @@ _NUM_WORD = "|".join(sorted([*UNITS, *TENS, *SCALES, "hundred"], key=len, revers
 _ORD_WORD = "|".join(sorted(ORDINALS, key=len, reverse=True))
 # A run of number words: "thirty-six", "one and a half million", "a hundred and five".
 _WORDS_RUN = re.compile(
-    rf"(?<![\w-])(?:an?[ -]+)?(?:{_NUM_WORD})(?:(?:[ -]+|[ -]+and[ -]+(?:an?[ -]+)?)"
+    rf"(?=[abefhmnostz])(?<![\w-])(?:an?[ -]+)?(?:{_NUM_WORD})(?:(?:[ -]+|[ -]+and[ -]+(?:an?[ -]+)?)"
     rf"(?:{_NUM_WORD}|half|{_ORD_WORD}))*(?![\w])", re.IGNORECASE)
 # An ordinal day: "14th", "1st", "fourteenth", "twenty-first", "thirty first".
 _DAY = rf"(?:\d{{1,2}}(?:st|nd|rd|th)?|(?:(?:twenty|thirty)[ -])?(?:{_ORD_WORD}))"
@@ -70,42 +70,58 @@ _WD = r"(?:mon(?:day)?|tue(?:s(?:day)?)?|wed(?:s|nesday)?|thu(?:r(?:s(?:day)?)?)
 _YEAR = r"(?:19|20)\d\d"
 _TO = r"\s*(?:-|–|—|to|until|till)\s*"
 _I = re.IGNORECASE
-_ISO = re.compile(r"(?<![\w./-])(?P<y>\d{4})([-/])(?P<m>\d{1,2})\2(?P<d>\d{1,2})"
+_ISO = re.compile(r"(?=\d)(?<![\w./-])(?P<y>\d{4})([-/])(?P<m>\d{1,2})\2(?P<d>\d{1,2})"
                   r"(?:[T ](?P<hh>\d{1,2}):(?P<mm>\d{2})(?::\d{2}(?:\.\d+)?)?"
                   r"(?:Z|[+-]\d{2}:?\d{2})?)?(?![\w/-])")
-_NUMERIC = re.compile(rf"(?<![\w./-])(?:(?P<wd>{_WD}),?\s+)?(?P<a>\d{{1,2}})([./])(?P<b>\d{{1,2}})"
-                      rf"\3(?P<y>{_YEAR})(?![\w/-]|[.,]\d)", _I)
-_NUMERIC_SHORT = re.compile(rf"(?<![\w])(?:(?P<wd>{_WD}),?|on)\s+(?P<a>\d{{1,2}})/(?P<b>\d{{1,2}})"
-                            r"(?![\w/-]|[.,]\d)", _I)
-# 18-21 Dec 2026; 14 Dec; 14-Dec-2026; Monday, the 14th of December 2026
-_DAY_MONTH = re.compile(
-    rf"(?<![\w.,-])(?:(?P<wd>{_WD}),?\s+)?(?:the\s+)?(?P<d>{_DAY})(?:{_TO}(?:the\s+)?"
-    rf"(?P<d2>{_DAY}))?(?:\s+(?:of\s+)?|-)(?P<mon>{_MON})(?:(?:,?\s+|-)(?P<y>{_YEAR}))?(?![\w])",
-    _I)
-# Dec 18-21, 2026; December 14th; Monday, December 14th 2026
-_MONTH_DAY = re.compile(
-    rf"(?<![\w])(?:(?P<wd>{_WD}),?\s+)?(?P<mon>{_MON})\s+(?:the\s+)?(?P<d>{_DAY})"
-    rf"(?:{_TO}(?P<d2>{_DAY}))?(?:,?\s+(?P<y>{_YEAR}))?(?![\w])", _I)
-_MONTH_YEAR = re.compile(rf"(?<![\w])(?P<mon>{_MON}),?\s+(?P<y>{_YEAR})(?![\w])", _I)
+# The patterns start at the digits or the month, where a text has few places to try (a weekday
+# before a date is looked for behind it, ``_weekday_before``): run on every write, they are
+# several times faster so than with a leading optional weekday.
+_NUMERIC = re.compile(rf"(?=\d)(?<![\w./-])(?P<a>\d{{1,2}})(?P<sep>[./])(?P<b>\d{{1,2}})(?P=sep)"
+                      rf"(?P<y>{_YEAR})(?![\w/-]|[.,]\d)", _I)
+_NUMERIC_SHORT = re.compile(r"(?=\d)(?<![\w./-])(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\w/-]|[.,]\d)")
+_WD_BEFORE = re.compile(rf"(?<![\w])(?P<wd>{_WD}),?\s+(?:the\s+)?$", _I)
+_ON_BEFORE = re.compile(rf"(?<![\w])(?:(?P<wd>{_WD}),?|on)\s+$", _I)
+_DIGIT_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+
+
+def _day_month(day: str, first: str = "") -> re.Pattern:
+    """18-21 Dec 2026; 14 Dec; 14-Dec-2026; the 14th of December 2026 (``first``: the letters
+    a day in words may start with)."""
+    return re.compile(
+        rf"(?=[\dtT{first}])(?<![\w.,-])(?:the\s+)?(?P<d>{day})(?:{_TO}(?:the\s+)?(?P<d2>{day}))?"
+        rf"(?:\s+(?:of\s+)?|-)(?P<mon>{_MON})(?:(?:,?\s+|-)(?P<y>{_YEAR}))?(?![\w])", _I)
+
+
+def _month_day(day: str) -> re.Pattern:
+    """Dec 18-21, 2026; December 14th; December the 14th 2026."""
+    return re.compile(
+        rf"(?=[adfjmnosADFJMNOS])(?<![\w])(?P<mon>{_MON})\s+(?:the\s+)?(?P<d>{day})(?:{_TO}(?P<d2>{day}))?"
+        rf"(?:,?\s+(?P<y>{_YEAR}))?(?![\w])", _I)
+
+
+# With a day in digits only (the common case), and with one in words as well ("fourteenth").
+_DAY_MONTH = (_day_month(_DIGIT_DAY), _day_month(_DAY, "efnstEFNST"))
+_MONTH_DAY = (_month_day(_DIGIT_DAY), _month_day(_DAY))
+_MONTH_YEAR = re.compile(rf"(?=[adfjmnosADFJMNOS])(?<![\w])(?P<mon>{_MON}),?\s+(?P<y>{_YEAR})(?![\w])", _I)
 # "the 14th", "monday the 14th", "Monday 14th": a day of some month
-_THE_DAY = re.compile(rf"(?<![\w])(?:(?P<wd>{_WD}),?\s+(?:the\s+)?(?P<d>{_ORD_DAY})"
+_THE_DAY = re.compile(rf"(?=[mtwfsMTWFS])(?<![\w])(?:(?P<wd>{_WD}),?\s+(?:the\s+)?(?P<d>{_ORD_DAY})"
                       r"|the\s+(?P<d2>\d{1,2}(?:st|nd|rd|th)))(?![\w])", _I)
 # 09:30, 9:30am, 9.30 a.m., 9 pm, 17:05:00, 15h30 (a dot or no minutes only with am/pm)
 _TIME = re.compile(
-    r"(?<![\w.:])(?P<h>\d{1,2})(?:(?::(?P<m>\d{2})(?::\d{2})?)(?:\s*(?P<ap>[ap])\.?m\.?)?"
+    r"(?=\d)(?<![\w.:])(?P<h>\d{1,2})(?:(?::(?P<m>\d{2})(?::\d{2})?)(?:\s*(?P<ap>[ap])\.?m\.?)?"
     r"|h(?P<m3>\d{2})|(?:\.(?P<m2>\d{2}))?\s*(?P<ap2>[ap])\.?m\.?)(?![\w:])", _I)
 # 9-11am, 9:30-11 a.m., 11 to 1pm: the am or pm said once, for both ends
 _HOUR_RANGE = re.compile(
-    r"(?<![\w.:])(?P<h1>\d{1,2})(?:[:.](?P<m1>[0-5]\d))?\s*(?:-|–|to)\s*(?P<h2>\d{1,2})"
+    r"(?=\d)(?<![\w.:])(?P<h1>\d{1,2})(?:[:.](?P<m1>[0-5]\d))?\s*(?:-|–|to)\s*(?P<h2>\d{1,2})"
     r"(?:[:.](?P<m2>[0-5]\d))?\s*(?P<ap>[ap])\.?m\.?(?![\w])", _I)
 _NAMED_TIMES = {"noon": "12:00", "midday": "12:00", "midnight": "00:00"}
 CURRENCY = (r"(?:(?:US|AU|A|CA|C|NZ|HK|S|R)\$|[$€£¥₹₩₽₺]|kr\.?|zł|Kč|Fr\."
             r"|(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|NZD|SEK|NOK|DKK|PLN|CZK|HUF|INR|CNY|HKD|SGD|ZAR|BRL|MXN|TRY|ILS|AED|RON|ISK)(?![A-Za-z]))")
 _AMOUNT = r"\d{1,3}(?:[,.'\u00a0\u202f ]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?"
 _SCALE = r"(?:\s?(?P<{}>million|billion|thousand|mn|bn|m|k)(?![\w]))?"
-_MONEY = re.compile(rf"(?<![\w.])(?P<c1>{CURRENCY})\s?(?P<a>{_AMOUNT}){_SCALE.format('s1')}"
-                    rf"(?![\w])|(?<![\w.,])(?P<b>{_AMOUNT}){_SCALE.format('s2')}\s?"
-                    rf"(?P<c2>{CURRENCY})")
+_MONEY = re.compile(rf"(?=[\d$€£¥₹₩₽₺A-Zkz])(?:(?<![\w.])(?P<c1>{CURRENCY})\s?(?P<a>{_AMOUNT})"
+                    rf"{_SCALE.format('s1')}(?![\w])|(?<![\w.,])(?P<b>{_AMOUNT})"
+                    rf"{_SCALE.format('s2')}\s?(?P<c2>{CURRENCY}))")
 _SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB",
             "₺": "TRY", "r$": "BRL", "us$": "USD", "au$": "AUD", "a$": "AUD", "ca$": "CAD",
             "c$": "CAD", "nz$": "NZD", "hk$": "HKD", "s$": "SGD", "zł": "PLN", "kč": "CZK",
@@ -119,9 +135,9 @@ def currency_code(text: str | None) -> str | None:
         return None
     folded = text.casefold()
     return _SYMBOLS.get(folded, text.upper() if text.isalpha() and len(text) == 3 else None)
-_NUMBER = re.compile(r"(?<![\w.,])[-+]?(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+_NUMBER = re.compile(r"(?=[-+\d])(?<![\w.,])[-+]?(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
                      r"(?:\s(?P<s>million|billion|thousand))?(?![\w]|[.,]\d)", _I)
-_PERCENT = re.compile(r"(?<![\w.,])(?P<n>\d+(?:[.,]\d+)?)\s?(?:%|per\s?cent\b)", _I)
+_PERCENT = re.compile(r"(?=\d)(?<![\w.,])(?P<n>\d+(?:[.,]\d+)?)\s?(?:%|per\s?cent\b)", _I)
 _PER_CENT = re.compile(r"\s?(?:%|per\s?cent\b)", _I)
 _UNIT = re.compile(r"(?:[ \t]|-(?=[^\W\d_]))(?P<u>[^\W\d_]{2,})(?![\w])")
 # Words after a number that say nothing of what it counts ("2 of 3", "one of them").
@@ -304,33 +320,36 @@ def _dates(look: _Look, out: set[Fact], spans: list[Span]) -> None:
             if _inside(m.span(), spans):
                 continue
             a, b = int(m["a"]), int(m["b"])
-            year = int(m["y"]) if "y" in m.groupdict() and m["y"] else None
-            wd = _weekday(m["wd"])
+            year = int(m["y"]) if pattern is _NUMERIC else None
+            wd, start = _weekday_before(text, m.start(), _ON_BEFORE)
+            if pattern is _NUMERIC_SHORT and start == m.start():
+                continue  # "17/12" alone may be a fraction: a date after a weekday or "on"
             dm, md = date_key(year, b, a, wd), date_key(year, a, b, wd)
-            if a == b or a > 12 or b > 12 or m.group().count("."):  # dots: day first
-                add(m.span(), dm or md)
-            elif year is not None or m["wd"]:  # either way round: both readings
-                add(m.span(), dm, md)
-    day = look.digit or bool(look.words & _ORDINAL_WORDS)
-    if not day or not look.words & _MONTH_WORDS and not (
+            if a == b or a > 12 or b > 12 or "." in m.group():  # dots: day first
+                add((start, m.end()), dm or md)
+            elif year is not None or wd is not None:  # either way round: both readings
+                add((start, m.end()), dm, md)
+    worded = bool(look.words & _ORDINAL_WORDS)
+    if not (look.digit or worded) or not look.words & _MONTH_WORDS and not (
             look.words & _WEEKDAY_WORDS or "the" in look.words):
         return
     month = bool(look.words & _MONTH_WORDS)
-    for pattern in (_DAY_MONTH, _MONTH_DAY) if month else ():
+    for pattern in (_DAY_MONTH[worded], _MONTH_DAY[worded]) if month else ():
         for m in pattern.finditer(text):
             if _inside(m.span(), spans):
                 continue
-            month = MONTHS.get(m["mon"].casefold().rstrip("."))
+            number = MONTHS.get(m["mon"].casefold().rstrip("."))
             year = int(m["y"]) if m["y"] else None
             day = _day(m["d"])
-            if month is None or day is None:
+            if number is None or day is None:
                 continue
-            key = date_key(year, month, day, _weekday(m["wd"]))
+            wd, start = _weekday_before(text, m.start())
+            key = date_key(year, number, day, wd)
             if key is None:
                 continue
-            add(m.span(), key)
+            add((start, m.end()), key)
             if m["d2"] and (end := _day(m["d2"])) is not None:
-                add(m.span(), date_key(year, month, end))
+                add((start, m.end()), date_key(year, number, end))
     later = [_MONTH_YEAR] if month and look.digit else []
     if look.words & _WEEKDAY_WORDS or "the" in look.words:
         later.append(_THE_DAY)
@@ -345,6 +364,16 @@ def _dates(look: _Look, out: set[Fact], spans: list[Span]) -> None:
                 continue  # "the 3rd floor": an ordinal of what follows, no day
             elif (day := _day(m["d"] or m["d2"])) is not None:
                 add(m.span(), date_key(None, None, day, _weekday(m["wd"])))
+
+
+def _weekday_before(text: str, start: int, pattern: re.Pattern = _WD_BEFORE) \
+        -> tuple[int | None, int]:
+    """The weekday written just before a date starting at ``start`` ("Monday, 14 Dec") and
+    where it starts (``start`` when there is none)."""
+    m = pattern.search(text, max(0, start - 16), start)
+    if m is None:
+        return None, start
+    return _weekday(m["wd"]), m.start()
 
 
 def _counted(text: str, end: int) -> bool:
