@@ -206,7 +206,9 @@ def _profiled(programs: list[Program], rounds: int, wrap_for: Callable[[Program]
 def profile_wrapped(programs: list[Program], url: str, spool: Path, rounds: int) -> dict:
     """Plain and wrapped plays of every program under cProfile (every thread the agent starts):
     the middleware's functions by time per invoke (cumulative and own), the middleware's total
-    entered from outside it, and each part of the process's own time, plain beside wrapped."""
+    entered from outside it, and each part of the process's own time, plain beside wrapped.
+    What is profiled is the agent's side: the recorder's thread (started by the warm-up play)
+    runs its recording steps outside the profile, mostly in the flush after each play."""
     import rescind.middleware as mw
 
     root = str(Path(mw.__file__).parent)
