@@ -19,7 +19,6 @@ from rescind.core.fragility import cone_domains, trust_domains, weakest
 from rescind.core.gate_rule import EXPIRED, GatePolicy
 from rescind.core.shapes import GateDecision
 from rescind.graph import gate_facts, gate_ledger
-from rescind.graph import gate_queries as gq
 from rescind.graph import queries as q
 from rescind.graph.cone import Cone, ConeRead
 from rescind.graph.cypher import CypherError, query
@@ -300,7 +299,7 @@ def log_of(graph: TenantGraph) -> str:
                 # The aggregate is kept in the gate's ledger: it starts with what the log
                 # allowed before the ledger existed (once: ``seed`` sets its mark).
                 gate_ledger.seed(graph.conn, graph.tenant, _log_rows(lambda: query(
-                    graph.conn, key, gq.GATE_ALLOWED, read_only=True)))
+                    graph.conn, key, q.GATE_ALLOWED, read_only=True)))
     graph.gate_log_ready = True
     return key
 
@@ -326,7 +325,7 @@ def _make_log(graph: TenantGraph, key: str) -> None:
         indexed = {p for _, props in query(
             graph.conn, key, "CALL db.indexes() YIELD label, properties RETURN label, "
             "properties", read_only=True).rows for p in props}
-    if missing := tuple(p for p in gq.LOG_INDEXED if p not in indexed):
+    if missing := tuple(p for p in q.LOG_INDEXED if p not in indexed):
         query(graph.conn, key, q.create_index("Gate", missing))
     deadline = time.monotonic() + 30
     while any(status != "OPERATIONAL" for _, status in query(
@@ -336,9 +335,9 @@ def _make_log(graph: TenantGraph, key: str) -> None:
             raise TimeoutError(f"the indexes of {key} did not become operational")
         time.sleep(0.005)
     if graph.exists():
-        kept = [r[0] for r in graph.rows(gq.GATE_KEPT)]
+        kept = [r[0] for r in graph.rows(q.GATE_KEPT)]
         for i in range(0, len(kept), 1000):
-            query(graph.conn, key, gq.GATE_COPY, {"rows": kept[i:i + 1000]})
+            query(graph.conn, key, q.GATE_COPY, {"rows": kept[i:i + 1000]})
 
 
 def _allowed(rows, itself: str | None = None) -> tuple[float, float]:
@@ -400,7 +399,7 @@ def copy_log(graph: TenantGraph, limit: int = 500) -> int:
     while rows := gate_ledger.pending(graph.conn, graph.tenant, limit):
         if not graph.conn.exists(layout.gate_log_ready_key(graph.tenant)):
             graph.gate_log_ready = False  # deleted by another process since: made again
-        query(graph.conn, log_of(graph), gq.GATE_COPY, {"rows": rows})
+        query(graph.conn, log_of(graph), q.GATE_COPY, {"rows": rows})
         gate_ledger.copied(graph.conn, graph.tenant, [r["id"] for r in rows])
         copied += len(rows)
         if len(rows) < limit:
@@ -513,7 +512,7 @@ def last_decisions(graph: TenantGraph, actions: list[str]) -> dict[str, dict]:
     return {a: {"allowed": bool(allowed), "reason": reason, "at": from_micros(at).isoformat(),
                 "release": "#" in (execution or "")}
             for a, allowed, reason, at, execution in _log_rows(lambda: query(
-                graph.conn, log_of(graph), gq.GATE_LAST, {"ids": list(actions)}, read_only=True))}
+                graph.conn, log_of(graph), q.GATE_LAST, {"ids": list(actions)}, read_only=True))}
 
 
 def never_ran(decision: dict | None) -> bool:
@@ -526,7 +525,7 @@ def never_ran(decision: dict | None) -> bool:
 def decisions_log(graph: TenantGraph, action: str | None = None, limit: int = 100) -> list[dict]:
     """The gate's decisions, newest first (of one action, by id, when given)."""
     copy_log(graph)
-    rows = _log_rows(lambda: query(graph.conn, log_of(graph), gq.GATE_LOG,
+    rows = _log_rows(lambda: query(graph.conn, log_of(graph), q.GATE_LOG,
                                    {"action": action, "limit": limit}, read_only=True))
     return [{**dict(zip(_LOG_FIELDS, r, strict=True)), "at": from_micros(r[0]).isoformat()}
             for r in rows]

@@ -26,7 +26,6 @@ from rescind.core.planning import Ahead, Plan, UnknownPremise, Write
 from rescind.core.shapes import Change, WriteBatch
 from rescind.engine import collector
 from rescind.graph import gate_facts
-from rescind.graph import gate_queries as gq
 from rescind.graph import lineage_queries as lq
 from rescind.graph import queries as q
 from rescind.graph.store import BatchInFlight, TenantGraph, linearised, log_failure
@@ -290,14 +289,14 @@ def settle(graph: TenantGraph, writes: list[Write], touched: list[str] = (),
         return
     if not keep:  # a bulk load: one memory's read sets the merges going; the gate reads the rest
         try:
-            graph.rows(gq.FACTS, {"ids": ids[-1:]})
+            graph.rows(q.GATE_FACTS, {"ids": ids[-1:]})
         except Exception:
             log_failure(log, "a write batch landed, but the read after it failed")
         return
     try:
         now, rules_kept = gate_facts.tags(graph.conn, graph.tenant)
         at = at or now
-        reads = [(gq.FACTS, {"ids": ids})] + ([] if rules_kept else [(q.ACTIVE_RETRACTIONS, None)])
+        reads = [(q.GATE_FACTS, {"ids": ids})] + ([] if rules_kept else [(q.ACTIVE_RETRACTIONS, None)])
         rows, *rules = graph.many(*reads)
         gate_facts.fill(graph.conn, graph.tenant, at, [r[:9] for r in rows],
                         {r[0]: r[9] for r in rows if r[9] is not None},

@@ -1,6 +1,6 @@
 """Every Cypher statement Rescind runs, named and parameterised, one module per aggregate;
 nothing here formats user data. ``from rescind.graph import queries as q`` reaches them all as
-``q.NAME`` (the gate's decisions are in ``rescind.graph.gate_queries``):
+``q.NAME``:
 
 - ``layout``: indexes, constraints, the revision and its guard, migrations of older graphs;
 - ``memories``: facts, statuses, names, and the pages and counts the operator surfaces list;
@@ -11,7 +11,9 @@ nothing here formats user data. ``from rescind.graph import queries as q`` reach
 - ``payments``: the actions, and what their recalls read (a payee's sources, the outbox);
 - ``versions``: which version of a store key is current;
 - ``lineage``: the identifiers observations state (``Ident`` nodes);
-- ``writes``: the guarded mutation and write batch.
+- ``writes``: the guarded mutation and write batch;
+- ``gate``: what the writer reads for the gate's kept facts, and the gate log (its decisions as
+  Gate nodes, in a graph beside the tenant's).
 
 FalkorDB 4.16 notes that shape these queries:
 - no ``EXISTS {}``/``COUNT {}`` subqueries and no ``datetime()``: times are epoch microseconds;
@@ -22,6 +24,16 @@ FalkorDB 4.16 notes that shape these queries:
 
 from __future__ import annotations
 
+from rescind.graph.queries.gate import (
+    GATE_ALLOWED,
+    GATE_COPY,
+    GATE_FACTS,
+    GATE_KEPT,
+    GATE_LAST,
+    GATE_LOG,
+    GATE_RECORD,
+    LOG_INDEXED,
+)
 from rescind.graph.queries.history import (
     HISTORIES,
     HISTORY,
@@ -108,6 +120,8 @@ from rescind.graph.queries.writes import (
 )
 
 __all__ = [
+    "GATE_ALLOWED", "GATE_COPY", "GATE_FACTS", "GATE_KEPT", "GATE_LAST", "GATE_LOG", "GATE_RECORD",
+    "LOG_INDEXED",
     "ACTIONS", "ACTIONS_IN", "ACTIVE_RETRACTIONS", "APPLY", "CONE", "CURRENT_OF_KEY",
     "DOMAINS_OF", "DOWNSTREAM_BY_NODE", "EXISTING_GROUNDINGS", "EXISTING_JUSTIFICATIONS",
     "FACTS", "GROUNDINGS_BY_NODE", "GUARD", "HISTORIES", "HISTORY", "HISTORY_PAGE", "IDENT_LABEL", "INDEXES",

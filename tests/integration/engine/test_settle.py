@@ -54,11 +54,11 @@ def test_a_bulk_load_reads_once_a_batch_keeps_nothing_and_the_gate_reads_the_gra
     says = "to GB82 WEST 1234 5698 7654 32"
     batches = [[Write(f"e:b{b}/o{i}", f"b{b}/o{i}", "observation", f"pay {b}.{i} {says}",
                       b * 10 + i + 1, source="portal") for i in range(4)] for b in range(3)]
-    from rescind.graph import gate_queries as gq
+    from rescind.graph import queries as gq
 
     asked, rows = [], graph.rows
     graph.rows = lambda q, params=None, **kw: (  # noqa: E731 (a spy on the reads of FACTS)
-        asked.append(params["ids"]) if q == gq.FACTS else None, rows(q, params, **kw))[1]
+        asked.append(params["ids"]) if q == gq.GATE_FACTS else None, rows(q, params, **kw))[1]
     assert record_stream(graph, iter(batches)) == 12
     assert asked == [["b0/o3"], ["b1/o3"], ["b2/o3"]]
     del graph.rows

@@ -9,14 +9,14 @@ from rescind.contract import layout
 from rescind.contract.events import action_id
 from rescind.core import gate_rule
 from rescind.engine.gate import decisions_log, last_decisions
-from rescind.graph import gate_queries as gq
+from rescind.graph import queries as q
 from rescind.graph.store import TenantGraph, connect
 from tests.support.gate_book import ATTACKER, Book
 
 
 def _kept_in_the_graph(g: TenantGraph, name: str, amount: float, at: int) -> None:
     """An allowed decision written as the gate wrote them before its log existed."""
-    g.rows(gq.GATE_RECORD, {
+    g.rows(q.GATE_RECORD, {
         "id": uuid.uuid4().hex, "action": action_id(g.tenant, name), "name": name, "at": at,
         "amount": amount, "currency": None, "base_amount": amount, "account": ATTACKER,
         "account_key": gate_rule.account_key(ATTACKER), "payee": "acme",

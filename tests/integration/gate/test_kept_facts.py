@@ -12,7 +12,7 @@ from rescind.engine import gate, writes
 from rescind.engine import retraction as ret
 from rescind.engine.writes import Pipeline, Write
 from rescind.graph import gate_facts
-from rescind.graph import gate_queries as gq
+from rescind.graph import queries as q
 from rescind.graph.store import TenantGraph
 from tests.support.gate_book import IBAN, Book
 
@@ -118,7 +118,7 @@ def test_a_new_reason_for_a_kept_memory_counts_on_the_next_decision(falkordb, te
     assert not d.allowed and d.fragility == 1 and from_kept
 
     before = gate_facts.tags(b.g.conn, b.tenant)[0]  # a gate's graph read, taken before
-    stale = b.g.rows(gq.FACTS, {"ids": ["note"]})[0][:9]
+    stale = b.g.rows(q.GATE_FACTS, {"ids": ["note"]})[0][:9]
     pipeline = Pipeline()  # the writer worker's path
     pipeline.record(b.g, [Write("e2:note", "note", "belief", f"Acme's account is {IBAN}", 6,
                                 premises=(contract,), agent="ap")])

@@ -1,6 +1,6 @@
-"""The payment gate's Cypher: its decisions, kept as Gate nodes in its log (a graph beside the
-tenant's), and what it allowed before (the aggregate). Beside ``rescind.graph.queries``, as the
-recalls' are."""
+"""The payment gate's Cypher: what the writer reads for the gate's kept facts, and the gate's
+decisions, kept as Gate nodes in its log (a graph beside the tenant's), with what it allowed
+before (read once, to seed the gate's ledger)."""
 
 # What the writer reads after each batch it lands (``rescind.engine.writes.settle``): each
 # memory the batch wrote (or changed), as one row of ``queries.CONE`` (its facts, premises and
@@ -9,7 +9,7 @@ recalls' are."""
 # reading a relation is what makes FalkorDB assemble (and, past DELTA_MAX_PENDING_CHANGES,
 # merge) the additions pending on it: the writer pays for that, not the next payment. A tenth
 # column holds an action's stored proposal, as ``queries.ACTIONS_IN`` reads it.
-FACTS = """
+GATE_FACTS = """
 UNWIND $ids AS id
 MATCH (x:Mem {id: id})-[st:STATUS]->()
 OPTIONAL MATCH (p)-[:PREMISE_OF]->(j)-[:JUSTIFIES]->(x)
