@@ -44,11 +44,10 @@ shell: $(RUNTIME)
 # hash slot, streams spread over masters, scripts and transactions on one master) against a
 # local cluster of three masters. Every log ends with its 25 slowest tests.
 # Each half runs on WORKERS processes (pytest-xdist, whole files to a worker), each with its
-# own server or cluster: more than the two cores, as many tests wait on servers and
-# subprocesses. `make test WORKERS=0` runs in one process (docs/testing.md).
+# own server or cluster; `make test WORKERS=0` runs in one process (docs/testing.md).
 DURATIONS := --durations=25
-WORKERS ?= 3
-CLUSTER_WORKERS ?= 3
+WORKERS ?= 2
+CLUSTER_WORKERS ?= 2
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(DURATIONS) -n $(WORKERS)
 	$(MAKE) --no-print-directory test-cluster
@@ -87,8 +86,8 @@ test-cluster: $(STAMP)
 	RESCIND_TEST_CLUSTER=3 $(CLUSTER_SAMPLE) $(BIN)/python -m pytest -q $(DURATIONS) \
 		-n $(CLUSTER_WORKERS) $(CLUSTER_SUITES)
 
-# One kind at a time (markers applied by folder): unit needs no server and takes seconds (on
-# two workers, chosen by tests/conftest.py).
+# One kind at a time (markers applied by folder): unit needs no server and takes seconds.
+# With no path named, tests/conftest.py spreads them over a worker per core.
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest -q $(DURATIONS) -m unit
 

@@ -31,27 +31,17 @@ SERVER_FIXTURES = {"falkordb", "graph"}
 _counter = itertools.count()
 
 
-def only_unit(config: pytest.Config) -> bool:
-    """Whether the marker expression (``-m``) names only the kinds and selects unit alone."""
-    expression = config.getoption("markexpr", "")
-    names = set(re.findall(r"[A-Za-z_][\w.]*", expression)) - {"and", "or", "not"}
-    if not expression or not names <= set(KINDS):
-        return False
-    selects = Expression.compile(expression).evaluate
-    return [kind for kind in KINDS if selects(lambda name, k=kind: name == k)] == ["unit"]
-
-
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """How many workers ``-n auto`` starts: RESCIND_TEST_WORKERS if set; none (one process, as
     without xdist) when the command names files or folders (``pytest tests/x.py -k name``);
-    two for the unit half (each worker imports and collects it again: a third would cost more
-    than it saves on two cores); otherwise three, as the integration and e2e tests spend much
-    of their time waiting on servers and subprocesses."""
+    otherwise one per core, at least two. More workers than cores was measured slower here:
+    a folder of tests that wait on servers took 27 to 37 s on two workers, 47 to 53 s on
+    three (docs/testing.md)."""
     if os.environ.get("RESCIND_TEST_WORKERS"):
         return int(os.environ["RESCIND_TEST_WORKERS"])
     if config.option.file_or_dir:
         return 0
-    return 2 if only_unit(config) else 3
+    return max(2, len(os.sched_getaffinity(0)))
 
 
 def kind_of(item: pytest.Item) -> str:
