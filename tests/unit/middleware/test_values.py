@@ -257,9 +257,10 @@ def test_a_write_restating_values_in_other_forms_rests_on_the_items_stating_them
 def test_a_topic_given_as_input_is_not_a_statement_of_the_user_s():
     """"heat pumps in norway" as the input: a brief titled with it rests on what states its
     facts, not on the topic; a short statement ("I live in Porto") still is the user's."""
-    from rescind.middleware.attribution import asked_names
+    from rescind.middleware.attribution import asked_names, statements
     topic = "heat pumps in norway"
     asked = asked_names(topic)
+    assert statements(topic) == set() and statements("I took up rowing") != set()
     assert {f for f in facts(topic) if f[0] in ("text", "name")} <= asked
     assert asked_names("I live in Porto with Ngozi") == set()
     index = FactIndex()
