@@ -94,10 +94,11 @@ def _judge_stored(graph: TenantGraph, call: GateCall, p: GatePolicy
     # The aggregate (the gate's ledger, in Redis) for the call's own account and payee when it
     # names both: they must equal the proposal's (checked below), which then name the same
     # keys. Otherwise it is read for the proposal's, once its facts are read.
-    early = _aggregate(graph, call.account, call.payee, call.at, p) \
-        if call.account and call.payee else None
     read = _Read(graph, [call.action], [(q.ACTIONS_IN, {"ids": [call.action]}),
-                                        (q.ACTIVE_RETRACTIONS, None)], proposals=True)
+                                        (q.ACTIVE_RETRACTIONS, None)], proposals=True,
+                 aggregate=_aggregate_call(graph, call.account, call.payee, call.at, p)
+                 if call.account and call.payee else None)
+    early = read.aggregate
     facts = read.first()[0]
     if not facts:
         raise UnknownAction(f"unknown action {call.action!r}")
@@ -154,10 +155,10 @@ def _judge_new(graph: TenantGraph, call: GateCall, p: GatePolicy
     judged as that node would be."""
     justifications = [tuple(j) for j in call.alternatives or ()] or [tuple(call.premises or ())]
     premises = list(dict.fromkeys(p for j in justifications for p in j))
-    # The aggregate (the gate's ledger), then the premises' facts (the cone's first levels)
-    # and the rules.
-    agg = _aggregate(graph, call.account, call.payee, call.at, p)
-    read = _Read(graph, premises, [(q.ACTIVE_RETRACTIONS, None)])
+    # The aggregate (the gate's ledger) beside the cone's read, in one round trip.
+    read = _Read(graph, premises, [(q.ACTIVE_RETRACTIONS, None)],
+                 aggregate=_aggregate_call(graph, call.account, call.payee, call.at, p))
+    agg = read.aggregate
     read.first()
     known = read.cone.status
     missing = [x for x in premises if x not in known]
@@ -191,12 +192,21 @@ class _Read:
     ``finish()`` the cone, and ``rows`` the riding reads' rows."""
 
     def __init__(self, graph: TenantGraph, targets: list[str], also: list[tuple[str, dict | None]],
-                 proposals: bool = False) -> None:
+                 proposals: bool = False, aggregate: gate_ledger.Call | None = None) -> None:
         self.graph, self.targets, self.also = graph, targets, also
         self.tags: gate_facts.Tags | None = None
         self.graph_read: ConeRead | None = None
-        got = gate_facts.read(graph.conn, graph.tenant, targets, proposals) if KEPT_FACTS \
-            else None
+        # ``aggregate``: the gate's aggregate, read beside the kept facts (``self.aggregate``)
+        self.aggregate: gate_ledger.Aggregate | None = None
+        if KEPT_FACTS and aggregate is not None:
+            got, self.aggregate = gate_facts.read_beside(graph.conn, graph.tenant, targets,
+                                                         proposals, aggregate)
+        elif KEPT_FACTS:
+            got = gate_facts.read(graph.conn, graph.tenant, targets, proposals)
+        else:
+            got = None
+            if aggregate is not None:
+                [self.aggregate] = gate_ledger.run_beside(graph.conn, [aggregate])
         READS["kept" if isinstance(got, gate_facts.Hit) else "graph"] += 1
         if isinstance(got, gate_facts.Hit):
             self.cone = got.cone
@@ -247,17 +257,25 @@ def is_expired(d: GateDecision) -> bool:
     return d.reason.startswith(EXPIRED)
 
 
-def _aggregate(graph: TenantGraph, account: str | None, payee: str | None, at: int | None,
-               p: GatePolicy) -> gate_ledger.Aggregate | None:
-    """What was already allowed to ``account`` or ``payee`` in the window ending at ``at``,
-    from the gate's ledger (``rescind.graph.gate_ledger``: one script, no FalkorDB query), with
-    the versions its record checks (None: nothing to add up)."""
+def _aggregate_call(graph: TenantGraph, account: str | None, payee: str | None,
+                    at: int | None, p: GatePolicy) -> gate_ledger.Call | None:
+    """The read of what was already allowed to ``account`` or ``payee`` in the window ending
+    at ``at``, from the gate's ledger (``rescind.graph.gate_ledger``: a script, no FalkorDB
+    query), with the versions its record checks; sent beside the cone's read (None: nothing
+    to add up)."""
     if not account and not payee:
         return None
     log_of(graph)  # the ledger holds what the log held before it, from its first use
     end = at if at is not None else to_micros(datetime.now(UTC))
-    return gate_ledger.aggregate(graph.conn, graph.tenant, rule.account_key(account),
-                                 rule.payee_key(payee), end - p.window_us())
+    return gate_ledger.aggregate_call(graph.tenant, rule.account_key(account),
+                                      rule.payee_key(payee), end - p.window_us())
+
+
+def _aggregate(graph: TenantGraph, account: str | None, payee: str | None, at: int | None,
+               p: GatePolicy) -> gate_ledger.Aggregate | None:
+    """``_aggregate_call``, on its own."""
+    c = _aggregate_call(graph, account, payee, at, p)
+    return gate_ledger.run_beside(graph.conn, [c])[0] if c is not None else None
 
 
 # What each decision ``judge`` returned was judged on (its aggregate and the policy), for
@@ -360,7 +378,9 @@ def record(graph: TenantGraph, call: GateCall, d: GateDecision, name: str | None
     log_of(graph)  # the ledger holds what the log held before it, from its first use
     record_id = uuid.uuid4().hex
     at = call.at if call.at is not None else to_micros(datetime.now(UTC))
-    keep_us = 2 * (policy or GatePolicy()).window_us()
+    # Members asked this long before a decision are dropped from its sets: twice the window,
+    # and never less than a year (a process with a longer window than this one's).
+    keep_us = max(2 * (policy or GatePolicy()).window_us(), 366 * 86_400_000_000)
     while True:
         props = {"id": record_id, "action": call.action, "name": name or call.action, "at": at,
                  "amount": d.amount, "currency": d.currency, "base_amount": d.base_amount,

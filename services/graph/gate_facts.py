@@ -175,7 +175,20 @@ def read(conn: redis.Redis, tenant: str, targets: list[str], proposals: bool = F
     """The cone upstream of ``targets`` from the kept facts (with each target's stored
     proposal, if ``proposals``), or, if any fact is missing or stale, the tags under which a
     read of the graph made after this can be kept (``fill``)."""
-    reply = _run(conn, _READ, _keys(tenant), [LIMIT, "1" if proposals else "0", *targets])
+    return _parse_read(_run(conn, _READ, _keys(tenant),
+                            [LIMIT, "1" if proposals else "0", *targets]), targets)
+
+
+def read_beside(conn: redis.Redis, tenant: str, targets: list[str], proposals: bool,
+                beside: gate_ledger.Call) -> tuple[Hit | Tags, object]:
+    """``read``, and the call ``beside`` it (the gate's aggregate), in one round trip."""
+    got, other = gate_ledger.run_beside(conn, [
+        gate_ledger.Call(_READ, _keys(tenant), [LIMIT, "1" if proposals else "0", *targets],
+                         lambda reply: _parse_read(reply, targets)), beside])
+    return got, other
+
+
+def _parse_read(reply, targets: list[str]) -> Hit | Tags:
     if reply[0] == 0:
         return Tags(_text(reply[1]), _text(reply[2]))
     cone, ids = Cone(), set(targets)

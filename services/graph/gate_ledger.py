@@ -28,7 +28,7 @@ The rule that adds the members up (each execution once, at its largest amount) i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import redis
@@ -110,6 +110,42 @@ def _run(conn: redis.Redis, script: str, keys: list[str], args: Iterable) -> obj
     return conn.evalsha(_SHAS[script], len(keys), *keys, *args)
 
 
+def _sha(conn: redis.Redis, script: str) -> str:
+    if script not in _SHAS:
+        _SHAS[script] = conn.script_load(script)
+    return _SHAS[script]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One script call, to be sent beside others in one round trip (``run_beside``), and how
+    its reply is read."""
+
+    script: str
+    keys: list[str]
+    args: list
+    parse: Callable[[object], object]
+
+
+def run_beside(conn: redis.Redis, calls: list[Call]) -> list[object]:
+    """Every call of ``calls`` in one round trip (a pipeline, not a transaction: each script
+    is atomic on its own), their replies read."""
+    for attempt in (1, 2):
+        pipe = conn.pipeline(transaction=False)
+        for c in calls:
+            pipe.evalsha(_sha(conn, c.script), len(c.keys), *c.keys, *c.args)
+        try:
+            replies = pipe.execute()
+        except redis.exceptions.NoScriptError:  # the server lost its scripts (a restart)
+            if attempt == 2:
+                raise
+            for c in calls:
+                _SHAS.pop(c.script, None)
+            continue
+        return [c.parse(r) for c, r in zip(calls, replies, strict=True)]
+    raise AssertionError("unreachable")
+
+
 @dataclass(frozen=True)
 class Aggregate:
     """What was allowed to an account and a payee since ``since``: ``rows`` as
@@ -144,16 +180,23 @@ def _parse(by_keys: Sequence[tuple[str, str]], flat: list, since: int) -> Aggreg
     return Aggregate(since, tuple(rows), versions)
 
 
+def aggregate_call(tenant: str, account_key: str | None, payee_key: str | None,
+                   since: int) -> Call:
+    """The script call that reads what was allowed to ``account_key`` and to ``payee_key``
+    asked at or after ``since`` (µs), with the versions a record checks: its reply is read
+    as an ``Aggregate``. Sent beside the cone's read (``gate_facts.read_beside``)."""
+    by_keys = sets(tenant, account_key, payee_key)
+    return Call(_AGGREGATE, [gate_allowed_versions_key(tenant), *(k for _, k in by_keys)],
+                [since], lambda flat: _parse(by_keys, flat, since))
+
+
 def aggregate(conn: redis.Redis, tenant: str, account_key: str | None, payee_key: str | None,
               since: int) -> Aggregate:
-    """What was allowed to ``account_key`` and to ``payee_key`` asked at or after ``since``
-    (µs), with the versions a record checks (one script)."""
-    by_keys = sets(tenant, account_key, payee_key)
-    if not by_keys:
+    """``aggregate_call``, on its own."""
+    if not account_key and not payee_key:
         return Aggregate(since, (), {})
-    flat = _run(conn, _AGGREGATE, [gate_allowed_versions_key(tenant), *(k for _, k in by_keys)],
-                [since])
-    return _parse(by_keys, flat, since)
+    [agg] = run_beside(conn, [aggregate_call(tenant, account_key, payee_key, since)])
+    return agg
 
 
 def record(conn: redis.Redis, tenant: str, record_id: str, props: dict, allowed: bool,
