@@ -219,11 +219,19 @@ def _singular(word: str) -> str:
     word = word.casefold()
     if word in ("percent", "pct"):
         return "%"
+    if word in _ABBREVIATED:  # "45 min" = "45 minutes"
+        return _ABBREVIATED[word]
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         return word[:-1]
     return word
+
+
+# Units written short, as the word they stand for (singular).
+_ABBREVIATED = {"min": "minute", "mins": "minute", "hr": "hour", "hrs": "hour", "h": "hour",
+                "sec": "second", "secs": "second", "wk": "week", "wks": "week",
+                "yr": "year", "yrs": "year", "mo": "month", "mos": "month"}
 
 
 def _day(text: str) -> int | None:
@@ -484,6 +492,14 @@ def _quantity(text: str, end: int, x: Decimal, out: set[Fact]) -> None:
     m = _UNIT.match(text, end)
     if m is not None and (unit := m["u"].casefold()) not in STOP:
         out.add(("qty", f"{canonical(x)} {_singular(unit)}"))
+        # "2 new monitors", "15 working days": a plural noun after one word that qualifies
+        # it (no plural itself) is what is counted too ("2 monitor"): another text may leave
+        # the word out
+        after = _UNIT.match(text, m.end()) if text[end] != "-" else None
+        if after is not None and (noun := after["u"].casefold()) not in STOP \
+                and unit not in _ABBREVIATED and _singular(unit) == unit \
+                and _singular(noun) != noun:
+            out.add(("qty", f"{canonical(x)} {_singular(noun)}"))
 
 
 def scan(text: str) -> tuple[set[Fact], list[Span]]:
