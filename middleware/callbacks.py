@@ -39,6 +39,11 @@ class RescindCallbacks(BaseCallbackHandler):
     def on_chain_end(self, outputs: Any, *, run_id: UUID, error: BaseException | None = None,
                      **kw: Any) -> None:
         if run_id not in self._roots:  # a node's output: the human messages it built
+            # Only a graph's task (a node, a functional-API task, the input's start) hands the
+            # state what it returns: the runnables inside a node return to the node, whose own
+            # end follows with what it returns.
+            if not _is_task(kw.get("tags")):
+                return
             run = run_key()
             # Read now: a message the state takes gets an id, and new ones have none yet.
             if run is not None and outputs is not None and (built := _built(outputs)):
@@ -142,6 +147,11 @@ def _source_done(recorder: Recorder, run: str, name: str, values: dict, run_valu
     oid = recorder.source_result(run, name, values, text, stamp, run_values)
     if oid is not None:  # shown again later by its tool-call id, in any run
         recorder.contexts.tool_result(call_id, oid, escape(text)[:ev.MAX_TEXT])
+
+
+def _is_task(tags: Any) -> bool:
+    """Whether a run is one of a graph's tasks: LangGraph tags each with its step."""
+    return any(isinstance(t, str) and t.startswith("graph:step:") for t in tags or ())
 
 
 def tool_text(output: Any) -> str:

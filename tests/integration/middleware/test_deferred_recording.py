@@ -1,14 +1,18 @@
 """Recording done on the recorder's thread records what recording in the agent's thread did:
 the same events, from the values as the agent handed them over, ready at the next flush, and
-a failing step never reaches the agent."""
+a failing step never reaches the agent; a message a node builds is not the user's, read from
+the node's own output."""
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
-from langchain_core.messages import AIMessage
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableLambda
 from langgraph.config import get_store
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
 from langgraph.store.memory import InMemoryStore
 
 from rescind.contract import events as ev
@@ -159,3 +163,53 @@ def test_a_recording_step_that_fails_never_reaches_the_agent(falkordb, tenant_na
         recorder.close()
     assert recorder.failed == 1
     assert len([e for e in kept.events if isinstance(e, ev.MemoryWritten)]) == 1
+
+
+class Chat(TypedDict):
+    messages: Annotated[list, add_messages]
+
+
+def _reducer_graph(model: Any, nested: bool) -> Any:
+    """A node adds a human message of its own making to the state (a reducer's prompt, as
+    map-reduce examples write it); the next node shows the state's messages to the model.
+    ``nested``: the prompt is made by a runnable inside the node, as a chain step would."""
+    make = RunnableLambda(lambda findings: HumanMessage(f"Summarise these findings: {findings}"))
+
+    def reduce(state: Chat) -> dict:
+        findings = "Acme Corp is at 5 Quay Street, Bristol"
+        prompt = make.invoke(findings) if nested else HumanMessage(
+            f"Summarise these findings: {findings}")
+        return {"messages": [prompt]}
+
+    def answer(state: Chat) -> dict:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    builder = StateGraph(Chat)
+    builder.add_node("reduce", reduce)
+    builder.add_node("answer", answer)
+    builder.add_edge(START, "reduce")
+    builder.add_edge("reduce", "answer")
+    builder.add_edge("answer", END)
+    return builder.compile(store=InMemoryStore())
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["in-the-node", "in-a-runnable"])
+def test_a_human_message_a_node_builds_is_not_recorded_as_the_user_s(falkordb, tenant_name,
+                                                                    nested):
+    """The prompt a node built reaches the model with the id the state gave it, yet only the
+    invocation's own message is recorded as the user's word, whether the node made the prompt
+    itself or through a runnable inside it."""
+    config = InterceptConfig(tenant=tenant_name, url=falkordb)
+    kept = Kept(True)
+    recorder = Recorder(config, publisher=kept)  # type: ignore[arg-type]
+    graph = instrument(_reducer_graph(f.scripted(AIMessage(content="ok")), nested), config,
+                       recorder=recorder)
+    try:
+        graph.invoke({"messages": [HumanMessage("Where is Acme based?")]},
+                     {"configurable": {"user_id": "u1"}})
+        assert kept.flush()
+    finally:
+        recorder.close()
+    said = [(e.source, e.text) for e in kept.events
+            if isinstance(e, ev.ObservationRecorded) and e.source_kind == "user"]
+    assert said == [("user:u1", "Where is Acme based?")]
