@@ -142,11 +142,14 @@ class FactIndex:
                     self.by_first[digit].setdefault(key.split(" ", 1)[0], []).append(padded)
                 self.phrases.setdefault(padded, set()).add(item)
 
-    def attribute(self, written: object, exclude: str | None = None,
+    def attribute(self, written: object, exclude: str | Iterable[str] | None = None,
                   limit: int = MAX_JUSTIFICATIONS, target: _Target | None = None) \
             -> Attribution:
-        """``target``: ``written`` read already (``read_written``), e.g. outside a lock."""
+        """``target``: ``written`` read already (``read_written``), e.g. outside a lock;
+        ``exclude``: items that are no premise of it (itself, and the writes of the model turn
+        that wrote it: one model output, none of its writes was shown to the other)."""
         t = target if target is not None else _Target(written)
+        exclude = {exclude} if isinstance(exclude, str) else set(exclude or ())
         families = [items for n in t.numbers if (items := self.numbers.get(n)) is not None]
         families += [items for v in t.values if (items := self.values.get(v)) is not None]
         families += [items for date in t.dates if (items := self._dated(date))]
@@ -168,8 +171,8 @@ class FactIndex:
         families += [self.names[key] for word in every
                      for key in self.names_by_first.get(word, ())
                      if (f" {key} " in t.words if " " in key else word in inside)]
-        if exclude is not None:
-            families = [f - {exclude} if exclude in f else f for f in families]
+        if exclude:
+            families = [f - exclude if not exclude.isdisjoint(f) else f for f in families]
             families = [f for f in families if f]
         if not families:
             return Attribution([], "none")
@@ -187,7 +190,7 @@ class FactIndex:
                 for item in items}
 
     def _with_statements(self, covers: list[tuple[str, ...]], words: frozenset[str],
-                         exclude: str | None, limit: int) -> list[tuple[str, ...]]:
+                         exclude: set[str], limit: int) -> list[tuple[str, ...]]:
         """Each justification, with the user's messages whose statements say the words of the
         write that none of its premises has (in any form: "delayed" has "delay"); then only
         the minimal ones."""
@@ -195,7 +198,7 @@ class FactIndex:
         for cover in covers:
             used = set().union(*(self.terms.get(p, ()) for p in cover))
             stems = {w[:_STEM] for w in used if len(w) >= _STEM}
-            needed = [items - {exclude} for w in words - used
+            needed = [items - exclude for w in words - used
                       if w[:_STEM] not in stems and (items := self.said.get(w))]
             needed = [f for f in needed if f]
             grown.update(frozenset(cover) | set(more)
@@ -365,6 +368,8 @@ class _Target:
             found, spans = _v.scan(text)
             found |= _v.numbers(_masked(text, spans))[0]
         self.values = {(k, v) for k, v in found if k in _VALUE_KINDS}
+        if "/" in text:
+            self.values |= {("path", m.group().casefold()) for m in _PATH.finditer(text)}
         self.dates = [v for k, v in found if k == "date"]
         self.numbers |= {v for k, v in found if k == "num"}
         self.numbers |= {n for x in leaves if isinstance(x, int | float)
@@ -389,7 +394,10 @@ _LABEL = re.compile(r"(?:^|(?<=[\s,;(]))[^\W\d_]+(?:[ \-][^\W\d_]+){0,4}\s*:(?=\
 # Capitals before an identifier that starts with digits, apart by a space ("IBAN GB33 …",
 # "ACCT 0417 1643"): a label; "INV-1002" and "MSA-2026-001" keep theirs.
 _LEADING_WORDS = re.compile(r"^(?:[A-Z]+ )+(?=[A-Za-z]*\d)")
-_VALUE_KINDS = ("time", "qty")
+_VALUE_KINDS = ("time", "qty", "path")
+# A file's path ("billing/vat.py", "src/app/main.ts"): folders and a name with its extension;
+# an identifier, however few digits it has.
+_PATH = re.compile(r"(?<![\w./\-])(?:[\w\-]+/)+[\w\-]+\.[A-Za-z][A-Za-z0-9]{0,5}(?![\w/])")
 _STEM = 5  # a word of a write is another's inflection when their first 5 letters agree
 _TOPIC_WORDS, _TOPIC_CHARS = 8, 80  # the most a topic has (``_topic``)
 _LABEL_WORDS = 2  # words just before a value, or before a phrase, that may be its label
@@ -425,6 +433,7 @@ def _segment_facts(segment: str) -> set[tuple[str, str]]:
     for part in parts:
         found, spans = _v.scan(part)
         out |= found
+        out |= {("path", m.group().casefold()) for m in _PATH.finditer(part)}
         for m in _IDENT.finditer(_masked(part, spans)):  # a value ends an identifier
             token = _LEADING_WORDS.sub("", m.group())  # "IBAN GB33 …": the label is no part
             compact = _compact(token)
@@ -650,6 +659,12 @@ def _leaves(value: object, depth: int = 0) -> Iterable[object]:
                 if isinstance(parsed, dict | list | tuple | set):
                     yield from _leaves(parsed, depth + 1)
                     return
+        elif ("\n{" in stripped or "\n[" in stripped) and len(stripped) <= _MAX_PARSED:
+            # lines of text and of JSON (a Command's messages, then the rest of its update):
+            # each line read as what it holds
+            for line in stripped.split("\n"):
+                yield from _leaves(line, depth + 1)
+            return
         yield value
     elif isinstance(value, int | float):
         yield value

@@ -172,7 +172,10 @@ class RunContext:
         self._read_unread()  # outside the lock, then under it what was delivered meanwhile
         with self.lock:
             self._read_unread()
-            found = self.index.attribute(written, exclude=itself, target=target)
+            # the writes of this model turn: one output of the model, none shown to another
+            same = [m for m, k in self.kind_of.items()
+                    if k == WRITTEN and self.first_turn.get(m) == self.turn]
+            found = self.index.attribute(written, exclude=[itself, *same], target=target)
             if found.justifications:
                 return [list(j) for j in found.justifications], found.rule
             premises = [p for p in self.fallback(written, target.content_words) if p != itself]
