@@ -29,7 +29,8 @@ _ARGS = {"period": "2026-11", "by": "account", "key": "GB33BUKB20201555555555"}
 
 
 def built(fn, tenant: str | None) -> str:
-    params = list(inspect.signature(fn).parameters)[1:]
+    params = [n for n, p in list(inspect.signature(fn).parameters.items())[1:]
+              if p.default is inspect.Parameter.empty]
     return fn(tenant, **{p: _ARGS[p] for p in params})
 
 
