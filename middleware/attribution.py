@@ -594,7 +594,9 @@ def _capitals(text: str) -> tuple[set[str], set[str]]:
     return inside, every
 
 
-_SENTENCE = re.compile(r"[\n;]+|(?<=[.!?])\s+")
+# A sentence ends at an end mark, a line's end, or an emoticon (":(", ";)", ":-D"), as a chat
+# message's sentences often do.
+_SENTENCE = re.compile(r"[\n;]+|(?<=[.!?])\s+|\s*(?<!\w)[:;]-?[()DPp]+(?=\s|$)\s*")
 # How requests and questions start: their words are no statement of the user's.
 _REQUESTS = frozenset(re.findall(r"\S+", """
 what what's when where which who whom whose why how can could would should will shall may

@@ -72,6 +72,8 @@ class RescindCallbacks(BaseCallbackHandler):
             kind = getattr(m, "type", None)
             if kind == "human":
                 shown.append((m, getattr(m, "id", None)))
+            elif kind == "system":  # the program's prompt: what it quotes is shown too
+                shown.append((m, None))
             elif kind == "tool":
                 shown.append((None, str(getattr(m, "tool_call_id", ""))))
         self.recorder.defer(_shown, self.recorder, run,
@@ -134,6 +136,8 @@ def _shown(recorder: Recorder, run: str, agent: str | None,
             text = _text(message)
             if contexts.is_users(run, text, mid is not None):
                 said.append((str(mid or hash(text)), text))
+            else:  # a prompt the program built: the input texts and memories it quotes
+                said += contexts.quoted(run, text)
         else:  # shown again (this run's, or a checkpointer's restored one)
             known = contexts.observation_of(mid)
             if known is not None:
@@ -222,7 +226,9 @@ def _walk(value: Any, budget: list[int], depth: int = 0) -> list[Any]:
         elif isinstance(value, _LEAVES) or value is None:  # nothing inside to look at
             continue
         elif hasattr(value, "goto") and isinstance(getattr(value, "update", None), dict):
-            children = [value.update, value.goto]  # a Command
+            children = [value.update, value.goto, getattr(value, "resume", None)]  # a Command
+        elif hasattr(value, "goto") and hasattr(value, "resume"):  # Command(resume=...)
+            children = [value.resume]
         elif hasattr(value, "node") and hasattr(value, "arg"):
             children = [value.arg]  # a Send
         else:

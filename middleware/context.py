@@ -39,6 +39,7 @@ _RUN: ContextVar[str | None] = ContextVar("rescind_run", default=None)
 # What a delivered item is, for the fallback: a tool result, a store item read, a user's
 # message, the run's own write.
 TOOL, STORE, USER, WRITTEN = "tool", "store", "user", "written"
+_QUOTED = 24  # the shortest text a prompt is looked at for as quoting it
 _REMEMBERED = 100_000  # tool calls (and built messages) remembered across runs, the oldest dropped
 # Items' facts kept across runs (``ItemFacts``): texts are the agent's input, any size, so both
 # how many and how much text are bounded; a longer text is computed each time it is needed.
@@ -245,6 +246,9 @@ class Contexts:
         self._lock = threading.Lock()
         self._calls: dict[str, tuple[str, str]] = {}  # tool call id -> (observation id, text)
         self._built: dict[str, None] = {}  # texts of messages programs built, across runs
+        # memories written, across runs, by the start of their text: a prompt that quotes one
+        # shows it (a running summary put in the system prompt)
+        self._written: dict[str, dict[str, tuple[str, object]]] = {}
 
     def get(self, run: str) -> RunContext:
         ctx = self._by_run.get(run)  # a dict read is atomic: the lock is for making one
@@ -285,6 +289,35 @@ class Contexts:
 
     def deliver(self, run: str, mem_id: str, value: object, kind: str = STORE) -> None:
         self.get(run).deliver(mem_id, value, kind)
+        if kind == WRITTEN and isinstance(value, dict):
+            text = next((v for f in ("text", "content") if isinstance(v := value.get(f), str)),
+                        None)
+            if text is not None and len(text.strip()) >= _QUOTED:
+                text = text.strip()
+                with self._lock:
+                    self._written.setdefault(text[:_QUOTED], {})[text] = (mem_id, value)
+                    if len(self._written) > _REMEMBERED:
+                        del self._written[next(iter(self._written))]
+
+    def quoted(self, run: str, text: str) -> list[tuple[str, str]]:
+        """What a prompt the program built (not the user's message) quotes: the memories
+        written (in any run) whose text it holds, delivered as read; and the texts of the
+        invocation's input it holds (a value given to resume an interrupt, a field of the
+        input state), returned as the user's statements ((id, text) each)."""
+        ctx = self.get(run)
+        with ctx.lock:
+            inputs = [t for t in ctx.inputs if len(t) >= _QUOTED and " " in t and t in text]
+        found: list[tuple[str, object]] = []
+        if self._written:
+            words = [0] + [i + 1 for i, c in enumerate(text) if c.isspace()]
+            with self._lock:
+                for i in words:
+                    for whole, known in self._written.get(text[i:i + _QUOTED], {}).items():
+                        if text.startswith(whole, i):
+                            found.append(known)
+        for mem_id, value in found:
+            ctx.deliver(mem_id, value, STORE)
+        return [(f"input:{hash(t)}", t) for t in inputs]
 
     def model_turn(self, run: str, agent: str | None) -> None:
         """A model call starts: a new turn."""

@@ -137,6 +137,8 @@ def currency_code(text: str | None) -> str | None:
     return _SYMBOLS.get(folded, text.upper() if text.isalpha() and len(text) == 3 else None)
 _NUMBER = re.compile(r"(?=[-+\d])(?<![\w.,])[-+]?(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
                      r"(?:\s(?P<s>million|billion|thousand))?(?![\w]|[.,]\d)", _I)
+_GROUPED = re.compile(r"(?<![\w.,])(?:(?P<g>\d{1,3}(?:[\u00a0\u202f ]\d{3})+(?:,\d{1,2})?)"
+                      r"|(?P<k>\d{1,3}(?:\.\d)?)[kK])(?![\w]|[.,]\d|[\u00a0\u202f ]\d)")
 _PERCENT = re.compile(r"(?=\d)(?<![\w.,])(?P<n>\d+(?:[.,]\d+)?)\s?(?:%|per\s?cent\b)", _I)
 _PER_CENT = re.compile(r"\s?(?:%|per\s?cent\b)", _I)
 _UNIT = re.compile(r"(?:[ \t]|-(?=[^\W\d_]))(?P<u>[^\W\d_]{2,})(?![\w])")
@@ -448,6 +450,16 @@ def _numbers(look: _Look, out: set[Fact], spans: list[Span]) -> None:
     for m in _PERCENT.finditer(text) if "%" in text or look.words & _CENT else ():
         if not _inside(m.span(), spans) and (x := amount_of(m["n"])) is not None:
             out.add(("qty", f"{canonical(x)} %"))  # in place, as a quantity's words are
+    # with no currency: thousands grouped by spaces ("4 000", "47 695,83") and "60k"
+    for m in _GROUPED.finditer(text) if " " in text or "k" in text or "K" in text else ():
+        if _inside(m.span(), spans):
+            continue
+        x = amount_of(m["g"]) if m["g"] else number_of(m["k"])
+        if x is not None and m["k"]:
+            x *= 1000
+        if x is not None and significant(x):
+            out.add(("num", canonical(x)))
+            spans.append(m.span())
 
 
 def numbers(text: str) -> tuple[set[Fact], list[Span]]:

@@ -10,13 +10,22 @@ import json
 import uuid
 from typing import Annotated, Any
 
-from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.config import get_config
-from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import InjectedStore, ToolNode, create_react_agent, tools_condition
+from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
-from langgraph.types import Command
+from langgraph.types import Command, interrupt
 
 from rescind.middleware import SourceTool
 from tests.support import foreign as f
@@ -153,4 +162,171 @@ def test_file_paths_from_a_command_update_are_the_tool_s_facts(rescind_workers, 
     settle(rescind_workers, graph)
     _check_each(rescind_workers, tenant_name, {FILES: {frozenset({"tickets:1187"})}},
                 {"tickets:1187": {FILES}, "user:ana": set()})
+    graph.rescind.close()
+
+
+REQUEST = "Purchase: 3 standing desks for the design team, budget code MKT-7731, approved"
+
+
+class _Purchase(MessagesState):
+    decision: str
+
+
+def test_a_value_given_to_resume_an_interrupt_is_the_resuming_user_s_word(rescind_workers,
+                                                                           tenant_name):
+    """An approval graph pauses on ``interrupt``; a manager resumes it with
+    ``Command(resume=...)`` under his own user id. The note rests on the requester's message
+    (the desks) and the manager's resume value (the budget code), each a user of its own
+    invocation, and either retraction takes it OUT."""
+    model = f.scripted(f.done("I'll ask your manager."), f.done(REQUEST))
+
+    def draft(state: _Purchase) -> dict:
+        return {"messages": [model.invoke([SystemMessage("You handle purchase requests."),
+                                           *state["messages"]])]}
+
+    def approval(state: _Purchase) -> dict:
+        return {"decision": interrupt({"question": "Approve?"})}
+
+    def file_it(state: _Purchase, *, store: BaseStore) -> dict:
+        note = model.invoke([SystemMessage("File the request. The manager said: "
+                                           f"{state['decision']}"), *state["messages"]]).content
+        store.put(("purchases",), "desks", {"text": note})
+        return {}
+
+    builder = StateGraph(_Purchase)
+    builder.add_node("draft", draft)
+    builder.add_node("approval", approval)
+    builder.add_node("file_it", file_it)
+    builder.add_edge(START, "draft")
+    builder.add_edge("draft", "approval")
+    builder.add_edge("approval", "file_it")
+    builder.add_edge("file_it", END)
+    graph = wrap(builder.compile(checkpointer=InMemorySaver(), store=InMemoryStore()),
+                 rescind_workers, tenant_name)
+    graph.invoke({"messages": [{"role": "user", "content": "can we get 3 standing desks for "
+                                                          "the design team?"}]},
+                 {"configurable": {"thread_id": "po-1", "user_id": "alice"}})
+    graph.invoke(Command(resume="yes, go ahead, charge it to budget code MKT-7731"),
+                 {"configurable": {"thread_id": "po-1", "user_id": "bruno"}})
+    settle(rescind_workers, graph)
+    _check_each(rescind_workers, tenant_name,
+                {REQUEST: {frozenset({"user:alice", "user:bruno"})}},
+                {"user:alice": {REQUEST}, "user:bruno": {REQUEST}})
+    graph.rescind.close()
+
+
+SUMMARY = "Rent: 2,150 PLN to Kowalski Estates, due on the 10th of each month"
+REMINDER = "Reminder: pay 2,150 PLN rent to Kowalski Estates on the 10th"
+
+
+class _Chat(MessagesState):
+    summary: str
+
+
+def test_a_summary_the_program_puts_in_the_prompt_is_a_premise(rescind_workers, tenant_name):
+    """A chat keeps a running summary in the store and in its state, and drops the old
+    messages (``RemoveMessage``); in the next run the model is shown only the summary, in its
+    system prompt, and the new request: the reminder rests on the summary (written in the
+    earlier run), so retracting the user's first message takes both OUT."""
+    model = f.scripted(f.done("Noted."), f.done(SUMMARY),
+                       f.call("save_note", {"text": REMINDER}), f.done("Saved."))
+    tools = [save_note]
+
+    def agent(state: _Chat) -> dict:
+        system = "You help with a household budget."
+        if state.get("summary"):
+            system += f"\nSummary of the conversation so far: {state['summary']}"
+        return {"messages": [model.invoke([SystemMessage(system), *state["messages"]])]}
+
+    def route(state: _Chat) -> str:
+        if state["messages"][-1].tool_calls:
+            return "tools"
+        return END if state.get("summary") else "summarise"
+
+    def summarise(state: _Chat, config: RunnableConfig, *, store: BaseStore) -> dict:
+        summary = model.invoke([*state["messages"],
+                                HumanMessage("Summarise the conversation.")]).content
+        store.put(("summaries", config["configurable"]["user_id"]), "chat", {"text": summary})
+        return {"summary": summary, "messages": [RemoveMessage(id=m.id)
+                                                 for m in state["messages"]]}
+
+    builder = StateGraph(_Chat)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_node("summarise", summarise)
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", route, ["tools", "summarise", END])
+    builder.add_edge("tools", "agent")
+    builder.add_edge("summarise", END)
+    graph = wrap(builder.compile(checkpointer=InMemorySaver(), store=InMemoryStore()),
+                 rescind_workers, tenant_name)
+    config = {"configurable": {"thread_id": "budget", "user_id": "zofia"}}
+    graph.invoke({"messages": [{"role": "user", "content": "my rent is 2150 PLN, paid to "
+                                                          "Kowalski Estates on the 10th"}]},
+                 config)
+    graph.invoke({"messages": [{"role": "user", "content": "set me a reminder for it please"}]},
+                 config)
+    settle(rescind_workers, graph)
+    _check_each(rescind_workers, tenant_name,
+                {SUMMARY: {frozenset({"user:zofia"})}, REMINDER: {frozenset({SUMMARY})}},
+                {"user:zofia": {SUMMARY, REMINDER}})
+    graph.rescind.close()
+
+
+QUOTES = {"nowak": "Jan Nowak Instalacje: new combi boiler fitted, 1 450 PLN all in"}
+BOILER = "Boiler died again; Jan Nowak Instalacje fits a new combi boiler for 1,450 PLN"
+
+
+def test_an_emoticon_ends_the_user_s_statement_before_a_request(rescind_workers, tenant_name):
+    """The user's chat message states a fact, then, after an emoticon and no full stop, asks
+    for something ("… died again :( please …"): the statement is still the user's, so the
+    note restating it rests on the quote and the user both."""
+    model = f.scripted(f.call("plumber_quote", {"name": "nowak"}),
+                       f.call("save_note", {"text": BOILER}), f.done("Noted."))
+
+    @tool
+    def plumber_quote(name: str) -> str:
+        """A plumber's quote."""
+        return QUOTES[name]
+
+    graph = wrap(create_react_agent(model, [plumber_quote, save_note], store=InMemoryStore()),
+                 rescind_workers, tenant_name,
+                 sources={"plumber_quote": SourceTool(source="plumbers:{name}")})
+    graph.invoke({"messages": [{"role": "user", "content": "my boiler died again :( please get "
+                                                          "the quote from jan nowak and note "
+                                                          "it"}]},
+                 {"configurable": {"user_id": "ewa"}})
+    settle(rescind_workers, graph)
+    _check_each(rescind_workers, tenant_name,
+                {BOILER: {frozenset({"plumbers:nowak", "user:ewa"})}},
+                {"plumbers:nowak": {BOILER}, "user:ewa": {BOILER}})
+    graph.rescind.close()
+
+
+FUNDS = {"index": "Global index fund: 0.12% yearly fee, minimum monthly plan 100 PLN"}
+PLAN = "Index fund plan: 1,500 PLN a month towards 25,000 PLN, fee 0.12% a year"
+
+
+def test_thousands_grouped_by_spaces_or_written_with_k_are_the_user_s_numbers(
+        rescind_workers, tenant_name):
+    """The user asks (a question: only values are facts) to put "1 500" a month towards
+    "25k"; the plan writes 1,500 and 25,000, so it rests on the fund's page and the user."""
+    model = f.scripted(f.call("fund_facts", {"fund": "index"}),
+                       f.call("save_note", {"text": PLAN}), f.done("Saved."))
+
+    @tool
+    def fund_facts(fund: str) -> str:
+        """A fund's key facts."""
+        return FUNDS[fund]
+
+    graph = wrap(create_react_agent(model, [fund_facts, save_note], store=InMemoryStore()),
+                 rescind_workers, tenant_name,
+                 sources={"fund_facts": SourceTool(source="funds:{fund}")})
+    graph.invoke({"messages": [{"role": "user", "content": "could I put 1 500 a month into the "
+                                                          "index fund until I have 25k?"}]},
+                 {"configurable": {"user_id": "piotr"}})
+    settle(rescind_workers, graph)
+    _check_each(rescind_workers, tenant_name,
+                {PLAN: {frozenset({"funds:index", "user:piotr"})}},
+                {"funds:index": {PLAN}, "user:piotr": {PLAN}})
     graph.rescind.close()
