@@ -7,8 +7,9 @@ asserts the exact premises and IN/OUT after each single-source retraction."""
 from __future__ import annotations
 
 import json
+import operator
 import uuid
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import (
     AIMessage,
@@ -17,6 +18,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
+from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -25,7 +27,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import InjectedStore, ToolNode, create_react_agent, tools_condition
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
-from langgraph.types import Command, interrupt
+from langgraph.types import Command, Send, interrupt
 
 from rescind.middleware import SourceTool
 from tests.support import foreign as f
@@ -329,4 +331,82 @@ def test_thousands_grouped_by_spaces_or_written_with_k_are_the_user_s_numbers(
     _check_each(rescind_workers, tenant_name,
                 {PLAN: {frozenset({"funds:index", "user:piotr"})}},
                 {"funds:index": {PLAN}, "user:piotr": {PLAN}})
+    graph.rescind.close()
+
+
+PAGES = {"sonne": "HOTEL SONNE GMBH - Doppelzimmer 120 EUR pro Nacht, Fruehstueck inklusive",
+         "mond": "HOTEL MOND KG - Doppelzimmer 135 EUR pro Nacht, ohne Fruehstueck"}
+FINDING = {"sonne": "Hotel Sonne: double room 120 EUR a night, breakfast included",
+           "mond": "Hotel Mond: double room 135 EUR a night, no breakfast"}
+PICK = "Book Hotel Sonne at 120 EUR a night rather than Hotel Mond at 135 EUR"
+
+
+class _Policy(f.Scripted):
+    """A chat model whose answer is a function of what it is shown (branches run at once)."""
+
+    decide: Any = None
+
+    def _generate(self, messages: list, stop: Any = None, run_manager: Any = None,
+                  **kw: Any) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=self.decide(messages))])
+
+
+@tool
+def hotel_page(hotel: str) -> str:
+    """A hotel's price page."""
+    return PAGES[hotel]
+
+
+class _Trip(TypedDict):
+    hotels: list[str]
+    findings: Annotated[list[str], operator.add]
+
+
+def test_a_branch_s_note_and_the_page_it_restates_are_alternatives(rescind_workers,
+                                                                    tenant_name):
+    """Map-reduce with ``Send``: each branch reads a hotel's page (its name only in capitals)
+    and writes a finding; the pick, shown the findings, rests on each finding or the page it
+    restates (four alternatives); retracting one page takes its finding and the pick OUT."""
+
+    def decide(messages: list) -> AIMessage:
+        last = str(messages[-1].content)
+        for name, page in PAGES.items():
+            if page in last:
+                return AIMessage(content=FINDING[name])
+        return AIMessage(content=PICK)
+
+    model = _Policy(messages=iter(()), decide=decide)
+
+    def fan_out(state: _Trip) -> list[Send]:
+        return [Send("read", {"hotel": h}) for h in state["hotels"]]
+
+    def read(state: dict, *, store: BaseStore) -> dict:
+        page = hotel_page.invoke({"hotel": state["hotel"]})
+        finding = model.invoke([("system", "One line in English."), ("human", page)]).content
+        store.put(("trip", "findings"), state["hotel"], {"text": finding})
+        return {"findings": [finding]}
+
+    def pick(state: _Trip, *, store: BaseStore) -> dict:
+        shown = "\n".join(sorted(state["findings"]))
+        note = model.invoke([("system", f"Pick a hotel:\n{shown}")]).content
+        store.put(("trip", "decision"), "hotel", {"text": note})
+        return {}
+
+    builder = StateGraph(_Trip)
+    builder.add_node("read", read)
+    builder.add_node("pick", pick)
+    builder.add_conditional_edges(START, fan_out, ["read"])
+    builder.add_edge("read", "pick")
+    builder.add_edge("pick", END)
+    graph = wrap(builder.compile(store=InMemoryStore()), rescind_workers, tenant_name,
+                 sources={"hotel_page": SourceTool(source="hotels:{hotel}")})
+    graph.invoke({"hotels": ["sonne", "mond"], "findings": []},
+                 {"configurable": {"user_id": "lea"}})
+    settle(rescind_workers, graph)
+    sonne, mond = FINDING["sonne"], FINDING["mond"]
+    _check_each(rescind_workers, tenant_name,
+                {sonne: {frozenset({"hotels:sonne"})}, mond: {frozenset({"hotels:mond"})},
+                 PICK: {frozenset({a, b}) for a in (sonne, "hotels:sonne")
+                        for b in (mond, "hotels:mond")}},
+                {"hotels:sonne": {sonne, PICK}, "hotels:mond": {mond, PICK}})
     graph.rescind.close()
