@@ -44,6 +44,27 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return max(2, len(os.sched_getaffinity(0)))
 
 
+TERMINAL = ("COLUMNS", "LINES")
+
+
+def pytest_configure_node(node) -> None:
+    """(xdist, on the controller) The workers are told the terminal size variables of the run."""
+    node.workerinput["rescind_terminal"] = {name: os.environ.get(name) for name in TERMINAL}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A worker's environment is the run's: xdist's workers start with COLUMNS=80 and LINES=24,
+    which a run in one process does not have, and Rich fixes a console's width from COLUMNS
+    when the console is made (``rescind.cli.common.out``, at import), after which a test's own
+    ``COLUMNS`` (``CliRunner(env=...)``) is not heard and the command's output wraps at 80."""
+    given = getattr(config, "workerinput", {}).get("rescind_terminal")
+    for name, value in (given or {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 def kind_of(item: pytest.Item) -> str:
     """The folder right under tests/ that holds the item's file."""
     return Path(item.path).resolve().relative_to(HERE).parts[0]
