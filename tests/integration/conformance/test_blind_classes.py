@@ -410,3 +410,33 @@ def test_a_branch_s_note_and_the_page_it_restates_are_alternatives(rescind_worke
                         for b in (mond, "hotels:mond")}},
                 {"hotels:sonne": {sonne, PICK}, "hotels:mond": {mond, PICK}})
     graph.rescind.close()
+
+
+def test_a_note_written_earlier_in_the_run_is_no_premise_unless_shown_again(rescind_workers,
+                                                                            tenant_name):
+    """A prebuilt ReAct agent saves the release note, then in its next turn the rule: the
+    release note is in that call's input only as the model's own tool call (never read back
+    nor quoted), so the rule rests on the user's words alone."""
+    model = f.scripted(f.call("release_checklist", {"version": "7.2"}),
+                       f.call("save_note", {"text": RELEASE}),
+                       f.call("save_note", {"text": RULE}), f.done("Both noted."))
+
+    @tool
+    def release_checklist(version: str) -> str:
+        """A release's deploy checklist."""
+        return CHECKLISTS[version]
+
+    graph = wrap(create_react_agent(model, [release_checklist, save_note], store=InMemoryStore()),
+                 rescind_workers, tenant_name,
+                 sources={"release_checklist": SourceTool(source="releases:{version}")})
+    graph.invoke({"messages": [{"role": "user", "content": "check the checklist of release 7.2 "
+                                                          "and note what matters. fyi, every "
+                                                          "migration needs a sign-off from "
+                                                          "Priya Raman before it ships."}]},
+                 {"configurable": {"user_id": "omar"}})
+    settle(rescind_workers, graph)
+    _check_each(rescind_workers, tenant_name,
+                {RELEASE: {frozenset({"releases:7.2", "user:omar"})},
+                 RULE: {frozenset({"user:omar"})}},
+                {"releases:7.2": {RELEASE}, "user:omar": {RELEASE, RULE}})
+    graph.rescind.close()
