@@ -519,6 +519,8 @@ def _names(segment: str) -> set[tuple[str, str]]:
         while run and run[-1] in _CONNECTORS:
             run.pop()
         out.update(("name", w) for w in words if w not in _CONNECTORS)
+        # a language named in its own tongue is the one named in English ("auf Deutsch")
+        out.update(("name", _LANGUAGES[w]) for w in words if w in _LANGUAGES)
         if len(run) > 1:
             out.add(("name", " ".join(run)))
         run.clear()
@@ -628,6 +630,16 @@ cheers kind sincerely today tomorrow yesterday now just new note notes see let m
 prof sir madam re fwd fw save remember remind read write send pay check find get tell show
 add schedule book buy make keep call look give take use set update summarise summarize answer
 reply pick search list create delete cancel"""))
+# Languages as their speakers name them, and in English.
+_LANGUAGES = {"deutsch": "german", "français": "french", "francais": "french",
+              "español": "spanish", "espanol": "spanish", "castellano": "spanish",
+              "italiano": "italian", "português": "portuguese", "portugues": "portuguese",
+              "nederlands": "dutch", "polski": "polish", "svenska": "swedish",
+              "norsk": "norwegian", "dansk": "danish", "suomi": "finnish", "čeština": "czech",
+              "česky": "czech", "slovenčina": "slovak", "magyar": "hungarian",
+              "română": "romanian", "türkçe": "turkish", "ελληνικά": "greek",
+              "русский": "russian", "українська": "ukrainian", "日本語": "japanese",
+              "中文": "chinese", "한국어": "korean", "العربية": "arabic", "עברית": "hebrew"}
 _CONNECTORS = frozenset(("of", "de", "du", "da", "del", "der", "den", "van", "von", "la", "le",
                          "upon", "on", "y", "and"))
 # Words before a number that do not say what it counts ("in 2", "at 3", "to 14").

@@ -440,3 +440,31 @@ def test_a_note_written_earlier_in_the_run_is_no_premise_unless_shown_again(resc
                  RULE: {frozenset({"user:omar"})}},
                 {"releases:7.2": {RELEASE}, "user:omar": {RELEASE, RULE}})
     graph.rescind.close()
+
+
+PARCELS = {"PX-2210": "Parcel PX-2210: out for delivery since 28 Nov, depot Valencia-Norte"}
+SPANISH = "Prefers answers in Spanish"
+
+
+def test_a_language_named_in_its_own_tongue_is_the_user_s_fact(rescind_workers, tenant_name):
+    """The user asks, in a line of their own, for answers "en Español"; the preference the
+    agent saves names Spanish, so it rests on the user alone, not on the parcel status the
+    model was shown in the same call."""
+    model = f.scripted(f.call("track_parcel", {"parcel": "PX-2210"}),
+                       f.call("save_note", {"text": SPANISH}), f.done("Noted."))
+
+    @tool
+    def track_parcel(parcel: str) -> str:
+        """A parcel's delivery status."""
+        return PARCELS[parcel]
+
+    graph = wrap(create_react_agent(model, [track_parcel, save_note], store=InMemoryStore()),
+                 rescind_workers, tenant_name,
+                 sources={"track_parcel": SourceTool(source="parcels:{parcel}")})
+    graph.invoke({"messages": [{"role": "user", "content": "hi, where is parcel PX-2210?\n"
+                                                          "respuestas en Español, gracias"}]},
+                 {"configurable": {"user_id": "marta"}})
+    settle(rescind_workers, graph)
+    _check_each(rescind_workers, tenant_name, {SPANISH: {frozenset({"user:marta"})}},
+                {"user:marta": {SPANISH}, "parcels:px-2210": set()})
+    graph.rescind.close()
