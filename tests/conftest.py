@@ -33,13 +33,13 @@ _counter = itertools.count()
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """How many workers ``-n auto`` starts: RESCIND_TEST_WORKERS if set; none (one process, as
-    without xdist) when the command names files or folders (``pytest tests/x.py -k name``);
-    otherwise one per core, at least two. More workers than cores was measured slower here:
-    a folder of tests that wait on servers took 27 to 37 s on two workers, 47 to 53 s on
-    three (docs/testing.md)."""
+    without xdist) when the command names files or folders or picks tests by name (``pytest
+    tests/x.py``, ``pytest -m unit -k name``: every worker would collect everything again);
+    otherwise one per core, at least two (tests/integration/workers took 27 to 37 s on two
+    workers, 50 to 57 s on three; docs/testing.md has the measurements)."""
     if os.environ.get("RESCIND_TEST_WORKERS"):
         return int(os.environ["RESCIND_TEST_WORKERS"])
-    if config.option.file_or_dir:
+    if config.option.file_or_dir or config.option.keyword:
         return 0
     return max(2, len(os.sched_getaffinity(0)))
 
