@@ -12,10 +12,12 @@ the thread's history, restored by a checkpointer from an earlier run) is deliver
 tool-call id. The premises of a write are the delivered items whose facts it uses (rule
 ``matched``, see ``attribution``): one justification per minimal set of items covering those
 facts; a user's message is a fact's source for the words of its statements too (``statements``).
-The run's own writes are premises only once shown again: read from the store, or quoted in a
-prompt the program built (``Contexts.quoted``: a running summary in the system prompt, which
-a memory written in an earlier run may be too). A write of the run that rests on items handed
-over in it stands with them: either is a premise of what uses it (``RunContext._through``).
+Two writes of one model turn are no premises of each other (one output of the model); a write
+of an earlier turn was shown to the later call as the model's own tool call, and is a premise
+of what uses it (a payment on the plan it wrote). A memory written in an earlier run is shown
+when read from the store, or quoted in a prompt the program built (``Contexts.quoted``: a
+running summary in the system prompt). A write of the run that rests on items handed over in
+it stands with them: either is a premise of what uses it (``RunContext._through``).
 When it uses none (rule ``turn-context``): of what the model's latest call was shown since the
 call before it started (the run's own writes only if nothing else), the items sharing the most
 content words with the write, one after another while each adds a word; when none shares a
@@ -180,10 +182,10 @@ class RunContext:
         self._read_unread()  # outside the lock, then under it what was delivered meanwhile
         with self.lock:
             self._read_unread()
-            # the run's own writes, unless shown again (read from the store, or quoted in a
-            # prompt the program built): a model is not shown what it wrote by its own tool
-            # call, and two writes of one model turn are one output of it
-            same = [m for m, k in self.kind_of.items() if k == WRITTEN]
+            # the writes of this model turn: one output of the model, none shown to another
+            # (a write of an earlier turn was shown to this call, as the model's own tool call)
+            same = [m for m, k in self.kind_of.items()
+                    if k == WRITTEN and self.first_turn.get(m) == self.turn]
             found = self.index.attribute(written, exclude=[itself, *same], target=target)
             if found.justifications:
                 alternatives = self._through(found.justifications)

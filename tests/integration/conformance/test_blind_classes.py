@@ -412,11 +412,12 @@ def test_a_branch_s_note_and_the_page_it_restates_are_alternatives(rescind_worke
     graph.rescind.close()
 
 
-def test_a_note_written_earlier_in_the_run_is_no_premise_unless_shown_again(rescind_workers,
-                                                                            tenant_name):
-    """A prebuilt ReAct agent saves the release note, then in its next turn the rule: the
-    release note is in that call's input only as the model's own tool call (never read back
-    nor quoted), so the rule rests on the user's words alone."""
+def test_a_note_of_an_earlier_turn_was_shown_to_the_next_call(rescind_workers, tenant_name):
+    """A prebuilt ReAct agent saves the release note, then in its next turn the rule: the next
+    call was shown the note (as the model's own tool call), so the rule rests on the user's
+    words or on the note (which itself rests on them and the checklist); retracting the user
+    takes both OUT, retracting the checklist only the note. Two notes of ONE turn are not
+    premises of each other (test_two_notes_of_one_model_turn_are_not_premises_of_each_other)."""
     model = f.scripted(f.call("release_checklist", {"version": "7.2"}),
                        f.call("save_note", {"text": RELEASE}),
                        f.call("save_note", {"text": RULE}), f.done("Both noted."))
@@ -437,7 +438,7 @@ def test_a_note_written_earlier_in_the_run_is_no_premise_unless_shown_again(resc
     settle(rescind_workers, graph)
     _check_each(rescind_workers, tenant_name,
                 {RELEASE: {frozenset({"releases:7.2", "user:omar"})},
-                 RULE: {frozenset({"user:omar"})}},
+                 RULE: {frozenset({"user:omar"}), frozenset({RELEASE})}},
                 {"releases:7.2": {RELEASE}, "user:omar": {RELEASE, RULE}})
     graph.rescind.close()
 
