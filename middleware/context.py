@@ -16,8 +16,8 @@ Two writes of one model turn are no premises of each other (one output of the mo
 of an earlier turn was shown to the later call as the model's own tool call, and is a premise
 of what uses it (a payment on the plan it wrote). A memory written in an earlier run is shown
 when read from the store, or quoted in a prompt the program built (``Contexts.quoted``: a
-running summary in the system prompt). A write of the run that rests on items handed over in
-it stands with them: either is a premise of what uses it (``RunContext._through``).
+running summary in the system prompt). What uses a write of the run rests on that write, not
+on what the write rests on: a payment follows its plan (withdraw the plan, the payment falls).
 When it uses none (rule ``turn-context``): of what the model's latest call was shown since the
 call before it started (the run's own writes only if nothing else), the items sharing the most
 content words with the write, one after another while each adds a word; when none shares a
@@ -31,7 +31,6 @@ lock, so that parallel branches do not wait on each other's matching.
 
 from __future__ import annotations
 
-import itertools
 import json
 import threading
 import uuid
@@ -39,7 +38,7 @@ from collections import OrderedDict
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from .attribution import MAX_JUSTIFICATIONS, FactIndex, asked_names, facts, read_written, statements, words_of
+from .attribution import FactIndex, asked_names, facts, read_written, statements, words_of
 
 _RUN: ContextVar[str | None] = ContextVar("rescind_run", default=None)
 
@@ -155,8 +154,6 @@ class RunContext:
     turn: int = 0  # model calls started so far in this run
     agent: str = "agent"
     span: object | None = None  # the run's trace span, if tracing
-    rests_on: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)  # a write of
-    # this run -> the alternatives it was found to rest on
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     def deliver(self, mem_id: str, value: object, kind: str = STORE) -> None:
@@ -188,31 +185,9 @@ class RunContext:
                     if k == WRITTEN and self.first_turn.get(m) == self.turn]
             found = self.index.attribute(written, exclude=[itself, *same], target=target)
             if found.justifications:
-                alternatives = self._through(found.justifications)
-                if itself:
-                    self.rests_on[itself] = alternatives
-                return [list(j) for j in alternatives], found.rule
+                return [list(j) for j in found.justifications], found.rule
             premises = [p for p in self.fallback(written, target.content_words) if p != itself]
             return ([premises] if premises else []), "turn-context"
-
-    def _through(self, covers: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
-        """``covers``, and each with a write of this run it holds replaced by what that write
-        rests on (items handed over in this run, no write among them): a note a branch wrote
-        from a document restates the document, so either is a premise of what uses it."""
-        grown = {frozenset(c) for c in covers}
-        for cover in covers:
-            options = [[(p,)] + [alt for alt in self.rests_on.get(p, ())
-                                 if not any(self.kind_of.get(q) == WRITTEN for q in alt)]
-                       for p in cover]
-            if all(len(o) == 1 for o in options):
-                continue
-            for choice in itertools.islice(itertools.product(*options), MAX_JUSTIFICATIONS * 4):
-                grown.add(frozenset(q for part in choice for q in part))
-        if len(grown) == len(covers):
-            return covers
-        minimal = [c for c in grown if not any(o < c for o in grown)]
-        return [tuple(sorted(c)) for c in sorted(minimal, key=lambda c: (len(c), sorted(c)))
-                ][:MAX_JUSTIFICATIONS]
 
     def _read_unread(self) -> None:
         """The facts of the items delivered since the last write, computed (or found in
