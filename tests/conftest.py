@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,11 @@ def pytest_configure(config: pytest.Config) -> None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+    # Every `rescind up` this process starts, a module's fixture's too (set up before any
+    # test's own folder, ``up_registry``), announces itself in a folder of this process: a
+    # command of a test on another worker never sees it (`rescind.cli.serving.second_server`
+    # refuses to start a server while another `up` serves elsewhere).
+    os.environ["RESCIND_RUN_DIR"] = tempfile.mkdtemp(prefix="rescind-up-")
 
 
 def kind_of(item: pytest.Item) -> str:
