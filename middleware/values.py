@@ -159,9 +159,10 @@ def canonical(x: Decimal) -> str:
 
 def significant(x: Decimal, money: bool = False) -> bool:
     """Whether a number alone is a fact: at least 100 or with a fraction; a year is not one
-    unless it is an amount."""
+    unless it is an amount, or written with decimals ("1982.00" is no year)."""
     whole = x == x.to_integral_value()
-    return not whole or (abs(x) >= 100 and (money or not 1900 <= x <= 2100))
+    return not whole or (abs(x) >= 100 and (money or x.as_tuple().exponent < 0
+                                            or not 1900 <= x <= 2100))
 
 
 def number_of(text: str) -> Decimal | None:

@@ -133,7 +133,7 @@ def test_the_reference_reads_every_spelling_as_the_gate_does(data):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text(alphabet="GBDE0123456789 acmeACME-(): Иbuk" "АВЕКМНОРСТХаеорсхΑΒΕΚΜΝΟΡΤΧαοκ"
+@given(st.text(alphabet="GBDE0123456789 acmeACME-: Иbuk" "АВЕКМНОРСТХаеорсхΑΒΕΚΜΝΟΡΤΧαοκ"
                "бжлпщЖЛλπ" "ëüÉ\u200b\uff21", max_size=40))
 def test_the_reference_reads_look_alikes_as_the_gate_does(text):
     """Texts mixing Latin letters with Cyrillic and Greek ones, look-alikes or not: the
