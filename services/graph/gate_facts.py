@@ -42,6 +42,7 @@ import redis
 from rescind.contract.layout import gate_facts_busy_key, gate_facts_epoch_key, gate_facts_key
 from rescind.graph import gate_ledger
 from rescind.graph.cone import Cone, add_row
+from rescind.transport.connection import run_script
 
 LIMIT = 5_000  # memories in one cone read here at most; a larger cone is read from the graph
 BUSY_TTL_MS = 120_000  # a write that has not said it is done by then is taken as dead
@@ -135,20 +136,6 @@ end
 return 1
 """
 
-_SHAS: dict[str, str] = {}
-
-
-def _run(conn: redis.Redis, script: str, keys: list[str], args: Iterable) -> object:
-    sha = _SHAS.get(script)
-    if sha is not None:
-        try:
-            return conn.evalsha(sha, len(keys), *keys, *args)
-        except redis.exceptions.NoScriptError:
-            pass
-    _SHAS[script] = conn.script_load(script)
-    return conn.evalsha(_SHAS[script], len(keys), *keys, *args)
-
-
 def _keys(tenant: str) -> list[str]:
     return [gate_facts_key(tenant), gate_facts_epoch_key(tenant), gate_facts_busy_key(tenant)]
 
@@ -175,7 +162,7 @@ def read(conn: redis.Redis, tenant: str, targets: list[str], proposals: bool = F
     """The cone upstream of ``targets`` from the kept facts (with each target's stored
     proposal, if ``proposals``), or, if any fact is missing or stale, the tags under which a
     read of the graph made after this can be kept (``fill``)."""
-    return _parse_read(_run(conn, _READ, _keys(tenant),
+    return _parse_read(run_script(conn, _READ, _keys(tenant),
                             [LIMIT, "1" if proposals else "0", *targets]), targets)
 
 
@@ -220,7 +207,7 @@ def fill(conn: redis.Redis, tenant: str, at: Tags, rows: Iterable[list],
         args += [row[0], json.dumps([row, proposals.get(row[0])])]
     if len(args) == 3 and rules is None:
         return True
-    return bool(_run(conn, _FILL, _keys(tenant), args))
+    return bool(run_script(conn, _FILL, _keys(tenant), args))
 
 
 def touch(conn: redis.Redis, tenant: str, ids: Iterable[str], token: str | None = None,
@@ -230,7 +217,7 @@ def touch(conn: redis.Redis, tenant: str, ids: Iterable[str], token: str | None 
     made before either call is kept. Returns the token and the tags a read made after it is
     kept under. Should the call after never come, the token expires and every fact with it."""
     phase, token = ("begin", uuid.uuid4().hex) if token is None else ("end", token)
-    m, f = _run(conn, _TOUCH, _keys(tenant), [phase, token, ttl_ms, *dict.fromkeys(ids)])
+    m, f = run_script(conn, _TOUCH, _keys(tenant), [phase, token, ttl_ms, *dict.fromkeys(ids)])
     return token, Tags(_text(m), _text(f))
 
 
@@ -239,11 +226,11 @@ def mutating(conn: redis.Redis, tenant: str, ttl_ms: int = BUSY_TTL_MS) -> Itera
     """Around any write that may change facts not named in advance: every fact kept is
     invalid from the start, and none is kept until it is done."""
     token, keys = uuid.uuid4().hex, _keys(tenant)[1:]
-    _run(conn, _MUTATE, keys, ["begin", token, ttl_ms])
+    run_script(conn, _MUTATE, keys, ["begin", token, ttl_ms])
     try:
         yield
     finally:
-        _run(conn, _MUTATE, keys, ["end", token, ttl_ms])
+        run_script(conn, _MUTATE, keys, ["end", token, ttl_ms])
 
 
 def forget(conn: redis.Redis, tenant: str) -> None:

@@ -40,6 +40,7 @@ from rescind.contract.layout import (
     gate_decisions_key,
     gate_uncopied_key,
 )
+from rescind.transport.connection import run_script, script_sha
 
 # KEYS: versions, then the sets. ARGV: since (µs). Returns, per set, its version and its
 # members asked at or after ``since``.
@@ -96,26 +97,6 @@ end
 return #ARGV
 """
 
-_SHAS: dict[str, str] = {}
-
-
-def _run(conn: redis.Redis, script: str, keys: list[str], args: Iterable) -> object:
-    sha = _SHAS.get(script)
-    if sha is not None:
-        try:
-            return conn.evalsha(sha, len(keys), *keys, *args)
-        except redis.exceptions.NoScriptError:
-            pass
-    _SHAS[script] = conn.script_load(script)
-    return conn.evalsha(_SHAS[script], len(keys), *keys, *args)
-
-
-def _sha(conn: redis.Redis, script: str) -> str:
-    if script not in _SHAS:
-        _SHAS[script] = conn.script_load(script)
-    return _SHAS[script]
-
-
 @dataclass(frozen=True)
 class Call:
     """One script call, to be sent beside others in one round trip (``run_beside``), and how
@@ -133,14 +114,14 @@ def run_beside(conn: redis.Redis, calls: list[Call]) -> list[object]:
     for attempt in (1, 2):
         pipe = conn.pipeline(transaction=False)
         for c in calls:
-            pipe.evalsha(_sha(conn, c.script), len(c.keys), *c.keys, *c.args)
+            pipe.evalsha(script_sha(conn, c.script), len(c.keys), *c.keys, *c.args)
         try:
             replies = pipe.execute()
         except redis.exceptions.NoScriptError:  # the server lost its scripts (a restart)
             if attempt == 2:
                 raise
             for c in calls:
-                _SHAS.pop(c.script, None)
+                script_sha(conn, c.script, reload=True)
             continue
         return [c.parse(r) for c, r in zip(calls, replies, strict=True)]
     raise AssertionError("unreachable")
@@ -212,7 +193,7 @@ def record(conn: redis.Redis, tenant: str, record_id: str, props: dict, allowed:
     since = judged_on.since if judged_on is not None else at - keep_us
     expected = [judged_on.versions.get(k, "0") if judged_on is not None else ""
                 for _, k in by_keys]
-    reply = _run(conn, _RECORD, [gate_decisions_key(tenant), gate_uncopied_key(tenant),
+    reply = run_script(conn, _RECORD, [gate_decisions_key(tenant), gate_uncopied_key(tenant),
                                  gate_allowed_versions_key(tenant), *(k for _, k in by_keys)],
                  [record_id, json.dumps(props), at, "1" if allowed else "0",
                   member(record_id, execution, amount), since, at - keep_us, *expected])
@@ -233,7 +214,7 @@ def pending(conn: redis.Redis, tenant: str, limit: int = 500) -> list[dict]:
 def copied(conn: redis.Redis, tenant: str, ids: list[str]) -> None:
     """``ids`` are in the gate log now: they are no longer kept here."""
     if ids:
-        _run(conn, _COPIED, [gate_decisions_key(tenant), gate_uncopied_key(tenant)], ids)
+        run_script(conn, _COPIED, [gate_decisions_key(tenant), gate_uncopied_key(tenant)], ids)
 
 
 def uncopied(conn: redis.Redis, tenant: str) -> int:

@@ -174,6 +174,25 @@ def url_of(conn: Client) -> str:
     return f"redis://{kw.get('host', '127.0.0.1')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
 
 
+_SHAS: dict[str, str] = {}  # a Lua script -> its SHA1 (the same on every server)
+
+
+def script_sha(conn: Client, script: str, reload: bool = False) -> str:
+    """The SHA of ``script``, loaded on the server (on a cluster, on every master) once per
+    process, or again with ``reload`` (the server lost its scripts: a restart)."""
+    if reload or script not in _SHAS:
+        _SHAS[script] = conn.script_load(script)
+    return _SHAS[script]
+
+
+def run_script(conn: Client, script: str, keys: list[str], args) -> object:
+    """``script`` run by its SHA; loaded again when the server lost it (a restart)."""
+    try:
+        return conn.evalsha(script_sha(conn, script), len(keys), *keys, *args)
+    except redis.exceptions.NoScriptError:
+        return conn.evalsha(script_sha(conn, script, reload=True), len(keys), *keys, *args)
+
+
 __all__ = ["Client", "clustered", "connect", "graph_keys", "is_cluster", "live_url", "node_for",
            "pipeline", "primaries", "redirected", "redirection", "replicas", "replicated",
-           "url_of"]
+           "run_script", "script_sha", "url_of"]
