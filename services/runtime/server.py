@@ -14,6 +14,7 @@ import contextlib
 import ctypes
 import fcntl
 import os
+import random
 import re
 import signal
 import socket
@@ -66,7 +67,35 @@ def _die_with_parent() -> None:
         _PRCTL(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
 
 
+# Not the seeded module-level generator: test runners seed it alike in every process, and two
+# processes drawing the same ports would collide.
+_PORTS = random.SystemRandom()
+
+
+def _ephemeral_low() -> int:
+    """The first port of the kernel's ephemeral range (where outgoing connections get theirs)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
+    """A free loopback port for a server to bind, chosen below the ephemeral range: a port the
+    kernel hands out (bind to 0) is handed again to the next outgoing connection, which may
+    take it before the server binds ("Address already in use"; many clients connect while
+    tests run side by side). Chosen at random in the 12,000 ports below the range, checked
+    free; the kernel's choice only if none is found."""
+    low = _ephemeral_low()
+    if low > 2048:
+        for _ in range(64):
+            port = _PORTS.randrange(max(1024, low - 12_000), low)
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+                return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
