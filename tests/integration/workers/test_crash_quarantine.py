@@ -158,9 +158,14 @@ def test_a_batch_the_server_dies_under_is_bisected_and_its_culprit_dead_lettered
         pub.close()
         server.stop()
 
-    # Bisected: two deaths under the eight, then under four, two and one of them.
-    assert fault.killed == [8, 8, 4, 2, 1], fault.killed
-    assert supervisor.restarts == 5 and supervisor.failure is None
+    # Bisected: two deaths under the eight, then under four, two and one of them. A death
+    # found only when the next command could not connect is no death in flight, so under load
+    # the entry alone may kill the server once or twice more before it is dead-lettered; never
+    # a batch again (CI of 7993a8a on two workers: [8, 8, 4, 2, 1, 1, 1]).
+    assert fault.killed[:5] == [8, 8, 4, 2, 1] and fault.killed[5:] in ([], [1], [1, 1]), \
+        fault.killed
+    deaths = len(fault.killed)
+    assert supervisor.restarts == deaths and supervisor.failure is None
     [(_, entry)] = dead
     fields = {k.decode(): v.decode() for k, v in entry.items()}
     assert fields["reason"].startswith(f"the server died applying this (tenant {t})"), fields
@@ -169,7 +174,7 @@ def test_a_batch_the_server_dies_under_is_bisected_and_its_culprit_dead_lettered
 
     assert said["ok"] is True and said["crash_loop"] is True, said
     restarts = said["server"]["restarts"]
-    assert restarts["total"] == 5 and restarts["recent"] == 5, restarts
+    assert restarts["total"] == deaths and restarts["recent"] == deaths, restarts
     assert "crashed by signal: 11" in restarts["last_crash"], restarts
     assert "EnforceUniqueEntity" in restarts["last_crash"], restarts
     assert "crash loop" in said["detail"], said
