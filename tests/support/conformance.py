@@ -4,11 +4,17 @@ the exact premises of each of its justifications, in labels a person can read.""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import uuid
+from typing import Annotated, Any
+
+from langchain_core.tools import BaseTool, tool
+from langgraph.config import get_config
+from langgraph.prebuilt import InjectedStore, create_react_agent
+from langgraph.store.memory import InMemoryStore
 
 from rescind.contract import layout
 from rescind.graph.store import TenantGraph, connect
-from rescind.middleware import InterceptConfig, instrument
+from rescind.middleware import InterceptConfig, SourceTool, instrument
 from rescind.operator import decisions
 from rescind.scenario.via_streams import wait_idle
 from rescind.transport import connection
@@ -95,3 +101,33 @@ def retract_and_reinstate(url: str, tenant: str, source: str, after: dict[str, s
     assert statuses(url, tenant) == after
     reinstate(url, tenant, rid)
     assert statuses(url, tenant) == back
+
+
+@tool
+def save_note(text: str, store: Annotated[Any, InjectedStore()]) -> str:
+    """Save a note on the user's file."""
+    user = get_config()["configurable"]["user_id"]
+    store.put(("notes", user), uuid.uuid5(uuid.NAMESPACE_URL, text).hex, {"text": text})
+    return "saved"
+
+
+def check_each(url: str, tenant: str, truth: dict, out_when: dict[str, set[str]]) -> None:
+    """The record is ``truth`` (all IN); retracting each source alone takes exactly
+    ``out_when[source]`` OUT, and reinstating it brings them back."""
+    assert record(url, tenant) == {t: ("IN", js) for t, js in truth.items()}
+    ins = {t: "IN" for t in truth}
+    for source, out in out_when.items():
+        retract_and_reinstate(url, tenant, source,
+                              after={t: "OUT" if t in out else "IN" for t in truth}, back=ins)
+
+
+def read_then_note(url: str, tenant: str, model: Any, source_tool: BaseTool, source: str,
+                   message: str, user: str) -> None:
+    """A prebuilt ReAct agent with one source tool (named ``source``, a template over its
+    arguments) and ``save_note``, asked ``message`` by ``user``, played by ``model``; settled."""
+    graph = wrap(create_react_agent(model, [source_tool, save_note], store=InMemoryStore()),
+                 url, tenant, sources={source_tool.name: SourceTool(source=source)})
+    graph.invoke({"messages": [{"role": "user", "content": message}]},
+                 {"configurable": {"user_id": user}})
+    settle(url, graph)
+    graph.rescind.close()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import operator
-import uuid
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import (
@@ -22,35 +21,21 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.config import get_config
 from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.prebuilt import InjectedStore, ToolNode, create_react_agent, tools_condition
+from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command, Send, interrupt
 
 from rescind.middleware import SourceTool
 from tests.support import foreign as f
-from tests.support.conformance import record, retract_and_reinstate, settle, wrap
-
-
-@tool
-def save_note(text: str, store: Annotated[Any, InjectedStore()]) -> str:
-    """Save a note on the user's file."""
-    user = get_config()["configurable"]["user_id"]
-    store.put(("notes", user), uuid.uuid5(uuid.NAMESPACE_URL, text).hex, {"text": text})
-    return "saved"
-
-
-def _check_each(url: str, tenant: str, truth: dict, out_when: dict[str, set[str]]) -> None:
-    """The record is ``truth`` (all IN); retracting each source alone takes exactly
-    ``out_when[source]`` OUT, and reinstating it brings them back."""
-    assert record(url, tenant) == {t: ("IN", js) for t, js in truth.items()}
-    ins = {t: "IN" for t in truth}
-    for source, out in out_when.items():
-        retract_and_reinstate(url, tenant, source,
-                              after={t: "OUT" if t in out else "IN" for t in truth}, back=ins)
-
+from tests.support.conformance import (
+    check_each,
+    read_then_note,
+    save_note,
+    settle,
+    wrap,
+)
 
 VANS = {"luton": "Luton van LV-204 with driver: GBP 45.00 per hour, fuel included"}
 MOVE = "Luton van LV-204 booked for 3 hours at GBP 45.00 per hour, for 12 boxes"
@@ -68,17 +53,12 @@ def test_a_short_unit_and_a_qualified_noun_are_the_same_quantity(rescind_workers
         """A removal van's hourly rate."""
         return VANS[size]
 
-    graph = wrap(create_react_agent(model, [van_rates, save_note], store=InMemoryStore()),
-                 rescind_workers, tenant_name,
-                 sources={"van_rates": SourceTool(source="vans:{size}")})
-    graph.invoke({"messages": [{"role": "user", "content": "could you book a luton for 3 hrs "
-                                                          "on saturday, for 12 heavy boxes?"}]},
-                 {"configurable": {"user_id": "sam"}})
-    settle(rescind_workers, graph)
-    _check_each(rescind_workers, tenant_name,
-                {MOVE: {frozenset({"vans:luton", "user:sam"})}},
-                {"vans:luton": {MOVE}, "user:sam": {MOVE}})
-    graph.rescind.close()
+    read_then_note(rescind_workers, tenant_name, model, van_rates, "vans:{size}",
+                   "could you book a luton for 3 hrs on saturday, for 12 heavy boxes?",
+                   "sam")
+    check_each(rescind_workers, tenant_name,
+               {MOVE: {frozenset({"vans:luton", "user:sam"})}},
+               {"vans:luton": {MOVE}, "user:sam": {MOVE}})
 
 
 CHECKLISTS = {"7.2": "Release 7.2 checklist: migration 0042_add_index pending; feature flag "
@@ -104,20 +84,14 @@ def test_two_notes_of_one_model_turn_are_not_premises_of_each_other(rescind_work
         """A release's deploy checklist."""
         return CHECKLISTS[version]
 
-    graph = wrap(create_react_agent(model, [release_checklist, save_note], store=InMemoryStore()),
-                 rescind_workers, tenant_name,
-                 sources={"release_checklist": SourceTool(source="releases:{version}")})
-    graph.invoke({"messages": [{"role": "user", "content": "check the checklist of release 7.2 "
-                                                          "and note what matters. fyi, every "
-                                                          "migration needs a sign-off from "
-                                                          "Priya Raman before it ships."}]},
-                 {"configurable": {"user_id": "omar"}})
-    settle(rescind_workers, graph)
-    _check_each(rescind_workers, tenant_name,
-                {RELEASE: {frozenset({"releases:7.2", "user:omar"})},
-                 RULE: {frozenset({"user:omar"})}},
-                {"releases:7.2": {RELEASE}, "user:omar": {RELEASE, RULE}})
-    graph.rescind.close()
+    read_then_note(rescind_workers, tenant_name, model, release_checklist, "releases:{version}",
+                   "check the checklist of release 7.2 and note what matters. fyi, every "
+                   "migration needs a sign-off from Priya Raman before it ships.",
+                   "omar")
+    check_each(rescind_workers, tenant_name,
+               {RELEASE: {frozenset({"releases:7.2", "user:omar"})},
+                RULE: {frozenset({"user:omar"})}},
+               {"releases:7.2": {RELEASE}, "user:omar": {RELEASE, RULE}})
 
 
 TICKETS = {1187: {"id": 1187, "title": "Rate limit the export endpoint", "assignee": "kenji",
@@ -162,7 +136,7 @@ def test_file_paths_from_a_command_update_are_the_tool_s_facts(rescind_workers, 
                                                           "change? note it for me"}]},
                  {"configurable": {"user_id": "ana"}})
     settle(rescind_workers, graph)
-    _check_each(rescind_workers, tenant_name, {FILES: {frozenset({"tickets:1187"})}},
+    check_each(rescind_workers, tenant_name, {FILES: {frozenset({"tickets:1187"})}},
                 {"tickets:1187": {FILES}, "user:ana": set()})
     graph.rescind.close()
 
@@ -211,9 +185,9 @@ def test_a_value_given_to_resume_an_interrupt_is_the_resuming_user_s_word(rescin
     graph.invoke(Command(resume="yes, go ahead, charge it to budget code MKT-7731"),
                  {"configurable": {"thread_id": "po-1", "user_id": "bruno"}})
     settle(rescind_workers, graph)
-    _check_each(rescind_workers, tenant_name,
-                {REQUEST: {frozenset({"user:alice", "user:bruno"})}},
-                {"user:alice": {REQUEST}, "user:bruno": {REQUEST}})
+    check_each(rescind_workers, tenant_name,
+               {REQUEST: {frozenset({"user:alice", "user:bruno"})}},
+               {"user:alice": {REQUEST}, "user:bruno": {REQUEST}})
     graph.rescind.close()
 
 
@@ -269,9 +243,9 @@ def test_a_summary_the_program_puts_in_the_prompt_is_a_premise(rescind_workers, 
     graph.invoke({"messages": [{"role": "user", "content": "set me a reminder for it please"}]},
                  config)
     settle(rescind_workers, graph)
-    _check_each(rescind_workers, tenant_name,
-                {SUMMARY: {frozenset({"user:zofia"})}, REMINDER: {frozenset({SUMMARY})}},
-                {"user:zofia": {SUMMARY, REMINDER}})
+    check_each(rescind_workers, tenant_name,
+               {SUMMARY: {frozenset({"user:zofia"})}, REMINDER: {frozenset({SUMMARY})}},
+               {"user:zofia": {SUMMARY, REMINDER}})
     graph.rescind.close()
 
 
@@ -291,18 +265,12 @@ def test_an_emoticon_ends_the_user_s_statement_before_a_request(rescind_workers,
         """A plumber's quote."""
         return QUOTES[name]
 
-    graph = wrap(create_react_agent(model, [plumber_quote, save_note], store=InMemoryStore()),
-                 rescind_workers, tenant_name,
-                 sources={"plumber_quote": SourceTool(source="plumbers:{name}")})
-    graph.invoke({"messages": [{"role": "user", "content": "my boiler died again :( please get "
-                                                          "the quote from jan nowak and note "
-                                                          "it"}]},
-                 {"configurable": {"user_id": "ewa"}})
-    settle(rescind_workers, graph)
-    _check_each(rescind_workers, tenant_name,
-                {BOILER: {frozenset({"plumbers:nowak", "user:ewa"})}},
-                {"plumbers:nowak": {BOILER}, "user:ewa": {BOILER}})
-    graph.rescind.close()
+    read_then_note(rescind_workers, tenant_name, model, plumber_quote, "plumbers:{name}",
+                   "my boiler died again :( please get the quote from jan nowak and note it",
+                   "ewa")
+    check_each(rescind_workers, tenant_name,
+               {BOILER: {frozenset({"plumbers:nowak", "user:ewa"})}},
+               {"plumbers:nowak": {BOILER}, "user:ewa": {BOILER}})
 
 
 FUNDS = {"index": "Global index fund: 0.12% yearly fee, minimum monthly plan 100 PLN"}
@@ -321,17 +289,12 @@ def test_thousands_grouped_by_spaces_or_written_with_k_are_the_user_s_numbers(
         """A fund's key facts."""
         return FUNDS[fund]
 
-    graph = wrap(create_react_agent(model, [fund_facts, save_note], store=InMemoryStore()),
-                 rescind_workers, tenant_name,
-                 sources={"fund_facts": SourceTool(source="funds:{fund}")})
-    graph.invoke({"messages": [{"role": "user", "content": "could I put 1 500 a month into the "
-                                                          "index fund until I have 25k?"}]},
-                 {"configurable": {"user_id": "piotr"}})
-    settle(rescind_workers, graph)
-    _check_each(rescind_workers, tenant_name,
-                {PLAN: {frozenset({"funds:index", "user:piotr"})}},
-                {"funds:index": {PLAN}, "user:piotr": {PLAN}})
-    graph.rescind.close()
+    read_then_note(rescind_workers, tenant_name, model, fund_facts, "funds:{fund}",
+                   "could I put 1 500 a month into the index fund until I have 25k?",
+                   "piotr")
+    check_each(rescind_workers, tenant_name,
+               {PLAN: {frozenset({"funds:index", "user:piotr"})}},
+               {"funds:index": {PLAN}, "user:piotr": {PLAN}})
 
 
 PAGES = {"sonne": "HOTEL SONNE GMBH - Doppelzimmer 120 EUR pro Nacht, Fruehstueck inklusive",
@@ -405,10 +368,10 @@ def test_a_pick_shown_the_branches_findings_rests_on_the_findings(rescind_worker
                  {"configurable": {"user_id": "lea"}})
     settle(rescind_workers, graph)
     sonne, mond = FINDING["sonne"], FINDING["mond"]
-    _check_each(rescind_workers, tenant_name,
-                {sonne: {frozenset({"hotels:sonne"})}, mond: {frozenset({"hotels:mond"})},
-                 PICK: {frozenset({sonne, mond})}},
-                {"hotels:sonne": {sonne, PICK}, "hotels:mond": {mond, PICK}})
+    check_each(rescind_workers, tenant_name,
+               {sonne: {frozenset({"hotels:sonne"})}, mond: {frozenset({"hotels:mond"})},
+                PICK: {frozenset({sonne, mond})}},
+               {"hotels:sonne": {sonne, PICK}, "hotels:mond": {mond, PICK}})
     graph.rescind.close()
 
 
@@ -427,20 +390,14 @@ def test_a_note_of_an_earlier_turn_was_shown_to_the_next_call(rescind_workers, t
         """A release's deploy checklist."""
         return CHECKLISTS[version]
 
-    graph = wrap(create_react_agent(model, [release_checklist, save_note], store=InMemoryStore()),
-                 rescind_workers, tenant_name,
-                 sources={"release_checklist": SourceTool(source="releases:{version}")})
-    graph.invoke({"messages": [{"role": "user", "content": "check the checklist of release 7.2 "
-                                                          "and note what matters. fyi, every "
-                                                          "migration needs a sign-off from "
-                                                          "Priya Raman before it ships."}]},
-                 {"configurable": {"user_id": "omar"}})
-    settle(rescind_workers, graph)
-    _check_each(rescind_workers, tenant_name,
-                {RELEASE: {frozenset({"releases:7.2", "user:omar"})},
-                 RULE: {frozenset({"user:omar"}), frozenset({RELEASE})}},
-                {"releases:7.2": {RELEASE}, "user:omar": {RELEASE, RULE}})
-    graph.rescind.close()
+    read_then_note(rescind_workers, tenant_name, model, release_checklist, "releases:{version}",
+                   "check the checklist of release 7.2 and note what matters. fyi, every "
+                   "migration needs a sign-off from Priya Raman before it ships.",
+                   "omar")
+    check_each(rescind_workers, tenant_name,
+               {RELEASE: {frozenset({"releases:7.2", "user:omar"})},
+                RULE: {frozenset({"user:omar"}), frozenset({RELEASE})}},
+               {"releases:7.2": {RELEASE}, "user:omar": {RELEASE, RULE}})
 
 
 PARCELS = {"PX-2210": "Parcel PX-2210: out for delivery since 28 Nov, depot Valencia-Norte"}
@@ -459,13 +416,8 @@ def test_a_language_named_in_its_own_tongue_is_the_user_s_fact(rescind_workers, 
         """A parcel's delivery status."""
         return PARCELS[parcel]
 
-    graph = wrap(create_react_agent(model, [track_parcel, save_note], store=InMemoryStore()),
-                 rescind_workers, tenant_name,
-                 sources={"track_parcel": SourceTool(source="parcels:{parcel}")})
-    graph.invoke({"messages": [{"role": "user", "content": "hi, where is parcel PX-2210?\n"
-                                                          "respuestas en Español, gracias"}]},
-                 {"configurable": {"user_id": "marta"}})
-    settle(rescind_workers, graph)
-    _check_each(rescind_workers, tenant_name, {SPANISH: {frozenset({"user:marta"})}},
+    read_then_note(rescind_workers, tenant_name, model, track_parcel, "parcels:{parcel}",
+                   "hi, where is parcel PX-2210?\nrespuestas en Español, gracias",
+                   "marta")
+    check_each(rescind_workers, tenant_name, {SPANISH: {frozenset({"user:marta"})}},
                 {"user:marta": {SPANISH}, "parcels:px-2210": set()})
-    graph.rescind.close()

@@ -8,40 +8,25 @@ wrote. Each asserts the exact premises and IN/OUT after each single-source retra
 from __future__ import annotations
 
 import operator
-import uuid
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
-from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
-from langgraph.prebuilt import InjectedStore, create_react_agent
+from langgraph.prebuilt import create_react_agent
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Send
 
 from rescind.middleware import SourceTool
 from tests.support import foreign as f
-from tests.support.conformance import record, retract_and_reinstate, settle, wrap
-
-
-@tool
-def save_note(text: str, store: Annotated[Any, InjectedStore()]) -> str:
-    """Save a note on the user's file."""
-    user = get_config()["configurable"]["user_id"]
-    store.put(("notes", user), uuid.uuid5(uuid.NAMESPACE_URL, text).hex, {"text": text})
-    return "saved"
-
-
-def _check_each(url: str, tenant: str, truth: dict, out_when: dict[str, set[str]]) -> None:
-    """The record is ``truth`` (all IN); retracting each source alone takes exactly
-    ``out_when[source]`` OUT, and reinstating it brings them back."""
-    assert record(url, tenant) == {t: ("IN", js) for t, js in truth.items()}
-    ins = {t: "IN" for t in truth}
-    for source, out in out_when.items():
-        retract_and_reinstate(url, tenant, source,
-                              after={t: "OUT" if t in out else "IN" for t in truth}, back=ins)
-
+from tests.support.conformance import (
+    check_each,
+    read_then_note,
+    save_note,
+    settle,
+    wrap,
+)
 
 CLINIC = {"ferreira": "Dr Ana Ferreira (physiotherapy) sees patients on Thursdays, first slot "
                       "09:40, room 4 on the second floor; bring your referral letter"}
@@ -61,17 +46,12 @@ def test_a_day_given_as_a_lowercase_weekday_and_ordinal_is_the_user_s_fact(
         """A doctor's clinic hours."""
         return CLINIC[doctor]
 
-    graph = wrap(create_react_agent(model, [clinic_hours, save_note], store=InMemoryStore()),
-                 rescind_workers, tenant_name,
-                 sources={"clinic_hours": SourceTool(source="clinic:{doctor}")})
-    graph.invoke({"messages": [{"role": "user", "content": "hi, can dr ferreira see me on "
-                                                          "thursday the 17th? my knee again"}]},
-                 {"configurable": {"user_id": "ines"}})
-    settle(rescind_workers, graph)
-    _check_each(rescind_workers, tenant_name,
-                {BOOKED: {frozenset({"clinic:ferreira", "user:ines"})}},
-                {"clinic:ferreira": {BOOKED}, "user:ines": {BOOKED}})
-    graph.rescind.close()
+    read_then_note(rescind_workers, tenant_name, model, clinic_hours, "clinic:{doctor}",
+                   "hi, can dr ferreira see me on thursday the 17th? my knee again",
+                   "ines")
+    check_each(rescind_workers, tenant_name,
+               {BOOKED: {frozenset({"clinic:ferreira", "user:ines"})}},
+               {"clinic:ferreira": {BOOKED}, "user:ines": {BOOKED}})
 
 
 PRICES = {"fibre-500": "Fibre 500 broadband: GBP 32.50 per month, router included"}
@@ -110,10 +90,10 @@ def test_a_term_written_in_words_is_the_same_fact_as_in_digits(rescind_workers, 
                                                           "Note it down please."}]},
                  {"configurable": {"user_id": "tom"}})
     settle(rescind_workers, graph)
-    _check_each(rescind_workers, tenant_name,
-                {PLAN: {frozenset({"prices:fibre-500", "terms:fibre-500"})}},
-                {"prices:fibre-500": {PLAN}, "terms:fibre-500": {PLAN}, "terms:fibre-900": set(),
-                 "user:tom": set()})
+    check_each(rescind_workers, tenant_name,
+               {PLAN: {frozenset({"prices:fibre-500", "terms:fibre-500"})}},
+               {"prices:fibre-500": {PLAN}, "terms:fibre-500": {PLAN}, "terms:fibre-900": set(),
+                "user:tom": set()})
     graph.rescind.close()
 
 
@@ -161,9 +141,9 @@ def test_a_rate_with_trailing_zeros_is_the_rate_the_note_restates(rescind_worker
                           "read_invoice": SourceTool(source="ledger:{invoice}")})
     graph.invoke({"invoice": "INV-3307"}, {"configurable": {"user_id": "ravi"}})
     settle(rescind_workers, graph)
-    _check_each(rescind_workers, tenant_name,
-                {CONVERTED: {frozenset({"ledger:inv-3307", "fx:today"})}},
-                {"ledger:inv-3307": {CONVERTED}, "fx:today": {CONVERTED}, "fx:yesterday": set()})
+    check_each(rescind_workers, tenant_name,
+               {CONVERTED: {frozenset({"ledger:inv-3307", "fx:today"})}},
+               {"ledger:inv-3307": {CONVERTED}, "fx:today": {CONVERTED}, "fx:yesterday": set()})
     graph.rescind.close()
 
 
@@ -209,9 +189,9 @@ def test_a_topic_given_as_the_input_is_no_statement_of_the_user_s(rescind_worker
                  sources={"encyclopedia": SourceTool(source="wiki:{topic}")})
     graph.invoke({"topic": "tidal power in wales"}, {"configurable": {"user_id": "gwen"}})
     settle(rescind_workers, graph)
-    _check_each(rescind_workers, tenant_name,
-                {ENTRY: {frozenset({"wiki:tidal power in wales"})}},
-                {"wiki:tidal power in wales": {ENTRY}, "user:gwen": set()})
+    check_each(rescind_workers, tenant_name,
+               {ENTRY: {frozenset({"wiki:tidal power in wales"})}},
+               {"wiki:tidal power in wales": {ENTRY}, "user:gwen": set()})
     graph.rescind.close()
 
 
@@ -282,7 +262,7 @@ def test_a_brief_built_from_the_branches_sections_rests_on_each_section_or_its_r
     truth = {SECTIONS[r]: {frozenset({f"sales:{r}"})} for r in REPORTS}
     truth[BRIEF] = {frozenset({n, s}) for n in ("sales:north", SECTIONS["north"])
                     for s in ("sales:south", SECTIONS["south"])}
-    _check_each(rescind_workers, tenant_name, truth,
+    check_each(rescind_workers, tenant_name, truth,
                 {"sales:north": {SECTIONS["north"], BRIEF},
                  "sales:south": {SECTIONS["south"], BRIEF},
                  "sales:east": {SECTIONS["east"]}})
