@@ -49,17 +49,19 @@ from rescind.workers.app import WorkerSettings, WorkerThread
 
 from .fidelity_blind import BLIND, BLIND_PROGRAMS
 from .fidelity_blind2 import BLIND2, BLIND2_PROGRAMS
+from .fidelity_blind3 import BLIND3, BLIND3_PROGRAMS
 from .fidelity_heldout import HELD_OUT, HELD_OUT_PROGRAMS
 from .fidelity_programs import PROGRAMS as TUNED
 from .fidelity_programs import Program, Runner
 from .fidelity_time import config_for, measure_time, profile_wrapped, wrapper
 
 # The eight programs the attribution was tuned against, the six once held out from it (tuned
-# on as well since the values round), and two sets written blind, each group scored and reported
-# apart under its key of ``SUMMARIES``.
-PROGRAMS: dict[str, Program] = {**TUNED, **HELD_OUT_PROGRAMS, **BLIND_PROGRAMS, **BLIND2_PROGRAMS}
+# on as well since the values round), and three sets written blind, each group scored and
+# reported apart under its key of ``SUMMARIES``.
+PROGRAMS: dict[str, Program] = {**TUNED, **HELD_OUT_PROGRAMS, **BLIND_PROGRAMS, **BLIND2_PROGRAMS,
+                                **BLIND3_PROGRAMS}
 SUMMARIES = {"tuned": "summary", HELD_OUT: "held_out_summary", BLIND: "blind_summary",
-             BLIND2: "blind2_summary"}
+             BLIND2: "blind2_summary", BLIND3: "blind3_summary"}
 GROUPS = tuple(SUMMARIES)
 
 Justifications = set[frozenset[str]]
@@ -425,7 +427,10 @@ _SECTIONS = {"tuned": ("tuned", ""),
              BLIND: ("blind", "written by someone who read neither the attribution's rules nor how "
                      "matching works (`services/bench/fidelity_blind.py`)."),
              BLIND2: ("second blind", "a second set written blind, that nobody tunes against "
-                      "(`services/bench/fidelity_blind2.py`).")}
+                      "(`services/bench/fidelity_blind2.py`)."),
+             BLIND3: ("third blind", "a third set written blind, in shapes and styles the "
+                      "others lack, that nobody tunes against "
+                      "(`services/bench/fidelity_blind3.py`).")}
 
 
 def markdown(doc: dict) -> str:
@@ -438,8 +443,8 @@ def markdown(doc: dict) -> str:
         "section *Fidelity*; the programs: `services/bench/fidelity_programs.py` (the eight "
         "the attribution was tuned against), `services/bench/fidelity_heldout.py` (six "
         "written later by someone who had not read the attribution's rules: held out until "
-        "the values round tuned on them too) and the blind sets, `fidelity_blind.py` and "
-        "`fidelity_blind2.py` (written blind, never tuned against).",
+        "the values round tuned on them too) and the blind sets, `fidelity_blind.py`, "
+        "`fidelity_blind2.py` and `fidelity_blind3.py` (written blind, never tuned against).",
         ""]
     for group, (title, why) in _SECTIONS.items():
         programs = [p for p in doc["programs"] if p.get("group", "tuned") == group]
