@@ -6,7 +6,7 @@ on one events stream named by its template (``rescind:events:{partition}``) and 
 no server is needed. What each is handed is typed by role from the registry of event kinds
 (``rescind.contract.events``). What is published without FastStream (the events agents and
 security send, the gate's answers, the statuses) is declared below, by role too. `rescind
-asyncapi` writes docs/asyncapi.json; tests/unit/deploy/test_deploy.py keeps it current.
+asyncapi` writes docs/asyncapi.json; tests/integration/deploy/test_deploy.py keeps it current.
 """
 
 from __future__ import annotations

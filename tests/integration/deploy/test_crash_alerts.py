@@ -3,8 +3,8 @@ applying, reading the series Rescind exports for them."""
 
 import yaml
 
+from tests.integration.deploy.test_deploy import exported_series
 from tests.support.paths import ROOT
-from tests.unit.deploy.test_deploy import exported_series
 
 
 def _rules() -> dict[str, dict]:

@@ -11,14 +11,14 @@ import shlex
 import yaml
 
 from rescind.runtime.settings import Settings
-from tests.support.paths import ROOT
-from tests.unit.deploy.test_deploy import (
+from tests.integration.deploy.test_deploy import (
     cluster_manifests,
     compose,
     env_of,
     manifests,
     runs_a_real_command,
 )
+from tests.support.paths import ROOT
 
 # Options that take a secret as their value, in the programs the deployment runs.
 SECRET_FLAGS = {"-a", "--pass", "--password", "--requirepass", "--masterauth", "--token",
