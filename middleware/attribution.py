@@ -119,6 +119,8 @@ class FactIndex:
         for kind, key in item_facts:
             if kind == "said":
                 self.said.setdefault(key, set()).add(item)
+            elif kind == "key":  # a word of a key: no fact, a word the item has
+                self.terms.setdefault(item, set()).add(key)
             elif kind == "num":
                 self.numbers.setdefault(key, set()).add(item)
             elif kind in _VALUE_KINDS:
@@ -168,9 +170,9 @@ class FactIndex:
         families += _unlabelled(said, self.phrases)
         families += [items for key in t.short_ids if (items := self.short_ids.get(key))]
         inside, every = t.capitals
-        families += [self.names[key] for word in every
-                     for key in self.names_by_first.get(word, ())
-                     if (f" {key} " in t.words if " " in key else word in inside)]
+        named = {key for word in every for key in self.names_by_first.get(word, ())
+                 if (f" {key} " in t.words if " " in key else word in inside)}
+        families += [self.names[key] for key in _whole_names(named)]
         if exclude:
             families = [f - exclude if not exclude.isdisjoint(f) else f for f in families]
             families = [f for f in families if f]
@@ -223,6 +225,16 @@ def _unlabelled(said: list[str], phrases: dict[str, set[str]]) -> list[set[str]]
             for q in found if not any(labelled(q, r) for r in found)]
 
 
+def _whole_names(named: set[str]) -> set[str]:
+    """The names matched, less those that are words of a longer one matched ("Köln" of
+    "DEKRA Köln-Ost"): the write names the longer one, and the shorter is no fact of its own
+    (an item naming "Stadt Köln" does not state "Köln-Ost")."""
+    if len(named) < 2:
+        return named
+    padded = [f" {n} " for n in named if " " in n]
+    return {n for n in named if not any(f" {n} " in p and p != f" {n} " for p in padded)}
+
+
 def facts(value: object) -> set[tuple[str, str]]:
     """The content leaves of a value that can identify what it says: ("id", compact),
     ("num", canonical number), ("text", normalised phrase)."""
@@ -244,6 +256,24 @@ def words_of(value: object) -> frozenset[str]:
     text uses such as "the" or "please"), for the fallback when no fact matches."""
     text = " ".join(str(x) for x in _leaves(value) if not isinstance(x, bool))
     return _content(_words(text.casefold()))
+
+
+def key_words(value: object) -> set[tuple[str, str]]:
+    """The words of the keys of a structured value, as ("key", word): a key names what its
+    value is, its unit or currency too ("limit_nok": 250000 is an amount in NOK, "distanceKm"
+    a distance in km), so a write saying "NOK 250,000" has "NOK" from that item, not from
+    whoever else said "NOK" (``FactIndex.add``'s ``terms``)."""
+    keys: list[str] = []
+    for _ in _leaves(value, keys=keys):
+        pass
+    if not keys:
+        return set()
+    text = " ".join(_CAMEL.sub(" ", k) for k in keys)
+    return {("key", w) for w in _content(_words(text.replace("_", " ").casefold()))
+            | {w for w in _words(text.replace("_", " ").casefold()) if w in _v.CODES}}
+
+
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
 
 def _content(words: Iterable[str]) -> frozenset[str]:
@@ -525,6 +555,8 @@ def _names(segment: str) -> set[tuple[str, str]]:
             out.add(("name", " ".join(run)))
         run.clear()
 
+    if sum(c.isupper() for c in segment) > 3:
+        out |= _capital_names(segment)
     for m in _NAME_WORD.finditer(segment):
         word = m.group()
         if word[-2:] in ("'s", "’s"):
@@ -546,6 +578,36 @@ def _names(segment: str) -> set[tuple[str, str]]:
         end = m.end()
     close()
     return out
+
+
+def _capital_names(segment: str) -> set[tuple[str, str]]:
+    """Names written in capitals, as registers and forms print them ("NØRDLYS FISKERI AS",
+    "STADT KÖLN"): a run of two to five words in capitals (no currency code), one of them four
+    letters or more, is a name with each of its leading runs ("nørdlys fiskeri"), and each of
+    its words of four letters or more. A single word in capitals ("URGENT", "IBAN") is none."""
+    out: set[tuple[str, str]] = set()
+    runs: list[list[str]] = [[]]
+    end = -1
+    for m in _NAME_WORD.finditer(segment):
+        word, a, b = m.group(), m.start(), m.end()
+        whole = (not a or not segment[a - 1].isalnum()) and \
+            (b == len(segment) or not segment[b].isalnum())
+        capital = whole and len(word) > 1 and word.isupper() \
+            and word.casefold() not in _v.CODES
+        if not capital or not (a - end == 1 and segment[end] == " "):
+            runs.append([])
+        if capital:
+            runs[-1].append(word.casefold())
+        end = b
+    for run in runs:
+        if not 2 <= len(run) <= _CAPITAL_RUN or max(map(len, run)) < 4:
+            continue
+        out.update(("name", " ".join(run[:k])) for k in range(2, len(run) + 1))
+        out.update(("name", w) for w in run if len(w) >= 4 and w not in _COMMON_CAPITALS)
+    return out
+
+
+_CAPITAL_RUN = 5  # the most words a name in capitals has (a longer run is a shouted sentence)
 
 
 def _dated(segment: str, start: int, end: int, word: str) -> bool:
@@ -651,17 +713,20 @@ around near next last this that these those there here when what which who whose
 """))
 
 
-def _leaves(value: object, depth: int = 0) -> Iterable[object]:
+def _leaves(value: object, depth: int = 0, keys: list | None = None) -> Iterable[object]:
     """Strings and numbers inside a value; a string holding JSON (or a repr of a dict or list)
-    is read as what it holds, so an item prints the same facts however it was rendered."""
+    is read as what it holds, so an item prints the same facts however it was rendered.
+    ``keys``: where the keys of its dicts are put, if given."""
     if depth > _MAX_DEPTH:
         return
     if isinstance(value, dict):
+        if keys is not None:
+            keys.extend(k for k in value if isinstance(k, str))
         for v in value.values():
-            yield from _leaves(v, depth + 1)
+            yield from _leaves(v, depth + 1, keys)
     elif isinstance(value, list | tuple | set | frozenset):
         for v in value:
-            yield from _leaves(v, depth + 1)
+            yield from _leaves(v, depth + 1, keys)
     elif isinstance(value, str):
         stripped = value.strip()
         if stripped[:1] in "[{" and len(stripped) <= _MAX_PARSED:  # JSON, or a repr
@@ -671,13 +736,13 @@ def _leaves(value: object, depth: int = 0) -> Iterable[object]:
                 except (ValueError, SyntaxError, MemoryError, RecursionError):
                     continue
                 if isinstance(parsed, dict | list | tuple | set):
-                    yield from _leaves(parsed, depth + 1)
+                    yield from _leaves(parsed, depth + 1, keys)
                     return
         elif ("\n{" in stripped or "\n[" in stripped) and len(stripped) <= _MAX_PARSED:
             # lines of text and of JSON (a Command's messages, then the rest of its update):
             # each line read as what it holds
             for line in stripped.split("\n"):
-                yield from _leaves(line, depth + 1)
+                yield from _leaves(line, depth + 1, keys)
             return
         yield value
     elif isinstance(value, int | float):
@@ -730,4 +795,4 @@ def _number(value: object) -> str | None:
 
 
 __all__ = ["MATCHED", "Attribution", "Delivered", "FactIndex", "attribute", "attribute_facts",
-           "asked_names", "facts", "minimal_covers", "read_written", "statements", "words_of"]
+           "asked_names", "facts", "key_words", "minimal_covers", "read_written", "statements", "words_of"]

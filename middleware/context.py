@@ -38,7 +38,15 @@ from collections import OrderedDict
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from .attribution import FactIndex, asked_names, facts, read_written, statements, words_of
+from .attribution import (
+    FactIndex,
+    asked_names,
+    facts,
+    key_words,
+    read_written,
+    statements,
+    words_of,
+)
 
 _RUN: ContextVar[str | None] = ContextVar("rescind_run", default=None)
 
@@ -101,7 +109,7 @@ class ItemFacts:
                 if known is not None:
                     self._kept.move_to_end(key)
                     return known
-        found = facts(value)
+        found = facts(value) | key_words(value)  # a key's words: what its value is of
         if users:  # a user's statements say words too, and the names they only ask about none
             found |= statements(value)
             found -= asked_names(value)
@@ -185,9 +193,20 @@ class RunContext:
                     if k == WRITTEN and self.first_turn.get(m) == self.turn]
             found = self.index.attribute(written, exclude=[itself, *same], target=target)
             if found.justifications:
-                return [list(j) for j in found.justifications], found.rule
+                return [list(j) for j in self._by_source(found.justifications)], found.rule
             premises = [p for p in self.fallback(written, target.content_words) if p != itself]
             return ([premises] if premises else []), "turn-context"
+
+    def _by_source(self, covers: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+        """``covers`` less those that hold another once the user's messages count as one (they
+        are one source, the run's user): {user's objective, venues, trains, plan} adds the plan
+        to {user's objective, venues, trains, prompt restating the user}, so it is no minimal
+        justification (retracting anything it needs retracts the other too, or the plan)."""
+        if len(covers) < 2:
+            return covers
+        keyed = [frozenset(USER if self.kind_of.get(p) == USER else p for p in c)
+                 for c in covers]
+        return [c for c, k in zip(covers, keyed, strict=True) if not any(o < k for o in keyed)]
 
     def _read_unread(self) -> None:
         """The facts of the items delivered since the last write, computed (or found in

@@ -115,6 +115,23 @@ _HOUR_RANGE = re.compile(
     r"(?=\d)(?<![\w.:])(?P<h1>\d{1,2})(?:[:.](?P<m1>[0-5]\d))?\s*(?:-|–|to)\s*(?P<h2>\d{1,2})"
     r"(?:[:.](?P<m2>[0-5]\d))?\s*(?P<ap>[ap])\.?m\.?(?![\w])", _I)
 _NAMED_TIMES = {"noon": "12:00", "midday": "12:00", "midnight": "00:00"}
+# Times in words: "half past nine", "quarter to ten", "twenty past 9", "ten to six", "nine
+# o'clock", "9 o'clock", and "nine thirty" or "at ten fifteen" (an hour and its minutes in
+# words, read as a time only with "at" before it or a part of the day after it). Then "am",
+# "pm", "in the morning", "in the evening", "tonight": the half of the day; none: the hour as
+# said (9 is 09:00), as "9:30" is read.
+_HOUR_WORD = "|".join(sorted(_SMALL[1:13], key=len, reverse=True))
+_MINUTE_WORD = "|".join(sorted([*_SMALL[1:], *_TENS_WORDS[:4]], key=len, reverse=True))
+_MINUTES = rf"(?:(?:{'|'.join(_TENS_WORDS[:2])})[ -](?:{'|'.join(_SMALL[1:10])})|{_MINUTE_WORD}|\d{{1,2}})"
+_HOUR = rf"(?:{_HOUR_WORD}|1[0-2]|0?[1-9])"
+_HALF_OF_DAY = (r"(?:\s*(?P<ap>[ap])\.?m\.?(?![\w])|\s+(?:in\s+the\s+(?P<part>morning|afternoon"
+                r"|evening)|at\s+(?P<night>night)|(?P<tonight>tonight)))?")
+_TIME_WORDS = re.compile(
+    rf"(?<![\w'])(?P<at>at\s+)?(?:(?P<frac>half|(?:a\s+)?quarter|{_MINUTES})(?P<min>\s+minutes?)?"
+    rf"\s+(?P<rel>past|after|to|before)\s+(?P<h>{_HOUR})(?!\s*[:.]\d)"
+    rf"|(?P<h2>{_HOUR})\s+o['’]?\s?clock|(?P<h3>{_HOUR_WORD})[ -](?P<m3>oh[ -](?:{'|'.join(_SMALL[1:10])})"
+    rf"|(?:{'|'.join(_TENS_WORDS[:4])})(?:[ -](?:{'|'.join(_SMALL[1:10])}))?|{'|'.join(_SMALL[10:])}))"
+    rf"(?![\w'])" + _HALF_OF_DAY, _I)
 CURRENCY = (r"(?:(?:US|AU|A|CA|C|NZ|HK|S|R)\$|[$€£¥₹₩₽₺]|kr\.?|zł|Kč|Fr\."
             r"|(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|NZD|SEK|NOK|DKK|PLN|CZK|HUF|INR|CNY|HKD|SGD|ZAR|BRL|MXN|TRY|ILS|AED|RON|ISK)(?![A-Za-z]))")
 _AMOUNT = r"\d{1,3}(?:[,.'\u00a0\u202f ]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?"
@@ -301,7 +318,7 @@ _ORDINAL_WORDS = frozenset(ORDINALS)
 _NUMBER_WORDS = frozenset([*UNITS, *TENS, *SCALES, "hundred"])
 _CENT = frozenset(("cent", "percent"))
 _SYMBOL_CHARS = frozenset("$€£¥₹₩₽₺")
-_CODES = frozenset(("kr", "zł", "kč", "fr", "usd", "eur", "gbp", "chf", "jpy", "cad", "aud",
+CODES = frozenset(("kr", "zł", "kč", "fr", "usd", "eur", "gbp", "chf", "jpy", "cad", "aud",
                     "nzd", "sek", "nok", "dkk", "pln", "czk", "huf", "inr", "cny", "hkd", "sgd",
                     "zar", "brl", "mxn", "try", "ils", "aed", "ron", "isk"))
 
@@ -401,6 +418,9 @@ _NOT_RANKED = frozenset(("instead", "please", "then", "ok", "okay", "works", "su
 def _times(look: _Look, out: set[Fact], spans: list[Span]) -> None:
     text = look.text
     out.update(("time", t) for word, t in _NAMED_TIMES.items() if word in look.words)
+    if look.words & _TIME_HINTS:
+        _worded_times(text, out, spans)
+        spans.sort()
     if not look.digit:
         return
     for m in _HOUR_RANGE.finditer(text) if "m" in text or "M" in text else ():
@@ -426,6 +446,60 @@ def _times(look: _Look, out: set[Fact], spans: list[Span]) -> None:
         spans.append(m.span())
 
 
+_TIME_HINTS = frozenset(("past", "after", "to", "before", "clock", "o'clock", "at", "oh",
+                         "am", "pm", "morning", "afternoon", "evening", "night", "tonight"))
+
+
+def _worded_times(text: str, out: set[Fact], spans: list[Span]) -> None:
+    """Times said in words (``_TIME_WORDS``), each as "HH:MM"."""
+    for m in _TIME_WORDS.finditer(text):
+        if _inside(m.span(), spans):
+            continue
+        cued = m["at"] or m["ap"] or m["part"] or m["night"] or m["tonight"]
+        if m["h3"] is not None:  # "nine thirty": a time only with "at" or a part of the day
+            if not cued:
+                continue
+            hour, minute = _hour(m["h3"]), _minute(re.sub(r"^oh[ -]", "", m["m3"], flags=_I))
+        elif m["h2"] is not None:
+            hour, minute = _hour(m["h2"]), 0
+        else:
+            frac = m["frac"].casefold()
+            # "twenty past nine" is a time; "ten to six" and "5 past 9" only said as one
+            # ("at ten to six", "five minutes to ten"): "three to five days" is a range
+            if not (cued or m["min"] or frac == "half" or frac.endswith("quarter")
+                    or not frac[:1].isdigit() and m["rel"].casefold() in ("past", "after")):
+                continue
+            minute = 30 if frac == "half" else 15 if frac.endswith("quarter") else _minute(frac)
+            hour = _hour(m["h"])
+            if minute is not None and minute >= 60 or frac == "half" and \
+                    m["rel"].casefold() in ("to", "before"):
+                continue
+            if minute is not None and hour is not None and \
+                    m["rel"].casefold() in ("to", "before"):
+                hour, minute = (hour - 1) or 12, 60 - minute
+        if hour is None or minute is None or not 1 <= hour <= 12 or not 0 <= minute <= 59:
+            continue
+        ap = (m["ap"] or "").casefold()
+        if ap == "p" or m["part"] and m["part"].casefold() != "morning" or m["night"] \
+                or m["tonight"]:
+            hour = hour % 12 + 12
+        elif ap == "a":
+            hour %= 12
+        out.add(("time", f"{hour:02d}:{minute:02d}"))
+        spans.append(m.span())
+
+
+def _hour(text: str) -> int | None:
+    return int(text) if text.isdigit() else UNITS.get(text.casefold())
+
+
+def _minute(text: str) -> int | None:
+    if text.isdigit():
+        return int(text)
+    found = words_number(text)
+    return int(found[0]) if found and not found[1] and found[0] == int(found[0]) else None
+
+
 _SCALE_OF = {"million": 10 ** 6, "mn": 10 ** 6, "m": 10 ** 6, "billion": 10 ** 9,
              "bn": 10 ** 9, "thousand": 1000, "k": 1000}
 
@@ -435,7 +509,7 @@ def _numbers(look: _Look, out: set[Fact], spans: list[Span]) -> None:
     if not look.digit:
         return
     taken = list(spans)
-    money = look.words & _CODES or not _SYMBOL_CHARS.isdisjoint(text)
+    money = look.words & CODES or not _SYMBOL_CHARS.isdisjoint(text)
     for m in _MONEY.finditer(text) if money else ():
         if _inside(m.span(), taken):
             continue
@@ -540,5 +614,5 @@ def might_hold(text: str) -> bool:
 
 _HINTS = _NUMBER_WORDS | _ORDINAL_WORDS
 
-__all__ = ["CURRENCY", "MONTHS", "currency_code", "WEEKDAYS", "amount_of", "canonical", "compatible",
+__all__ = ["CODES", "CURRENCY", "MONTHS", "currency_code", "WEEKDAYS", "amount_of", "canonical", "compatible",
            "date_key", "might_hold", "number_of", "numbers", "scan", "significant", "words_number"]

@@ -297,8 +297,8 @@ def test_thousands_grouped_by_spaces_or_written_with_k_are_the_user_s_numbers(
                {"funds:index": {PLAN}, "user:piotr": {PLAN}})
 
 
-PAGES = {"sonne": "HOTEL SONNE GMBH - Doppelzimmer 120 EUR pro Nacht, Fruehstueck inklusive",
-         "mond": "HOTEL MOND KG - Doppelzimmer 135 EUR pro Nacht, ohne Fruehstueck"}
+PAGES = {"sonne": "Zimmer und Preise - Doppelzimmer 120 EUR pro Nacht, Fruehstueck inklusive",
+         "mond": "Zimmer und Preise - Doppelzimmer 135 EUR pro Nacht, ohne Fruehstueck"}
 FINDING = {"sonne": "Hotel Sonne: double room 120 EUR a night, breakfast included",
            "mond": "Hotel Mond: double room 135 EUR a night, no breakfast"}
 PICK = "Book Hotel Sonne at 120 EUR a night rather than Hotel Mond at 135 EUR"
@@ -327,8 +327,8 @@ class _Trip(TypedDict):
 
 def test_a_pick_shown_the_branches_findings_rests_on_the_findings(rescind_workers,
                                                                   tenant_name):
-    """Map-reduce with ``Send``: each branch reads a hotel's page (its name only in capitals)
-    and writes a finding; the pick, shown the findings, rests on both findings (what it was
+    """Map-reduce with ``Send``: each branch reads a hotel's price page (which does not name
+    the hotel: the branch knows which one it read) and writes a finding; the pick, shown the findings, rests on both findings (what it was
     shown, not the pages under them); retracting one page takes its finding and the pick
     OUT."""
 
