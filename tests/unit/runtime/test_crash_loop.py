@@ -5,6 +5,7 @@ keeps the last crash line."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 from rescind.runtime.readiness import ServerStatus
@@ -41,6 +42,22 @@ class CrashingServer:
     def restart(self, on_progress=None) -> None:
         self.restarts += 1
         self.process = Process()
+
+
+WATCH_S = 0.2  # how often the supervisor's thread looks at its process (Supervisor._watch)
+
+
+class Brisk(threading.Event):
+    """A supervisor's stop event whose look at the process comes every 5 ms instead of every
+    200 ms: a death is seen at once. Its pauses before a restart are waited in full."""
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return super().wait(0.005 if timeout == WATCH_S else timeout)
+
+
+def brisk(supervisor: Supervisor) -> Supervisor:
+    supervisor._stop = Brisk()
+    return supervisor
 
 
 def _until(check, timeout: float = 10.0) -> None:
@@ -83,7 +100,7 @@ def test_a_crash_loop_is_ridden_out_and_reported():
     server = CrashingServer()
     policy = RestartPolicy(attempts=3, backoff_s=0.01, backoff_max_s=0.04, stable_s=60,
                            loop_after=3, loop_window_s=600)
-    supervisor = Supervisor(server, policy)
+    supervisor = brisk(Supervisor(server, policy))
     pauses = _pauses(supervisor)
     with supervisor:
         assert supervisor.report().crash_loop is False
@@ -102,12 +119,12 @@ def test_the_pause_starts_afresh_after_the_server_stays_up():
     """After stable_s up, the next death waits the first pause again, not the doubled one."""
     server = CrashingServer()
     policy = RestartPolicy(backoff_s=0.01, backoff_max_s=1.0, stable_s=0.3)
-    supervisor = Supervisor(server, policy)
+    supervisor = brisk(Supervisor(server, policy))
     pauses = _pauses(supervisor)
     with supervisor:
         _die(server)
         _die(server)
-        time.sleep(0.8)  # stable: up longer than stable_s
+        _until(lambda: supervisor._streak == 0)  # stable: seen up longer than stable_s
         _die(server)
     assert pauses == [0.01, 0.02, 0.01]
 
@@ -116,12 +133,12 @@ def test_a_crash_loop_ends_when_the_deaths_leave_the_window():
     """Deaths older than loop_window_s no longer count: no crash loop, the total stays."""
     server = CrashingServer(crash=None)
     policy = RestartPolicy(backoff_s=0.01, backoff_max_s=0.01, loop_after=2, loop_window_s=0.5)
-    with Supervisor(server, policy) as supervisor:
+    with brisk(Supervisor(server, policy)) as supervisor:
         for _ in range(2):
             _die(server)
         assert supervisor.report().crash_loop is True
         assert supervisor.report().last_crash == "killed by SIGSEGV"  # no crash line logged
-        time.sleep(0.6)
+        _until(lambda: supervisor.report().recent == 0, timeout=5)  # the window passes
         report = supervisor.report()
     assert report.crash_loop is False and report.recent == 0 and report.total == 2
 
@@ -132,6 +149,7 @@ def test_a_cluster_reports_the_node_that_died_most():
     policy = RestartPolicy(backoff_s=0.01, backoff_max_s=0.01, loop_after=2)
     group = Supervisors([calm, crashing], policy)
     for s in group.each:
+        brisk(s)
         s._client.close()
         s.status = lambda s=s: _up(s)  # no real server to probe
     with group:

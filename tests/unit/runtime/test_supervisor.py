@@ -8,6 +8,7 @@ import time
 
 from rescind.runtime.readiness import Progress, ServerError, ServerStatus
 from rescind.runtime.supervisor import RestartPolicy, Supervisor
+from tests.unit.runtime.test_crash_loop import brisk
 
 
 class Dead:
@@ -54,7 +55,7 @@ def test_it_gives_up_after_the_attempts_and_says_why():
     """A death and four failed restarts are five failures: it stops trying, once."""
     server, told = StandIn(failing=99), []
     policy = RestartPolicy(attempts=5, backoff_s=0.01, backoff_max_s=0.02)
-    with Supervisor(server, policy, on_give_up=told.append) as supervisor:
+    with brisk(Supervisor(server, policy, on_give_up=told.append)) as supervisor:
         _until(lambda: supervisor.failure is not None)
     assert server.restarts == 4 and len(told) == 1
     assert "failed 5 times" in told[0] and "attempt 4" in told[0]
@@ -64,7 +65,7 @@ def test_it_gives_up_after_the_attempts_and_says_why():
 def test_a_restart_that_works_ends_the_outage():
     server = StandIn(failing=2)
     policy = RestartPolicy(attempts=5, backoff_s=0.01, backoff_max_s=0.02)
-    with Supervisor(server, policy) as supervisor:
+    with brisk(Supervisor(server, policy)) as supervisor:
         _until(lambda: isinstance(server.process, Alive))
     assert server.restarts == 3 and supervisor.failure is None
 
@@ -74,7 +75,7 @@ def test_the_pause_doubles_up_to_the_cap():
     server = StandIn(failing=99)
     policy = RestartPolicy(attempts=5, backoff_s=0.1, backoff_max_s=0.3)
     pauses: list[str] = []
-    with Supervisor(server, policy) as supervisor:
+    with brisk(Supervisor(server, policy)) as supervisor:
         while supervisor.failure is None:
             status = supervisor.status()
             if status.state == "restarting" and status.detail not in pauses:
