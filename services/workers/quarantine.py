@@ -17,6 +17,7 @@ not at all, is the same to the writer.
 from __future__ import annotations
 
 import logging
+import time
 
 from rescind.contract import events as ev
 from rescind.contract import layout
@@ -43,7 +44,7 @@ class CrashQuarantine(Role):
         is counted against the entries that were in flight (``_restarted_since``). Returns the
         entries still to try (without one dead-lettered here), None if the server is away."""
         try:
-            died = self._restarted_since(tenant, now - t.lost_at)
+            died = self._restarted_since(tenant, t.lost_at)
         except Exception as exc:  # noqa: BLE001 - away again: looked at once it answers
             self._lost(exc)
             self.held.update({(stream, k): by_key[(stream, k)] for k, _ in items})
@@ -100,11 +101,14 @@ class CrashQuarantine(Role):
         t.tries += 1
         t.due = now + backoff(self.settings.retry_s, self.settings.retry_max_s, t.tries)
 
-    def _restarted_since(self, tenant: str, seconds: float) -> bool:
-        """Whether the server that holds the tenant's graph started within the last ``seconds``
-        (its uptime is whole seconds, so a start just before counts too)."""
+    def _restarted_since(self, tenant: str, since: float) -> bool:
+        """Whether the server that holds the tenant's graph started after ``since`` (monotonic):
+        its uptime is shorter than the time since then, measured once the uptime is in hand (a
+        round's start is not: on a loaded machine the round may reach this a while later). The
+        uptime is whole seconds, so a start just before counts too."""
         node = connection.node_for(self.conn, layout.graph_key(tenant))
-        return int(node.info("server")["uptime_in_seconds"]) < seconds + 1
+        uptime = int(node.info("server")["uptime_in_seconds"])
+        return uptime < time.monotonic() - since + 1
 
     def _quarantine(self, stream: str, tenant: str, items: list[tuple[str, ev.Event]],
                     by_key: dict[tuple[str, str], Held], t: Trouble, now: float) -> None:

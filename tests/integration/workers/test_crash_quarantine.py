@@ -25,8 +25,10 @@ from rescind.middleware.publisher import Publisher
 from rescind.runtime.server import EmbeddedFalkorDB, free_port
 from rescind.runtime.settings import Settings
 from rescind.runtime.supervisor import RestartPolicy, Supervisor
+from rescind.transport import streams as st
 from rescind.workers import held, quarantine, writer
 from rescind.workers.app import WorkerSettings, WorkerThread
+from rescind.workers.roles import Workers
 
 AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 MARK = "the entry FalkorDB dies under"
@@ -124,10 +126,11 @@ def _start(tmp_path, events: list[ev.Event]) -> tuple[EmbeddedFalkorDB, Publishe
 
 def test_a_batch_the_server_dies_under_is_bisected_and_its_culprit_dead_lettered(
         tmp_path, fault, caplog):
-    """The server dies twice under a batch of eight writes, then under the half, the quarter
-    and the entry with the marked one: that entry alone is dead-lettered ('the server died
-    applying this', its tenant named), the seven others and later writes land, the workers and
-    the API stay up, and health reports the crash loop with the server's crash line."""
+    """The server dies twice under a batch of eight writes, then once under the half, the
+    quarter and the marked entry alone each: that entry is dead-lettered at its first death
+    alone ('the server died applying this', its tenant named) and never sent again, the seven
+    others and later writes land, the workers and the API stay up, and health reports the
+    crash loop with the server's crash line."""
     t, other = "crashq", "crashq-other"
     server, pub = _start(tmp_path, [seen(t, i, f"Acme {MARK}" if i == 5 else None)
                                     for i in range(8)] + [seen(other, 0)])
@@ -142,29 +145,31 @@ def test_a_batch_the_server_dies_under_is_bisected_and_its_culprit_dead_lettered
                            server_status=supervisor.status) as base, \
                 WorkerThread(settings, ("writer", "retraction", "reaper", "gate")) as workers:
             until("the seven other writes", lambda: count(url, t) == 7, 240)
-            dead = until("the dead letter", lambda: conn.xrange(layout.DEAD))
-            # Later writes of both tenants land: the workers are up, the server too.
+            until("the dead letter", lambda: conn.xrange(layout.DEAD))
+            # Later writes of both tenants land at once: the dead-lettered entry never reaches
+            # the server again (the reaper leaves an entry acknowledged since its claim), so
+            # the server is up, out of its crash loop, and the publisher's flush is prompt.
             pub.publish(seen(t, 100))
             pub.publish(seen(other, 1))
-            assert pub.flush(90) is not False  # the server may still be in its crash loop's backoff
+            assert pub.flush(30) is not False
             until("the later writes", lambda: count(url, t) == 8 and count(url, other) == 2)
             # Every entry acknowledged, the dead-lettered one too: none left to the reaper.
             until("every entry acknowledged", lambda: all(
                 conn.xpending(s, layout.WRITER_GROUP)["pending"] == 0
                 for s in layout.event_streams(settings.partitions)), 30)
             said = health(base)
+            dead = conn.xrange(layout.DEAD)
             assert workers.error is None
     finally:
         pub.close()
         server.stop()
 
-    # Bisected: two deaths under the eight, then under four, two and one of them. A death
-    # found only when the next command could not connect is no death in flight, so under load
-    # the entry alone may kill the server once or twice more before it is dead-lettered; never
-    # a batch again (CI of 7993a8a on two workers: [8, 8, 4, 2, 1, 1, 1]).
-    assert fault.killed[:5] == [8, 8, 4, 2, 1] and fault.killed[5:] in ([], [1], [1, 1]), \
-        fault.killed
-    deaths = len(fault.killed)
+    # Bisected: two deaths under the eight (the first is taken for chance), then one under
+    # each half that holds the entry, four, two, and the entry alone, once: 2 + log2(8).
+    # Never again after its dead letter (before the reaper's fix, a claim the reaper took
+    # before the dead letter redid it: [8, 8, 4, 2, 1, 1, 1], and a second dead letter).
+    assert fault.killed == [8, 8, 4, 2, 1], fault.killed
+    deaths = 5
     assert supervisor.restarts == deaths and supervisor.failure is None
     [(_, entry)] = dead
     fields = {k.decode(): v.decode() for k, v in entry.items()}
@@ -184,8 +189,14 @@ def test_a_batch_the_server_dies_under_is_bisected_and_its_culprit_dead_lettered
     assert [re.search(r"in halves \((.*?)\)", m)[1] for m in halves] == [
         "4 and 4", "2 and 2", "1 and 1"], halves
     assert any("dead-lettered: the server died applying this" in m for m in logged), logged
+    assert [m for m in logged if "FalkorDB died" in m][:2] == [
+        "FalkorDB died with 8 write(s) of tenant crashq in flight; they are tried again whole, "
+        "and in halves if it dies again",
+        "FalkorDB died again with 8 write(s) of tenant crashq in flight; they are tried in "
+        "halves (4 and 4), one half a round"], logged
+    assert any(f"FalkorDB died {deaths} times with it in flight" in m for m in logged), logged
     crashes = (tmp_path / "data" / "falkordb.log").read_text(errors="replace")
-    assert crashes.count("crashed by signal") == 5
+    assert crashes.count("crashed by signal") == deaths
 
 
 def test_one_death_under_a_batch_is_taken_for_chance(tmp_path, fault, caplog):
@@ -216,3 +227,38 @@ def test_one_death_under_a_batch_is_taken_for_chance(tmp_path, fault, caplog):
     logged = [r.getMessage() for r in caplog.records if r.name == "rescind.workers"]
     assert any("tried again whole" in m for m in logged), logged
     assert not any("in halves (" in m for m in logged), logged
+
+
+def test_a_culprit_acknowledged_after_the_reaper_claimed_it_is_not_sent_again(tmp_path, fault):
+    """An entry the reaper claimed, then acknowledged by the writer (dead-lettered as what the
+    server died applying) before the reaper's turn, is left alone: it never reaches the server."""
+    t = "crashreap"
+    server, pub = _start(tmp_path, [seen(t, 0, f"Acme {MARK}")])
+    workers = None
+    try:
+        conn = connect(server.url)
+        st.ensure_groups(conn)
+        workers = Workers(WorkerSettings(url=server.url, worker_id="crashreap"))
+        stream = layout.tenant_stream(t)
+        group = layout.WRITER_GROUP
+        # The writer is handed the entry; the reaper claims it (idle long enough) and waits
+        # for the lock, while the writer dead-letters and acknowledges it.
+        conn.xreadgroup(group, workers.consumer("writer"), {stream: ">"})
+        _, [(entry_id, fields)], _ = conn.xautoclaim(stream, group, workers.consumer("reaper"),
+                                                     0, "0-0")
+        body = layout.decode(fields).data
+        st.dead_letter(conn, stream, entry_id.decode(), body, quarantine.DIED, group)
+        conn.xack(stream, group, entry_id)
+        workers.reap(group, stream, entry_id.decode(), body)
+        workers.pipeline.flush()
+        assert fault.killed == [] and conn.ping()
+        assert server.process.poll() is None
+        assert count(server.url, t) == 0
+        assert conn.xpending(stream, group)["pending"] == 0 and conn.xlen(layout.DEAD) == 1
+        assert workers.held == {} and workers.trouble == {}
+    finally:
+        if workers is not None:
+            workers.pipeline.close()
+            workers.conn.close()
+        pub.close()
+        server.stop()
