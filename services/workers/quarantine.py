@@ -5,10 +5,12 @@ The writer remembers which of a tenant's entries were in flight when the connect
 the middle of a command (not one refused at connect, not a server loading its data), and once
 the server answers again, whether it died then (its uptime is shorter than the time since).
 The first death is taken for chance: the entries are tried again whole. At a second death the
-entries in flight are tried in halves, one part a round, and a part under which the server
+entries in flight are tried in halves, one part at a time, and a part under which the server
 dies again is split again, down to the single entry under which it dies: that one is
-dead-lettered ("the server died applying this", its tenant named), what rests on it with it,
-and the rest lands. The state lives in the writer's memory (``Trouble``), which outlives the
+dead-lettered at that death ("the server died applying this", its tenant named), what rests on
+it with it, and the rest lands. So one entry among n costs 2 + ceil(log2 n) deaths at most,
+one alone; acknowledged with its dead letter, it is never sent again (the reaper leaves an
+entry acknowledged since its claim). The state lives in the writer's memory (``Trouble``), which outlives the
 server and the writer's reconnects. An entry that lands is in the graph whatever happened
 before (applying again is a no-op), so a death that left the batch half applied by the AOF, or
 not at all, is the same to the writer.
