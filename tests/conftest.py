@@ -24,6 +24,7 @@ import pytest
 from _pytest.mark.expression import Expression
 
 from rescind.runtime.server import EmbeddedFalkorDB
+from tests.support import examples
 
 KINDS = ("unit", "integration", "e2e")
 HERE = Path(__file__).resolve().parent
@@ -69,6 +70,24 @@ def pytest_configure(config: pytest.Config) -> None:
     # command of a test on another worker never sees it (`rescind.cli.serving.second_server`
     # refuses to start a server while another `up` serves elsewhere).
     os.environ["RESCIND_RUN_DIR"] = tempfile.mkdtemp(prefix="rescind-up-")
+    # Property tests draw a sample when the run is the unit half alone, their full counts
+    # otherwise (tests/support/examples.py); decided before any test module is imported.
+    examples.choose(selected_kinds(config) == {"unit"})
+
+
+def selected_kinds(config: pytest.Config) -> set[str]:
+    """The kinds of test a ``-m`` expression naming only kinds selects; all three otherwise."""
+    expression = config.getoption("markexpr", "")
+    names = set(re.findall(r"[A-Za-z_][\w.]*", expression)) - {"and", "or", "not"}
+    if not expression or not names <= set(KINDS):
+        return set(KINDS)
+    compiled = Expression.compile(expression)
+    return {kind for kind in KINDS if compiled.evaluate(lambda name, kind=kind: name == kind)}
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return (f"property tests: {examples._mode} counts "
+            "(tests/support/examples.py; RESCIND_HYPOTHESIS=sample|thorough)")
 
 
 def kind_of(item: pytest.Item) -> str:
@@ -83,11 +102,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     folder = collection_path.resolve()
     if folder.parent != HERE or folder.name not in KINDS:
         return None
-    expression = config.getoption("markexpr", "")
-    names = set(re.findall(r"[A-Za-z_][\w.]*", expression)) - {"and", "or", "not"}
-    if not expression or not names <= set(KINDS):
-        return None
-    return not Expression.compile(expression).evaluate(lambda name: name == folder.name)
+    return folder.name not in selected_kinds(config) or None
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects by marker

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from rescind.contract import events as ev
 from rescind.contract import identity as ident
+from tests.support.examples import examples
 
 NORTHWIND = ["northwind", "Northwind", " northwind", "NORTHWIND  ", "ｎｏｒｔｈｗｉｎｄ",
              "north\u200bwind", "\u202enorthwind\u202c", "\ufeffNorth\u00adwind", "north\u2060wind",
@@ -99,7 +100,7 @@ def test_normalise_dispatches_by_kind_and_refuses_unknown_kinds():
 # A sample of each property here; tests/integration/contract/test_identity_volume.py runs the
 # same properties on 400 and 300 examples in the integration half.
 @pytest.mark.parametrize("kind", ident.NORMALISERS)
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(value=st.text())
 def test_every_normaliser_is_idempotent(kind, value):
     """f(f(x)) == f(x) for any text; a host's or an address's form is already a canonical
@@ -121,7 +122,7 @@ SPELLINGS = {  # a word, and how it is spelled (see the test below)
     "pad": st.sampled_from(["", " ", "\t", "\u3000"])}
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(**SPELLINGS)
 def test_a_family_of_spellings_maps_to_one_name(word, inserts, upper, wide, pad):
     """A word, upper-cased, full-width, padded and with invisible characters inserted anywhere,

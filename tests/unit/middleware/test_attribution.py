@@ -13,6 +13,7 @@ from rescind.middleware.attribution import (
     facts,
     minimal_covers,
 )
+from tests.support.examples import examples
 
 PORTAL = Delivered("obs-portal", "Northwind Supplies - supplier portal\n"
                    "Vendor: Northwind Supplies\nNOTICE: we have moved to a new bank.\n"
@@ -130,7 +131,7 @@ X_Y_RENDERED = (three_items(), st.sampled_from(range(len(RENDER_ITEM))),
                 st.sampled_from(range(len(RENDER_WRITE))))
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(*X_Y_RENDERED)
 def test_a_value_built_from_x_and_y_never_rests_on_z_whatever_the_rendering(items, ri, rw):
     """The account of X and the invoice of Y, in any rendering of the items and of the written
@@ -142,7 +143,7 @@ def test_a_value_built_from_x_and_y_never_rests_on_z_whatever_the_rendering(item
     assert "Z" not in attribute(written, delivered).premises
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=examples(8), deadline=None)
 @given(three_items())
 def test_every_rendering_of_the_same_items_gives_the_same_premises(items):
     """Dicts, JSON, compact JSON, reprs and `key: value` lines of the same items, and every
@@ -169,7 +170,7 @@ NEAR_DIGITS = {"items": st.lists(_texts, min_size=1, max_size=8), "written": _te
 
 @given(**NEAR_DIGITS)
 @example(items=["the BUKB QKRB 2020 supplier"], written="paid BUKB QKRB 2020", filler=3)
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 def test_looking_near_the_digits_finds_what_scanning_everything_finds(items, written, filler):
     """The fast path (identifiers by the start of a word near the digits, phrases by their
     first word) gives the premises a scan of the whole value for every fact gives, with prose
@@ -238,7 +239,7 @@ def _clock(h: int, m: int, style: int) -> str:
             f"{twelve}:{m:02d} {ap[0]}.m."][style]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(HOURS, MINUTES, st.integers(0, 4), st.integers(0, 4), HOURS)
 def test_a_time_in_any_rendering_is_the_same_fact(h, m, shown, written, other):
     """09:30, 9:30, 9.30 am, 9:30am, 9:30 a.m.: the calendar that states the time is the
@@ -258,7 +259,7 @@ def _day(d, style: int) -> str:
             f"{d.isoformat()}T09:00:00Z", f"{d.day} {d:%B} {d.year}"][style]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(DAYS, DAYS, st.integers(0, 4), st.integers(0, 4))
 def test_a_date_in_any_rendering_is_the_same_fact(day, other, shown, written):
     """2026-11-20, 20 Nov 2026, November 20, 2026, an ISO timestamp: one date."""
@@ -276,7 +277,7 @@ def _money(cents: int, style: int) -> str:
             f"{whole}.{frac:02d}", f"£{us}"][style]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.integers(10_000, 10**9), st.integers(0, 6), st.integers(0, 6))
 def test_an_amount_with_separators_and_a_currency_is_the_same_fact(cents, shown, written):
     """$34,500.00, 34,500.00 USD, EUR 34.500,00, 34.500,00 €, 34'500.00 CHF, 34500.00: one
@@ -290,7 +291,7 @@ def test_an_amount_with_separators_and_a_currency_is_the_same_fact(cents, shown,
 LABELS = ("Bank account", "IBAN", "Remit to", "Pay to", "Account no", "Beneficiary account")
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(ACCOUNT, st.sampled_from(LABELS), st.sampled_from(LABELS), st.sampled_from(LABELS),
        st.booleans(), st.booleans())
 def test_labels_are_not_facts_so_each_source_stating_the_value_is_an_alternative(

@@ -17,6 +17,7 @@ from rescind.middleware.attribution import (
     statements,
 )
 from rescind.middleware.context import STORE, TOOL, USER, RunContext
+from tests.support.examples import examples
 
 RENDER = [
     lambda v: v,
@@ -40,7 +41,7 @@ def _index(*items: tuple[str, object, bool]) -> FactIndex:
     return index
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(TOWN, TOWN, st.sampled_from(range(len(RENDER))), st.integers(1, 28))
 def test_a_town_only_the_user_names_makes_the_user_s_message_a_premise(town, other, ri, n):
     """"moving to Hull": the CRM states the plan, only the user's message names the town; the
@@ -86,7 +87,7 @@ def test_a_code_word_inside_a_longer_identifier_is_a_fact_of_its_own():
 LABELS = ("bay", "gate", "level", "platform", "row", "desk")
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.sampled_from(LABELS), st.integers(1, 99), st.integers(1, 99), st.integers(0, 3),
        st.sampled_from(("P", "Q", "m", "AR")), st.integers(1, 9))
 def test_a_short_code_and_a_small_number_with_its_label_are_facts(label, n, other, ri, code,
@@ -103,7 +104,7 @@ def test_a_short_code_and_a_small_number_with_its_label_are_facts(label, n, othe
     assert attribute(answer, [wanted, same_code]).justifications == [("parking",)]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.integers(-20, 45), st.sampled_from(("°C", " °C", "°F")), st.sampled_from(("°C", "°F")))
 def test_a_temperature_is_a_fact_with_its_unit(t, shown, written):
     """"6°C": the forecast stating it is the premise; the user's message naming the same town
@@ -177,7 +178,7 @@ _PIECES = ["Dana", "York", "Harbor", "Lane", "O'Neill's", "Wi-Fi", "user", "rowi
            "'", "_", "B-17", ". ", "; ", ", ", ": ", "? ", "\n", " (", ") ", '"', " ", " ", " "]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
 @example("rowing. York; Dana\nLane (Harbor) 12 Wi-Fi, O'Neill's? user")
 @example(", Dana. \"Hull\" - 'Lane' x_York")

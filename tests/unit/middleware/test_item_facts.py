@@ -15,6 +15,7 @@ from rescind.middleware.attribution import (
     words_of,
 )
 from rescind.middleware.context import STORE, TOOL, USER, WRITTEN, ItemFacts, RunContext
+from tests.support.examples import examples
 
 _PROFILE = {"kind": "profile", "text": "Dana Reyes, 4 Elm Court, York; bank account GB33 BUKB "
             "2020 1555 5555 55; works at Harbor Lane Bakery"}
@@ -136,7 +137,7 @@ _PIECES = ["Dana", "York", "the", "Harbor", "O'Neill's", "Wi-Fi", "rowing", "42"
            "INV-1002", " ", " ", ", ", ". ", "\n", "'", "ÄRZTE", "über", "_", "True"]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=20).map("".join),
        st.sampled_from(["text", "dict", "list"]))
 @example("Dana O'Neill's Wi-Fi, über the INV-1002", "dict")

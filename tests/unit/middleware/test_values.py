@@ -19,6 +19,7 @@ from rescind.middleware.values import (
     scan,
     words_number,
 )
+from tests.support.examples import examples
 
 _UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
           "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
@@ -72,7 +73,7 @@ def _same_day(a: str, b: str) -> bool:
 
 
 @given(st.integers(0, 999_999), st.sampled_from(["", "and "]), st.sampled_from(["-", " "]))
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 def test_a_cardinal_in_words_is_its_number_in_any_style(n, joiner, hyphen):
     """One to nine hundred ninety-nine thousand, with or without "and", hyphen or space."""
     assert words_number(in_words(n, joiner, hyphen)) == (Decimal(n), False)
@@ -157,7 +158,7 @@ _DAY_RANGE = st.dates(min_value=datetime.date(2000, 1, 1), max_value=datetime.da
 
 
 @given(_DAY_RANGE)
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 def test_a_full_date_reads_the_same_in_every_rendering(day):
     """ISO, "14 Dec 2026", "Dec 14, 2026", "December 14th, 2026", "Monday, the 14th of
     December 2026", "14.12.2026", "2026/12/14" and, when the day is past 12, "14/12/2026"."""
@@ -175,7 +176,7 @@ def test_a_full_date_reads_the_same_in_every_rendering(day):
 
 
 @given(_DAY_RANGE, st.integers(1, 400))
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 def test_partial_dates_match_the_day_they_can_be_and_no_other(day, shift):
     """"14 Dec", "Dec 14", "the 14th", "monday the 14th", "Mon 14th", "the fourteenth of
     December" can be 2026-12-14; another day, a contradicting weekday or month cannot."""
