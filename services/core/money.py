@@ -63,11 +63,13 @@ def show(amount: float, currency: str | None, base: str) -> str:
 
 # Words that label an account rather than being part of it, stripped from its start (with the
 # punctuation after them): "IBAN GB33…", "Acct: 1234", "account no. 1234", "A/C #1234".
+# Label words match ASCII letters in any case only ("(?a:"): a dotted İ is no i.
 _LABEL = re.compile(
-    r"^\s*(?:(?:bank|beneficiary|payee|vendor|supplier|receiving|destination|target)\s+)*"
-    r"(?:iban|acct|account|a/c|a\.c\.|konto|compte|cuenta|rekening|bic|swift|sort\s+code)"
-    r"(?:\s*(?:number|num|nr|no|n°|#|id|code))?\s*[:.#=\-–—]*\s*"
-    r"|^\s*(?:no|nr|number|n°|#)\s*[:.#=\-–—]+\s*", re.IGNORECASE)
+    r"^\s*(?:(?a:bank|beneficiary|payee|vendor|supplier|receiving|destination|target)\s+)*"
+    r"(?:(?a:iban|acct|account|a/c|a\.c\.|konto|compte|cuenta|rekening|bic|swift)"
+    r"|(?a:sort)\s+(?a:code))"
+    r"(?:\s*(?a:number|num|nr|no|n°|#|id|code))?[\s:.#=\-–—]*"
+    r"|^\s*(?a:no|nr|number|n°|#)\s*[:.#=\-–—][\s:.#=\-–—]*", re.IGNORECASE)
 # A name in brackets at the end (or the start) of an account: "GB33 … (Acme)", "[Acme] 1234".
 _BRACKETED = re.compile(r"\s*[(\[{<][^()\[\]{}<>]*[)\]}>]\s*$|^\s*[(\[{<][^()\[\]{}<>]*[)\]}>]\s*")
 _IBAN_START = re.compile(r"[A-Z]{2}[0-9]{2}")
@@ -117,8 +119,8 @@ def normalise_account(account: str) -> str:
         return found
     while True:
         shorter = _BRACKETED.sub("", _LABEL.sub("", text, count=1), count=1)
-        if shorter == text or not shorter.strip():
-            break
+        if shorter == text or not any(ch.isalnum() for ch in shorter):
+            break  # a label or a name taken off must leave a letter or digit behind
         text = shorter
     return "".join(ch for ch in text.upper() if ch.isalnum())
 

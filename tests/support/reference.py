@@ -29,11 +29,11 @@ def norm(text: str) -> str:
 
 
 # docs/scenario-format.md, "Keys": the look-alike pairs, as the section lists them.
-LOOKALIKES = dict(pair.split("→") for pair in (
+LOOKALIKES = dict(pair.split("→") for pair in (  # noqa: SIM905
     "А→A В→B Е→E К→K М→M Н→H О→O Р→P С→C Т→T У→Y Х→X Ѕ→S І→I Ј→J Ԛ→Q Ԝ→W Һ→H Ӏ→I а→a е→e "
     "і→i ј→j к→k о→o р→p с→c у→y х→x ѕ→s ԁ→d һ→h ӏ→l ԛ→q ԝ→w "
     "Α→A Β→B Ε→E Ζ→Z Η→H Ι→I Κ→K Μ→M Ν→N Ο→O Ρ→P Τ→T Υ→Y Χ→X α→a ι→i κ→k ν→v ο→o ρ→p υ→u "
-    "χ→x ϲ→c ϳ→j ɡ→g").split())
+    "χ→x ϲ→c ϳ→j ɡ→g").split(" "))
 
 
 def plain(text: str) -> str:
@@ -63,46 +63,82 @@ LEADING = ("bank", "beneficiary", "payee", "vendor", "supplier", "receiving", "d
 LABELS = ("iban", "acct", "account", "a/c", "a.c.", "konto", "compte", "cuenta", "rekening",
           "bic", "swift", "sort code")
 AFTER = ("number", "num", "nr", "no", "n°", "#", "id", "code")
+NUMBERED = ("no", "nr", "number", "n°", "#")
 PUNCT = ":.#=-–—"
+OPEN, CLOSE = "([{<", ")]}>"
+
+
+def _spaces(text: str, i: int) -> int:
+    """The index after the spaces from ``i``."""
+    while i < len(text) and text[i].isspace():
+        i += 1
+    return i
+
+
+def _word(text: str, i: int, words: tuple[str, ...]) -> int | None:
+    """The index after the first of ``words`` found at ``i`` (ASCII letters in any case, the
+    space inside ``sort code`` any run of spaces), or None."""
+    for w in words:
+        j = i
+        for part_no, part in enumerate(w.split(" ")):
+            if part_no:
+                k = _spaces(text, j)
+                if k == j:
+                    break
+                j = k
+            got = text[j:j + len(part)]
+            if len(got) < len(part) or any(
+                    g != p and not (g.isascii() and g.lower() == p) for g, p in zip(got, part, strict=True)):
+                break
+            j += len(part)
+        else:
+            return j
+    return None
 
 
 def _unlabelled(text: str) -> str:
-    """``text`` without one leading label (docs/scenario-format.md, "Keys"), or as it is."""
-    low, i = text.lower(), len(text) - len(text.lstrip())
-    while True:  # words that may come before the label itself, each followed by space
-        word = next((w for w in LEADING if low.startswith(w, i)
-                     and low[i + len(w):i + len(w) + 1].isspace()), None)
-        if word is None:
-            break
-        i += len(word)
-        i += len(low[i:]) - len(low[i:].lstrip())
-    label = next((w for w in LABELS if low.startswith(w, i)), None)
-    if label is not None:
-        i += len(label)
-        j = i + len(low[i:]) - len(low[i:].lstrip())
-        after = next((w for w in AFTER if low.startswith(w, j)), None)
-        if after is not None:
-            i = j + len(after)
+    """``text`` without its leading label (docs/scenario-format.md, "Keys", step 1)."""
+    i = j = _spaces(text, 0)
+    while (k := _word(text, j, LEADING)) is not None and _spaces(text, k) > k:
+        j = _spaces(text, k)
+    if (k := _word(text, j, LABELS)) is not None:
+        if (after := _word(text, _spaces(text, k), AFTER)) is not None:
+            k = after
+    elif (k := _word(text, i, NUMBERED)) is not None:
+        k = _spaces(text, k)
+        if k == len(text) or text[k] not in PUNCT:
+            return text
     else:
-        j = i
-        after = next((w for w in AFTER if low.startswith(w, j)), None)
-        if after is None:
-            return text
-        k = j + len(after)
-        k += len(low[k:]) - len(low[k:].lstrip())
-        if low[k:k + 1] == "" or low[k] not in PUNCT:
-            return text
-        i = k
-    rest = text[i:].lstrip()
-    while rest[:1] and rest[0] in PUNCT:
-        rest = rest[1:]
-    return rest.lstrip()
+        return text
+    while k < len(text) and (text[k] in PUNCT or text[k].isspace()):
+        k += 1
+    return text[k:]
+
+
+def _unbracketed(text: str) -> str:
+    """``text`` without one name in brackets, the one at its start if it starts with one,
+    else the one at its end ("Keys", step 2)."""
+    i = _spaces(text, 0)
+    if text[i:i + 1] and text[i] in OPEN:
+        j = i + 1
+        while j < len(text) and text[j] not in OPEN + CLOSE:
+            j += 1
+        if j < len(text) and text[j] in CLOSE:
+            return text[_spaces(text, j + 1):]
+    end = len(text.rstrip())
+    if text[end - 1:end] and text[end - 1] in CLOSE:
+        j = end - 2
+        while j >= 0 and text[j] not in OPEN + CLOSE:
+            j -= 1
+        if j >= 0 and text[j] in OPEN:
+            return text[:j].rstrip()
+    return text
 
 
 def account(text: str) -> str:
     """docs/scenario-format.md, "Keys": the first valid IBAN among the letters and digits
     (tried at every length an IBAN may have), else the letters and digits left once leading
-    labels and names in brackets at either end are taken off."""
+    labels and names in brackets at either end are taken off, step by step."""
     glued = letters(text)
     for i in range(len(glued) - 3):
         if glued[i:i + 2].isascii() and glued[i:i + 2].isalpha() and glued[i + 2:i + 4].isdigit():
@@ -113,13 +149,8 @@ def account(text: str) -> str:
                     pass
     rest = plain(text)
     while True:
-        shorter = _unlabelled(rest)
-        if shorter[:1] in "([{<" and any(c in shorter for c in ")]}>"):
-            shorter = shorter[min(shorter.index(c) for c in ")]}>" if c in shorter) + 1:]
-        tail = shorter.rstrip()
-        if tail[-1:] in ")]}>" and any(c in tail for c in "([{<"):
-            shorter = tail[:max(tail.rindex(c) for c in "([{<" if c in tail)]
-        if shorter == rest or not shorter.strip():
+        shorter = _unbracketed(_unlabelled(rest))
+        if shorter == rest or not any(ch.isalnum() for ch in shorter):
             return letters(rest)
         rest = shorter
 
