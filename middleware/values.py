@@ -446,7 +446,7 @@ def _times(look: _Look, out: set[Fact], spans: list[Span]) -> None:
         spans.append(m.span())
 
 
-_TIME_HINTS = frozenset(("past", "after", "to", "before", "clock", "o'clock", "at", "oh",
+_TIME_HINTS = frozenset(("past", "after", "to", "before", "clock", "oclock", "at", "oh",
                          "am", "pm", "morning", "afternoon", "evening", "night", "tonight"))
 
 

@@ -328,9 +328,10 @@ class _Trip(TypedDict):
 def test_a_pick_shown_the_branches_findings_rests_on_the_findings(rescind_workers,
                                                                   tenant_name):
     """Map-reduce with ``Send``: each branch reads a hotel's price page (which does not name
-    the hotel: the branch knows which one it read) and writes a finding; the pick, shown the findings, rests on both findings (what it was
-    shown, not the pages under them); retracting one page takes its finding and the pick
-    OUT."""
+    the hotel: the branch knows which one it read) and writes a finding; the pick, shown the
+    findings, rests on both findings (what it was shown, not the pages under them; a page
+    naming its hotel would be an alternative, as a section's report is in test_value_forms);
+    retracting one page takes its finding and the pick OUT."""
 
     def decide(messages: list) -> AIMessage:
         last = str(messages[-1].content)
