@@ -36,6 +36,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import sources
 from tests.support.paths import ROOT
 
 ROOT_PACKAGE = "rescind"
@@ -109,8 +110,7 @@ def imports(known: dict[str, Path]) -> list[Import]:
     found: list[Import] = []
     for name, path in known.items():
         is_package = path.name == "__init__.py"
-        tree = ast.parse(path.read_text(), filename=str(path))
-        stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+        stack: list[tuple[ast.AST, bool]] = [(sources.tree(path), False)]
         while stack:
             node, in_function = stack.pop()
             inner = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef
@@ -227,7 +227,7 @@ def broken_rules(found: list[Import]) -> list[Import]:
 
 
 def long_modules(known: dict[str, Path], limit: int = MAX_LINES) -> dict[str, int]:
-    sizes = {name: len(path.read_text().splitlines()) for name, path in known.items()}
+    sizes = {name: len(sources.text(path).splitlines()) for name, path in known.items()}
     return {name: n for name, n in sorted(sizes.items()) if n > limit}
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.support import sources
 from tests.support.paths import ROOT
 
 PACKAGES = {"services": "rescind", "middleware": "rescind.middleware", "agents": "rescind.agents"}
@@ -25,7 +26,7 @@ def modules() -> dict[str, Path]:
 
 def imports(name: str, path: Path) -> list[tuple[str, bool]]:
     """(module imported, at module level?) for every import in the file, relative ones resolved."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = sources.tree(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     top = {id(node) for node in tree.body}
     for node in tree.body:  # imports under a module-level `if` or `try` are module level too

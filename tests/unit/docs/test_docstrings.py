@@ -6,6 +6,7 @@ import ast
 import re
 from pathlib import Path
 
+from tests.support import sources
 from tests.support.paths import ROOT
 
 # A measured time or size ("430 ms", "87 µs", "160 kB"), or a before and after ("115 -> 50").
@@ -18,7 +19,7 @@ def figures_in_docstrings(path: Path) -> list[str]:
     """``name: figure`` for each docstring of the module (its own, its classes', its
     functions') that quotes a measured figure."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(sources.tree(path)):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             doc = ast.get_docstring(node, clean=False) or ""
             found += [f"{getattr(node, 'name', '<module>')}: {m.group(0)}"
