@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from rescind.core import gate_rule as rule
 from rescind.core.money import normalise_account, normalise_payee, states
+from tests.support.examples import examples
 
 IBANS = ["GB33 BUKB 2020 1555 5555 55", "DE89 3704 0044 0532 0130 00",
          "NO93 8601 1117 947", "FR14 2004 1010 0505 0001 3M02 606"]
@@ -44,7 +45,7 @@ def spelled(draw, account: str) -> str:
     return label + text + tail
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.data())
 def test_every_spelling_of_an_iban_is_its_compact_form(data):
     """Labels, brackets, case, separators, full width and invisible marks: one key."""
@@ -52,7 +53,7 @@ def test_every_spelling_of_an_iban_is_its_compact_form(data):
     assert normalise_account(data.draw(spelled(iban))) == iban.replace(" ", "")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.data())
 def test_every_spelling_of_another_account_is_its_letters_and_digits(data):
     """An account that is no IBAN: its letters and digits, upper-cased, labels stripped."""
@@ -61,7 +62,7 @@ def test_every_spelling_of_another_account_is_its_letters_and_digits(data):
     assert normalise_account(data.draw(spelled(account))) == key
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.data())
 def test_a_text_stating_an_account_in_any_spelling_states_its_key(data):
     """Evidence is matched by key: a document writing the IBAN in its own way states it."""
@@ -118,7 +119,7 @@ def test_a_late_decision_is_expired_and_never_allowed():
     assert not d.allowed and d.reason.startswith("expired: judged 3.2s")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.data())
 def test_the_reference_reads_every_spelling_as_the_gate_does(data):
     """tests/support/reference.py, written from docs/scenario-format.md, gives the same
@@ -132,7 +133,7 @@ def test_the_reference_reads_every_spelling_as_the_gate_does(data):
     assert reference.payee(payee) == normalise_payee(payee)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(alphabet="GBDE0123456789 acmeACME-: Иbuk" "АВЕКМНОРСТХаеорсхΑΒΕΚΜΝΟΡΤΧαοκ"
                "бжлпщЖЛλπ" "ëüÉ\u200b\uff21", max_size=40))
 def test_the_reference_reads_look_alikes_as_the_gate_does(text):
@@ -150,7 +151,7 @@ TOKENS = ["iban", "IBAN", "Acct", "account", "a/c", "A.C.", "no", "Nr", "num", "
           "GB33", "x", "İBAN", "ıban", "N°", " ", "\t", "\u2028", "\u200b", "ＩＢＡＮ"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.sampled_from(TOKENS), max_size=9).map("".join))
 def test_the_reference_takes_labels_and_brackets_off_as_the_gate_does(text):
     """Texts built of label words, punctuation, brackets of every kind (paired or not), spaces
