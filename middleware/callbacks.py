@@ -10,9 +10,6 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage
 from opentelemetry import trace
 
-from rescind.contract import events as ev
-from rescind.contract.text import escape
-
 from .config import configurable
 from .context import TOOL, current_run, run_key
 from .gate import GateRefused
@@ -33,8 +30,9 @@ class RescindCallbacks(BaseCallbackHandler):
                        parent_run_id: UUID | None = None, **kw: Any) -> None:
         if parent_run_id is None:  # a top-level invocation: its own context and trace
             # Its input's texts are the user's word; a message the program builds is not.
-            self._roots[run_id] = self.recorder.contexts.begin(str(run_id), _texts(inputs))
-            self.recorder.contexts.get(str(run_id)).span = self.recorder.run_span(str(run_id))
+            run = str(run_id)
+            self._roots[run_id] = self.recorder.contexts.begin(run, _texts(inputs))
+            self.recorder.contexts.get(run).span = self.recorder.run_span(run)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, error: BaseException | None = None,
                      **kw: Any) -> None:
@@ -90,12 +88,13 @@ class RescindCallbacks(BaseCallbackHandler):
         self._tools[run_id] = (name, thread, args, call_id)
         span = self.recorder.span(f"rescind.tool {name}", thread, {"rescind.run": thread})
         self._spans[run_id] = span
+        if name not in self.recorder.config.actions:  # nothing to do in the span yet
+            return
         try:
             with trace.use_span(span):
-                if name in self.recorder.config.actions:
-                    call_id = self.recorder.action_start(thread, name, args, call_id,
-                                                         {**configurable(), **args})
-                    self._tools[run_id] = (name, thread, args, call_id)
+                call_id = self.recorder.action_start(thread, name, args, call_id,
+                                                     {**configurable(), **args})
+                self._tools[run_id] = (name, thread, args, call_id)
         except BaseException as exc:  # a refused gate: the tool will not run, the span ends here
             self._spans.pop(run_id, None)
             span.record_exception(exc)
@@ -105,14 +104,25 @@ class RescindCallbacks(BaseCallbackHandler):
     def on_tool_end(self, output: Any, *, run_id: UUID, **kw: Any) -> None:
         name, thread, args, call_id = self._tools.pop(run_id, ("", current_run(), {}, ""))
         span = self._spans.pop(run_id, None) or trace.INVALID_SPAN
+        if span is trace.INVALID_SPAN and name not in self.recorder.config.actions:
+            # no span of the call's own (nothing exported): what ``use_span`` of it would
+            # stamp is the run's span, had without entering it
+            if name in self.recorder.config.sources:
+                self._source_end(thread, name, args, output, call_id,
+                                 (self.recorder.clock(), self.recorder.contexts.get(thread).span))
+            return
         with trace.use_span(span, end_on_exit=True):
             if name in self.recorder.config.sources:
-                values = configurable()
-                self.recorder.defer(_source_done, self.recorder, thread, name,
-                                    {**values, **args}, values, tool_text(output), call_id,
-                                    self.recorder.stamp(thread))
+                self._source_end(thread, name, args, output, call_id,
+                                 self.recorder.stamp(thread))
             elif name in self.recorder.config.actions:
                 self.recorder.action_done(name, call_id, tool_text(output))
+
+    def _source_end(self, thread: str, name: str, args: dict, output: Any, call_id: str,
+                    stamp: tuple) -> None:
+        values = configurable()
+        self.recorder.defer(_source_done, self.recorder, thread, name, {**values, **args},
+                            values, tool_text(output), call_id, stamp)
 
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
         name, _, _, action = self._tools.pop(run_id, ("", "", {}, ""))
@@ -148,9 +158,9 @@ def _shown(recorder: Recorder, run: str, agent: str | None,
 def _source_done(recorder: Recorder, run: str, name: str, values: dict, run_values: dict,
                  text: str, call_id: str, stamp: tuple) -> None:
     """A recording step: a source tool answered ``text``."""
-    oid = recorder.source_result(run, name, values, text, stamp, run_values)
-    if oid is not None:  # shown again later by its tool-call id, in any run
-        recorder.contexts.tool_result(call_id, oid, escape(text)[:ev.MAX_TEXT])
+    found = recorder.observed(run, name, values, text, stamp, run_values)
+    if found is not None:  # shown again later by its tool-call id, in any run
+        recorder.contexts.tool_result(call_id, *found)
 
 
 def _is_task(tags: Any) -> bool:
@@ -204,13 +214,29 @@ _SCAN = 500  # values looked at in one input or output, at most
 # Values with nothing inside them to walk into: plain values and messages (a message is not a
 # Command or a Send; asking a pydantic message for an attribute it lacks raises inside it).
 _LEAVES = (str, int, float, bool, BaseMessage)
+# What a value is, for the walk, decided once per type (a message's isinstance goes through its
+# ABC's check): a dict, a list or tuple, a leaf (``_LEAVES``, None), or another object.
+_DICT, _SEQ, _LEAF, _OTHER = range(4)
+_KIND: dict[type, int] = {}
+_KINDS_KEPT = 1024  # types classified at most (a program makes few)
 
 
-def _walk(value: Any, budget: list[int], depth: int = 0) -> list[Any]:
-    """Values inside ``value``: dicts, lists, a Command's update, a Send's argument, bounded
-    (``_SCAN`` values, 6 levels deep), in depth-first order. A loop, not a recursive generator:
-    it runs at the end of every node of every wrapped run."""
-    out: list[Any] = []
+def _kind(value: Any) -> int:
+    kind = type(value)
+    found = _KIND.get(kind)
+    if found is None:
+        found = (_DICT if issubclass(kind, dict) else _SEQ if issubclass(kind, list | tuple)
+                 else _LEAF if issubclass(kind, _LEAVES) or value is None else _OTHER)
+        if len(_KIND) < _KINDS_KEPT:
+            _KIND[kind] = found
+    return found
+
+
+def _walk(value: Any, budget: list[int], depth: int = 0) -> list[tuple[Any, int]]:
+    """Values inside ``value``, each with its ``_kind``: dicts, lists, a Command's update, a
+    Send's argument, bounded (``_SCAN`` values, 6 levels deep), in depth-first order. A loop,
+    not a recursive generator: it runs at the end of every graph task of every wrapped run."""
+    out: list[tuple[Any, int]] = []
     stack = [(value, depth)]
     left = budget[0]
     while stack and left > 0:
@@ -218,12 +244,15 @@ def _walk(value: Any, budget: list[int], depth: int = 0) -> list[Any]:
         if depth > 6:
             continue
         left -= 1
-        out.append(value)
-        if isinstance(value, dict):
+        kind = _KIND.get(type(value))
+        if kind is None:
+            kind = _kind(value)
+        out.append((value, kind))
+        if kind == _DICT:
             children = value.values()
-        elif isinstance(value, list | tuple):
+        elif kind == _SEQ:
             children = value
-        elif isinstance(value, _LEAVES) or value is None:  # nothing inside to look at
+        elif kind == _LEAF:  # nothing inside to look at
             continue
         elif hasattr(value, "goto") and isinstance(getattr(value, "update", None), dict):
             children = [value.update, value.goto, getattr(value, "resume", None)]  # a Command
@@ -235,7 +264,7 @@ def _walk(value: Any, budget: list[int], depth: int = 0) -> list[Any]:
             continue
         if children:
             depth += 1
-            stack.extend((child, depth) for child in reversed(list(children)))
+            stack.extend([(child, depth) for child in reversed(list(children))])
     budget[0] = left
     return out
 
@@ -243,10 +272,10 @@ def _walk(value: Any, budget: list[int], depth: int = 0) -> list[Any]:
 def _texts(inputs: Any) -> set[str]:
     """Every text an invocation's input holds (a message's content, a plain string)."""
     out: set[str] = set()
-    for v in _walk(inputs, [_SCAN]):
+    for v, kind in _walk(inputs, [_SCAN]):
         if isinstance(v, str):
             out.add(v)
-        elif hasattr(v, "content") and hasattr(v, "type"):
+        elif kind != _DICT and kind != _SEQ and hasattr(v, "content") and hasattr(v, "type"):
             out.add(_text(v))
     return out
 
@@ -257,15 +286,17 @@ def _built(outputs: Any) -> list[str]:
     if isinstance(outputs, str | int | float | bool) or outputs is None:  # a router's answer
         return []
     out = []
-    for v in _walk(outputs, [_SCAN]):
-        if isinstance(v, str | int | float | bool) or v is None:  # none of the below
+    for v, kind in _walk(outputs, [_SCAN]):
+        if kind == _DICT:
+            if v.get("role") in ("user", "human") and "id" not in v \
+                    and isinstance(v.get("content"), str):
+                out.append(v["content"])
+        elif kind == _SEQ:
+            if isinstance(v, tuple) and len(v) == 2 and v[0] in ("user", "human") \
+                    and isinstance(v[1], str):
+                out.append(v[1])
+        elif isinstance(v, str | int | float | bool) or v is None:  # none of the below
             continue
-        if getattr(v, "type", None) == "human" and getattr(v, "id", None) is None:
+        elif getattr(v, "type", None) == "human" and getattr(v, "id", None) is None:
             out.append(_text(v))
-        elif isinstance(v, dict) and v.get("role") in ("user", "human") and "id" not in v \
-                and isinstance(v.get("content"), str):
-            out.append(v["content"])
-        elif isinstance(v, tuple) and len(v) == 2 and v[0] in ("user", "human") \
-                and isinstance(v[1], str):
-            out.append(v[1])
     return out

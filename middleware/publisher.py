@@ -101,6 +101,8 @@ class Publisher:
         self._retry_now = False  # a flush is waiting: skip the backoff
         self._flushing = 0  # flushes waiting: send at once, no lingering
         self._burst_at = 0.0  # when the queue last went from empty to holding an event
+        self._held = 0  # batches of recording steps running (``hold``)
+        self._kick = False  # a held batch ended: send what it published now, no linger
         self._last: dict[str, str] = {}  # stream -> the id of the last entry sent there
         self._conn = connection.connect(url, socket_connect_timeout=connect_timeout,
                                           socket_timeout=5)
@@ -150,7 +152,22 @@ class Publisher:
             self.buffer.append((self._seq, stream, entry, sp, seg, offset))
             if sp is not None and sp.size > sp.max_bytes:
                 self._bound(sp)
-            if first or len(self.buffer) == self.batch:
+            if (first and not self._held) or len(self.buffer) == self.batch:
+                self._cv.notify_all()
+
+    def hold(self) -> None:
+        """A batch of recording steps starts (``recorder.Later``): the events it publishes
+        are sent together once it ends (``release``), without waking the sender for the first
+        of them and without a linger after the last: one wake-up of the sender per batch."""
+        with self._cv:
+            self._held += 1
+
+    def release(self) -> None:
+        """The batch ``hold`` announced has ended: what is queued is sent now."""
+        with self._cv:
+            self._held -= 1
+            if not self._held and self.buffer:
+                self._kick = True
                 self._cv.notify_all()
 
     @property
@@ -270,8 +287,10 @@ class Publisher:
         while True:
             with self._cv:
                 while not self._stop and not self.buffer and not self._disk_pending():
-                    self._cv.wait(0.5)
-                    if time.monotonic() > next_claim:  # a sibling process died meanwhile
+                    # Woken by what brings work (the first event of a burst, a flush, a claim,
+                    # close): idle, it wakes only to look for what a dead sibling left.
+                    self._cv.wait(max(next_claim - time.monotonic(), 0.01))
+                    if time.monotonic() >= next_claim:  # a sibling process died meanwhile
                         next_claim = time.monotonic() + CLAIM_EVERY_S
                         self._claim_all()
                 if self._stop:
@@ -288,6 +307,7 @@ class Publisher:
                     at = seg.resend_from or 0
                 else:
                     chunk = [self.buffer[i] for i in range(min(self.batch, len(self.buffer)))]
+                    self._kick = False
                 self._sending = True
             disk_turn = job is None
             if job is not None:
@@ -337,8 +357,10 @@ class Publisher:
 
     def _linger(self) -> None:
         """Under the lock: let the queue's burst gather for ``linger_s`` after its first
-        event, unless a flush waits, the sender is stopping or a batch is full."""
-        while self.buffer and not (self._stop or self._flushing or len(self.buffer) >= self.batch):
+        event, unless a flush waits, the sender is stopping, a batch is full or a held batch
+        of recording steps has ended (``release``)."""
+        while self.buffer and not (self._stop or self._flushing or self._kick
+                                   or len(self.buffer) >= self.batch):
             remaining = self._burst_at + self.linger_s - time.monotonic()
             if remaining <= 0:
                 return

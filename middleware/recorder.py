@@ -33,6 +33,10 @@ log = logging.getLogger("rescind.recorder")
 _KEY_MAX = 1000  # the event contract's limit on a store key
 _SNAPSHOT_DEPTH = 32  # nesting copied of a value the agent hands over (deeper: shared)
 _LATER_BATCH = 1_000  # recording steps waiting that end a linger at once
+# How long the recorder's thread keeps looking for steps (every ``linger_s``) once it has
+# none: a burst within it is not woken for; after it the thread sleeps until woken.
+IDLE_S = 0.1
+_SPANS_KEPT = 1024  # spans whose trace headers are kept (runs and calls in flight)
 
 
 def store_key(namespace: tuple[str, ...], key: str) -> str:
@@ -95,13 +99,21 @@ class Later:
     while the agent waits for something else (a model, a tool, the user), rather than taking
     turns with it on the interpreter lock. Asking for a step is an append, without a lock and
     without waking the thread: while steps keep coming the thread looks every ``linger_s``; it
-    sleeps once idle for ``idle_s`` and only then is woken, by the next step. A step that
+    sleeps once idle for ``idle_s`` (``IDLE_S``: two looks) and only then is woken, by the
+    next step. Each look costs a thread wake-up (30 to 80 µs of CPU on a shared 2-core VM):
+    idle for a second at 50 ms, 20 looks were 1.1 ms per burst, more than the burst's own
+    recording (docs/performance.md). Each batch of steps is run between ``around``'s two
+    calls (the publisher's ``hold`` and ``release``: its events leave in one send, at its
+    end). A step that
     raises is logged and counted (``failed``); the steps after it still run, and the agent
     never sees the error."""
 
     def __init__(self, linger_s: float = LINGER_S, batch: int = _LATER_BATCH,
-                 idle_s: float = 1.0) -> None:
-        self.linger_s, self.batch, self.idle_s = linger_s, batch, idle_s
+                 idle_s: float | None = None,
+                 around: tuple[Callable[[], Any], Callable[[], Any]] | None = None) -> None:
+        self.linger_s, self.batch = linger_s, batch
+        self.idle_s = IDLE_S if idle_s is None else idle_s
+        self.around = around  # called before and after each batch of steps
         self.failed = 0  # steps that raised
         # appended by any thread, popped by the recorder's: both atomic, so no lock
         self._steps: deque[tuple[Callable[..., Any], tuple]] = deque()
@@ -161,6 +173,19 @@ class Later:
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
 
+    def _run_steps(self) -> None:
+        while True:
+            try:
+                step, args = self._steps.popleft()
+            except IndexError:
+                return
+            try:
+                step(*args)
+            except Exception:  # noqa: BLE001 - the agent's run goes on; the error is told
+                self.failed += 1
+                log.exception("a recording step (%s) failed; what it would have recorded "
+                              "is missing", getattr(step, "__name__", step))
+
     def _due(self) -> bool:
         return bool(self._steps) and (
             self._draining > 0 or self._stop or len(self._steps) >= self.batch
@@ -181,17 +206,13 @@ class Later:
                         continue
                     self._cv.wait(self.linger_s)
                 self._busy = True
-            while True:
-                try:
-                    step, args = self._steps.popleft()
-                except IndexError:
-                    break
-                try:
-                    step(*args)
-                except Exception:  # noqa: BLE001 - the agent's run goes on; the error is told
-                    self.failed += 1
-                    log.exception("a recording step (%s) failed; what it would have recorded "
-                                  "is missing", getattr(step, "__name__", step))
+            if self.around is not None:
+                self.around[0]()
+            try:
+                self._run_steps()
+            finally:
+                if self.around is not None:
+                    self.around[1]()
             idle_since = time.monotonic()
             with self._cv:
                 self._busy = False
@@ -222,14 +243,18 @@ class Recorder:
         self._observed: dict[str, tuple[str, str]] = {}
         self._tracer: tuple[object, trace.Tracer] | None = None  # (provider, its tracer)
         self._private = False  # tracing through a provider of our own that exports nothing
-        self._headers: dict[tuple, tuple[str | None, str | None]] = {}  # span -> trace headers
+        # span -> (the propagator that injected them, its trace headers)
+        self._headers: dict[object, tuple[object, tuple[str | None, str | None]]] = {}
         self._proposal: dict[str, int] = {}  # action name -> seq of its latest proposal here
         # Recording steps: on the recorder's thread when the publisher can be told to wait for
         # them (its ``flush`` runs ``before_flush`` first: the gate's, ``close``, a test's);
         # else at once, in the agent's thread.
         self.later: Later | None = None
         if hasattr(self.publisher, "before_flush"):
-            self.later = Later(getattr(self.publisher, "linger_s", LINGER_S))
+            # each batch of steps held, so that its events leave in one send, at its end
+            around = (self.publisher.hold, self.publisher.release) \
+                if hasattr(self.publisher, "hold") else None
+            self.later = Later(getattr(self.publisher, "linger_s", LINGER_S), around=around)
             self.publisher.before_flush = self.later.drain
 
     def defer(self, step: Callable[..., Any], *args: Any) -> None:
@@ -316,19 +341,23 @@ class Recorder:
 
     def _trace_headers(self, span: trace.Span | None) -> tuple[str | None, str | None]:
         """The traceparent and tracestate of ``span``, injected by the process's propagator
-        once per span, not once per event."""
-        sc = span.get_span_context() if span is not None else None
-        if sc is None or not sc.is_valid:
+        once per span, not once per event: kept by the span object itself (a span's context
+        never changes), so that an event of a known span costs one lookup."""
+        if span is None:
             return None, None
-        key = (sc.trace_id, sc.span_id, sc.trace_flags, propagate.get_global_textmap())
-        headers = self._headers.get(key)
-        if headers is None:
+        textmap = propagate.get_global_textmap()
+        known = self._headers.get(span)
+        if known is not None and known[0] is textmap:
+            return known[1]
+        sc = span.get_span_context()
+        headers: tuple[str | None, str | None] = (None, None)
+        if sc.is_valid:
             carrier: dict[str, str] = {}
             propagate.inject(carrier, context=trace.set_span_in_context(span))
             headers = carrier.get("traceparent"), carrier.get("tracestate")
-            if len(self._headers) >= 4096:
-                self._headers.clear()
-            self._headers[key] = headers
+        if len(self._headers) >= _SPANS_KEPT:
+            self._headers.clear()
+        self._headers[span] = textmap, headers
         return headers
 
     def _observation(self, text: str) -> tuple[str, str]:
@@ -364,9 +393,12 @@ class Recorder:
 
     def wrote(self, run: str, key: str, value: dict, before: dict | None) -> None:
         """The agent put ``value`` at ``key``, which held ``before`` (None: nothing)."""
-        with trace.use_span(self.span("rescind.store put", run, {"rescind.key": key}),
-                            end_on_exit=True):
-            stamp = self.stamp(run)
+        span = self.span("rescind.store put", run, {"rescind.key": key})
+        if span is trace.INVALID_SPAN:  # no span of its own (nothing exported): the run's
+            stamp = self.clock(), self.contexts.get(run).span
+        else:
+            with trace.use_span(span, end_on_exit=True):
+                stamp = self.stamp(run)
         self.defer(self._wrote, run, key, snapshot(value), snapshot(before), stamp)
 
     def _wrote(self, run: str, key: str, value: dict, before: dict | None,
@@ -433,6 +465,14 @@ class Recorder:
         """A source tool answered; ``values`` are its arguments and the run's config values
         (``run_values``, default: the current run's). Returns its observation's id (None: an
         empty result records nothing)."""
+        found = self.observed(run, tool, values, output, stamp, run_values)
+        return found[0] if found is not None else None
+
+    def observed(self, run: str, tool: str, values: dict, output: str,
+                 stamp: tuple | None = None, run_values: dict | None = None) \
+            -> tuple[str, str] | None:
+        """``source_result``, returning its observation's id and text (as the event carries
+        it), or None."""
         if not output.strip():
             return None
         spec = self.config.sources[tool]
@@ -444,7 +484,7 @@ class Recorder:
                                                       source_domain=domain, text=text))
         oid = ev.memory_id(self.tenant, "observation", text)
         self.contexts.deliver(run, oid, text, TOOL)
-        return oid
+        return oid, text
 
     def action_start(self, run: str, tool: str, args: dict, call_id: str,
                      values: dict | None = None) -> str:
