@@ -110,12 +110,8 @@ def imports(known: dict[str, Path]) -> list[Import]:
     found: list[Import] = []
     for name, path in known.items():
         is_package = path.name == "__init__.py"
-        stack: list[tuple[ast.AST, bool]] = [(sources.tree(path), False)]
-        while stack:
-            node, in_function = stack.pop()
-            inner = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef
-                                              | ast.Lambda)
-            stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+        # imports are statements: the walk skips the expressions (a lambda holds no import)
+        for node, in_function in sources.statements(sources.tree(path)):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
@@ -363,6 +359,8 @@ def toy(tmp_path) -> tuple[dict[str, Path], list[Import]]:
         "src/transport/__init__.py": "",
         "src/transport/connection.py": "from rescind.contract import events\n",
         "src/core/c.py": "from rescind.transport import connection\n",
+        "src/core/d.py": "try:\n    import json\nexcept ImportError:\n    from rescind.core import a\n"
+                         "match 1:\n    case 1:\n        from rescind.core import c\n",
         "ag/__init__.py": "import rescind.contract.events\n",
         "src/big.py": "x = 1\n" * 401,
     })
@@ -377,7 +375,8 @@ def test_the_checker_names_installed_modules_and_resolves_relative_imports(toy):
     keys = {i.key for i in found}
     assert {"rescind.core.a -> rescind.core.b", "rescind.engine.plan -> rescind.graph.store",
             "rescind.middleware -> rescind.middleware.thing",
-            "rescind.engine.plan -> rescind.contract.events"} <= keys
+            "rescind.engine.plan -> rescind.contract.events",
+            "rescind.core.d -> rescind.core.a", "rescind.core.d -> rescind.core.c"} <= keys
     [inner] = [i for i in found if i.importer == "rescind.core.b"]
     assert inner.in_function and inner.imported == "rescind.core.a"
 

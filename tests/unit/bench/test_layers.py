@@ -33,7 +33,7 @@ def imports(name: str, path: Path) -> list[tuple[str, bool]]:
         if isinstance(node, ast.If | ast.Try):
             top |= {id(n) for n in ast.walk(node)}
     found = []
-    for node in ast.walk(tree):
+    for node, _ in sources.statements(tree):  # imports are statements
         if isinstance(node, ast.Import):
             found += [(alias.name, id(node) in top) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):

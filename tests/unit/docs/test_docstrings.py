@@ -19,7 +19,8 @@ def figures_in_docstrings(path: Path) -> list[str]:
     """``name: figure`` for each docstring of the module (its own, its classes', its
     functions') that quotes a measured figure."""
     found = []
-    for node in ast.walk(sources.tree(path)):
+    tree = sources.tree(path)
+    for node in [tree, *(node for node, _ in sources.statements(tree))]:
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             doc = ast.get_docstring(node, clean=False) or ""
             found += [f"{getattr(node, 'name', '<module>')}: {m.group(0)}"
