@@ -29,6 +29,7 @@ from rescind.engine.writes import Write, record, record_stream
 from rescind.graph.cypher import query
 from rescind.graph.queries import MEMORY_TOTAL
 from rescind.graph.store import TenantGraph, connect
+from rescind.runtime.server import EmbeddedFalkorDB
 
 RAW_UNWIND = """
 UNWIND $rows AS r
@@ -49,7 +50,8 @@ class Results:
     retraction: dict = field(default_factory=dict)
     after_write: dict = field(default_factory=dict)
     regions: dict = field(default_factory=dict)
-    gate: dict = field(default_factory=dict)
+    gate: dict = field(default_factory=dict)  # the gate's state on a server of its own
+    gate_beside: dict = field(default_factory=dict)  # the same, its state beside the graph
     live: dict = field(default_factory=dict)
 
 
@@ -137,7 +139,8 @@ def run(url: str, sizes: list[int], samples: int, batch: int, out: Path, command
     rng = random.Random(11)
     # No refresh thread: redrawing ten times a second took a core from the server and slowed
     # a 10k-memory retraction from about 290 to 400 ms. The bar is redrawn between steps.
-    with Progress(console=console, transient=False, auto_refresh=False) as progress:
+    with Progress(console=console, transient=False, auto_refresh=False) as progress, \
+            EmbeddedFalkorDB() as gate_server:  # the gate's state, on a server of its own
         for size in sizes:
             clusters = plain_clusters(size)
             extra = [Cluster(f"big1k-{i}", 1_000) for i in range(5)] + \
@@ -174,9 +177,15 @@ def run(url: str, sizes: list[int], samples: int, batch: int, out: Path, command
                 progress.console.print(f"retraction under live writes at {size:,}: "
                                        f"{res.live[str(size)]}")
             if gate_samples:
+                # The gate's state on a server of its own (RESCIND_GATE_STATE_URL), then
+                # beside the graph, on the graph's server.
                 res.gate[str(size)] = gate_bench.measure(url, graph, len(clusters), gate_samples,
-                                                         write_rate)
+                                                         write_rate, state_url=gate_server.url)
                 progress.console.print(f"gate at {size:,}: {res.gate[str(size)]}")
+                res.gate_beside[str(size)] = gate_bench.measure(
+                    url, graph, len(clusters), gate_samples, write_rate)
+                progress.console.print(f"gate, its state beside the graph, at {size:,}: "
+                                       f"{res.gate_beside[str(size)]}")
             graph.delete()
             # The baseline, same size and same writes, loaded right after: raw UNWIND writes
             # slow down as the graph grows too, so each size is compared with its own.
@@ -247,7 +256,7 @@ def write(res: Results, out: Path) -> None:
             "retraction_region_100": res.retraction,
             "retraction_region_100_after_a_write": res.after_write,
             "regions_in_100k": res.regions, "retraction_under_live_writes": res.live,
-            "gate_decision": res.gate}
+            "gate_decision": res.gate, "gate_decision_state_beside_the_graph": res.gate_beside}
     (out / "engine.json").write_text(json.dumps(data, indent=2) + "\n")
     lines = ["# Engine benchmark\n", f"Command: `{res.command}`  ", f"Machine: {res.machine}\n"]
     for title, table in (
@@ -273,7 +282,7 @@ def write(res: Results, out: Path) -> None:
     if res.live:
         lines += live_bench.table(res.live)
     if res.gate:
-        lines += gate_bench.table(res.gate)
+        lines += gate_bench.table(res.gate, res.gate_beside)
     lines += ["\n## Bulk load of justified writes, from an empty graph\n",
               "Each size is loaded twice, one after the other: through the engine's batched "
               "writes, then as raw batched UNWIND writes of the same memories and edges (no "

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import os
 import random
 import time
 from dataclasses import dataclass
@@ -32,13 +33,15 @@ from rescind.bench.generator import MIX
 from rescind.core.shapes import Mutation
 from rescind.engine import gate
 from rescind.engine.writes import Pipeline, Write, record
+from rescind.graph import gate_state
 from rescind.graph.store import TenantGraph, connect
 
 AT = 1_795_000_000_000_000  # November 2026, in epoch µs: when the payments are asked about
 BLOCK = 25  # asks per block; blocks alternate between the load paused and running
-# The two asks, and a bare PING to the same server at the same pace in blocks of its own: under
-# the writes FalkorDB commits a write holding the server's lock (a relation's merge included),
-# so the PING's tail is the floor of any gate that reads or records on this server.
+# The two asks, and a bare PING to the server the gate's state is on, at the same pace in blocks
+# of its own: under the writes FalkorDB commits a write holding the graph's server's lock (a
+# relation's merge included), so beside the graph the PING's tail is the floor of any gate that
+# reads or records there; on a server of its own, the floor of that server.
 KINDS = ("new", "release", "ping")
 OBSERVED = round(100 * MIX["observation"])  # observations of each generated vendor (o0, o1, …)
 
@@ -110,8 +113,9 @@ def ask(graph: TenantGraph, call: gate.GateCall, policy: gate.GatePolicy,
 
 
 def _ping(graph: TenantGraph) -> tuple[float, bool, float]:
+    conn = gate_state.of(graph.conn)  # the server the gate's state is on
     t = time.perf_counter()
-    graph.conn.ping()
+    conn.ping()
     return time.perf_counter() - t, True, 0.0
 
 
@@ -232,7 +236,31 @@ def _stats(waited: list[float], spent: list[float], recorded: list[float]) -> di
 
 def measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: float,
             asks_per_s: float = 20.0, warmup_s: float = 0.5, settle: bool = True,
-            kept_facts: bool = True) -> dict:
+            kept_facts: bool = True, state_url: str | None = None) -> dict:
+    """``_measure`` with the gate's state (its kept facts and its ledger) on the server at
+    ``state_url`` (``rescind.graph.gate_state``; the writer process too), or, if None, beside
+    the graph on its own server."""
+    before = os.environ.get(gate_state.ENV)
+    if state_url:
+        os.environ[gate_state.ENV] = state_url
+    else:
+        os.environ.pop(gate_state.ENV, None)
+    graph.gate_log_ready = False  # its ledger is seeded where it is now kept
+    try:
+        out = _measure(url, graph, vendors, samples, rate, asks_per_s, warmup_s, settle,
+                       kept_facts)
+    finally:
+        if before is None:
+            os.environ.pop(gate_state.ENV, None)
+        else:
+            os.environ[gate_state.ENV] = before
+        graph.gate_log_ready = False
+    out["gate_state"] = "own server" if state_url else "the graph's server"
+    return out
+
+
+def _measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: float,
+             asks_per_s: float, warmup_s: float, settle: bool, kept_facts: bool) -> dict:
     """``samples`` asks of each kind with the load running and as many with it paused, in
     alternating blocks; the write rate is what landed while asks were timed under load.
     ``vendors``: the generator's sources ``vendor0`` … in the graph (the writes rest on them).
@@ -307,8 +335,12 @@ def measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: floa
     return out
 
 
-def table(results: dict[str, dict]) -> list[str]:
-    """The markdown rows of ``measure``'s results, by graph size."""
+def table(results: dict[str, dict], beside: dict[str, dict] | None = None) -> list[str]:
+    """The markdown rows of ``measure``'s results, by graph size (``beside``: the same with
+    the gate's state beside the graph, each size's rows after the first's)."""
+    rows = [(size, r) for size, r in results.items()]
+    rows += [(size, r) for size, r in (beside or {}).items()]
+    rows.sort(key=lambda x: int(x[0]))
     paced = next(iter(results.values()))["asks_per_s"]
     lines = ["\n## The payment gate's decision while justified writes run\n",
              "What the gate worker does for each question: `judge` then `record` (the decision "
@@ -330,30 +362,36 @@ def table(results: dict[str, dict]) -> list[str]:
              "*The writer*: the share of the time the writer process spent writing (planning, "
              "the batch, and the read after it; it takes what arrived meanwhile as its next "
              "batch), and its mean batch time, while the asks were timed.\n",
-             "| graph (memories) | ask | live: median / p90 / p99 ms | live, the ask alone: "
-             "median / p99 ms | live, the record: median / p99 ms | quiet: median / p90 / p99 ms "
-             "| runs each | writes/s during the live asks | the writer: busy share, mean batch ms "
-             "|",
-             "|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "*The gate's state*: where the gate's kept facts and its ledger are "
+             "(`RESCIND_GATE_STATE_URL`, `rescind.graph.gate_state`): on a server of their own "
+             "(the same binary, on which no graph is written), or beside the graph on its "
+             "server, whose lock FalkorDB holds while it commits each write.\n",
+             "| graph (memories) | ask | the gate's state | live: median / p90 / p99 ms | live, "
+             "the ask alone: median / p99 ms | live, the record: median / p99 ms | quiet: median "
+             "/ p90 / p99 ms | runs each | writes/s during the live asks | the writer: busy "
+             "share, mean batch ms |",
+             "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"]
 
     def kept(kind: str, live: dict) -> str:  # a PING records nothing; older runs had no split
         if kind == "ping" or "record_median_ms" not in live:
             return "-"
         return f"{live['record_median_ms']} / {live['record_p99_ms']}"
 
-    for size, r in results.items():
+    for size, r in rows:
         for kind in (k for k in KINDS if f"{k}_live" in r):  # runs before the PING had none
             live, quiet = r[f"{kind}_live"], r[f"{kind}_quiet"]
-            lines.append(f"| {int(size):,} | {kind} | {live['median_ms']} / {live['p90_ms']} / "
+            lines.append(f"| {int(size):,} | {kind} | {r.get('gate_state', '-')} | "
+                         f"{live['median_ms']} / {live['p90_ms']} / "
                          f"**{live['p99_ms']}** | {live['service_median_ms']} / "
                          f"{live['service_p99_ms']} | {kept(kind, live)} | {quiet['median_ms']} / "
                          f"{quiet['p90_ms']} / {quiet['p99_ms']} | {live['runs']} | "
                          f"{r['writes_per_s']:,} | {r.get('writer_busy_share') or '-'}, "
                          f"{r.get('writer_batch_mean_ms') or '-'} |")
-    for size, r in results.items():  # runs before the kept facts had none of this
+    for size, r in rows:  # runs before the kept facts had none of this
         if "kept_facts" in r:
-            lines.append(f"\nAt {int(size):,}: the gate read its cones from the facts the "
-                         f"writer keeps: {'yes' if r['kept_facts'] else 'no'}; cones read "
-                         f"there {r['cones_read_from_kept_facts']:,}, from the graph "
+            lines.append(f"\nAt {int(size):,}, the gate's state on {r.get('gate_state', '-')}: "
+                         f"the gate read its cones from the facts the writer keeps: "
+                         f"{'yes' if r['kept_facts'] else 'no'}; cones read there "
+                         f"{r['cones_read_from_kept_facts']:,}, from the graph "
                          f"{r['cones_read_from_the_graph']:,}.")
     return lines + [""]

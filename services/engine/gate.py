@@ -307,8 +307,8 @@ def log_of(graph: TenantGraph) -> str:
     if getattr(graph, "gate_log_ready", False):  # TenantGraph.delete clears it
         return key
     ready = layout.gate_log_ready_key(graph.tenant)
-    seeded = layout.gate_allowed_ready_key(graph.tenant)
-    if graph.conn.exists(ready, seeded) < 2:
+    # The log is in the graph's server; the ledger may be on a server of its own (gate_state).
+    if not graph.conn.exists(ready) or not gate_ledger.seeded(graph.conn, graph.tenant):
         with graph.exclusive(purpose="gate-log"):
             if not graph.conn.exists(ready):
                 _make_log(graph, key)

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import redis
 
 from rescind.contract.layout import gate_facts_busy_key, gate_facts_epoch_key, gate_facts_key
-from rescind.graph import gate_ledger
+from rescind.graph import gate_ledger, gate_state
 from rescind.graph.cone import Cone, add_row
 from rescind.transport.connection import run_script
 
@@ -162,6 +162,7 @@ def read(conn: redis.Redis, tenant: str, targets: list[str], proposals: bool = F
     """The cone upstream of ``targets`` from the kept facts (with each target's stored
     proposal, if ``proposals``), or, if any fact is missing or stale, the tags under which a
     read of the graph made after this can be kept (``fill``)."""
+    conn = gate_state.of(conn)
     return _parse_read(run_script(conn, _READ, _keys(tenant),
                             [LIMIT, "1" if proposals else "0", *targets]), targets)
 
@@ -191,6 +192,7 @@ def _parse_read(reply, targets: list[str]) -> Hit | Tags:
 def tags(conn: redis.Redis, tenant: str) -> tuple[Tags, bool]:
     """The current tags: take them before a graph read whose facts are to be kept; and
     whether the rules kept are valid under them (if not, read them too)."""
+    conn = gate_state.of(conn)
     m, f, rules = conn.hmget(gate_facts_epoch_key(tenant), "m", "f", "rules")
     at = Tags(_text(m) if m is not None else "0", _text(f) if f is not None else "0")
     return at, rules is not None and _text(rules).startswith(f"{at.m}|")
@@ -201,6 +203,7 @@ def fill(conn: redis.Redis, tenant: str, at: Tags, rows: Iterable[list],
     """Keep ``rows`` (of ``queries.CONE``), the ``proposals`` (action id -> its row of
     ``ACTIONS_IN``) and the ``rules``, all read from the graph after ``at`` was taken: refused
     (False) if anything that may change them happened since."""
+    conn = gate_state.of(conn)
     proposals = proposals or {}
     args: list = [at.m, at.f, "" if rules is None else json.dumps(rules)]
     for row in rows:
@@ -216,6 +219,7 @@ def touch(conn: redis.Redis, tenant: str, ids: Iterable[str], token: str | None 
     facts of the memories ``ids``: theirs are deleted, nothing is kept in between, and no read
     made before either call is kept. Returns the token and the tags a read made after it is
     kept under. Should the call after never come, the token expires and every fact with it."""
+    conn = gate_state.of(conn)
     phase, token = ("begin", uuid.uuid4().hex) if token is None else ("end", token)
     m, f = run_script(conn, _TOUCH, _keys(tenant), [phase, token, ttl_ms, *dict.fromkeys(ids)])
     return token, Tags(_text(m), _text(f))
@@ -225,6 +229,7 @@ def touch(conn: redis.Redis, tenant: str, ids: Iterable[str], token: str | None 
 def mutating(conn: redis.Redis, tenant: str, ttl_ms: int = BUSY_TTL_MS) -> Iterator[None]:
     """Around any write that may change facts not named in advance: every fact kept is
     invalid from the start, and none is kept until it is done."""
+    conn = gate_state.of(conn)
     token, keys = uuid.uuid4().hex, _keys(tenant)[1:]
     run_script(conn, _MUTATE, keys, ["begin", token, ttl_ms])
     try:
@@ -236,6 +241,7 @@ def mutating(conn: redis.Redis, tenant: str, ttl_ms: int = BUSY_TTL_MS) -> Itera
 def forget(conn: redis.Redis, tenant: str) -> None:
     """The tenant's graph is gone: so are its facts, and the gate's ledger beside them
     (its aggregate and the decisions not yet copied into the gate log, which goes too)."""
+    conn = gate_state.of(conn)
     gate_ledger.forget(conn, tenant)
     conn.delete(gate_facts_key(tenant))
     conn.hdel(gate_facts_epoch_key(tenant), "rules")

@@ -40,6 +40,7 @@ from rescind.contract.layout import (
     gate_decisions_key,
     gate_uncopied_key,
 )
+from rescind.graph import gate_state
 from rescind.transport.connection import run_script, script_sha
 
 # KEYS: versions, then the sets. ARGV: since (µs). Returns, per set, its version and its
@@ -111,6 +112,7 @@ class Call:
 def run_beside(conn: redis.Redis, calls: list[Call]) -> list[object]:
     """Every call of ``calls`` in one round trip (a pipeline, not a transaction: each script
     is atomic on its own), their replies read."""
+    conn = gate_state.of(conn)
     for attempt in (1, 2):
         pipe = conn.pipeline(transaction=False)
         for c in calls:
@@ -188,6 +190,7 @@ def record(conn: redis.Redis, tenant: str, record_id: str, props: dict, allowed:
     ``judged_on`` is given and either set moved since it was read, nothing is kept and the
     aggregate as it is now is returned (judge again, then record that); else None. Members
     asked ``keep_us`` before this one are dropped from its sets."""
+    conn = gate_state.of(conn)
     by_keys = sets(tenant, account_key, payee_key) if allowed else []
     at = int(props["at"])
     since = judged_on.since if judged_on is not None else at - keep_us
@@ -204,6 +207,7 @@ def record(conn: redis.Redis, tenant: str, record_id: str, props: dict, allowed:
 
 def pending(conn: redis.Redis, tenant: str, limit: int = 500) -> list[dict]:
     """Up to ``limit`` decisions not yet copied into the gate log, oldest first."""
+    conn = gate_state.of(conn)
     ids = conn.zrange(gate_uncopied_key(tenant), 0, limit - 1)
     if not ids:
         return []
@@ -213,12 +217,14 @@ def pending(conn: redis.Redis, tenant: str, limit: int = 500) -> list[dict]:
 
 def copied(conn: redis.Redis, tenant: str, ids: list[str]) -> None:
     """``ids`` are in the gate log now: they are no longer kept here."""
+    conn = gate_state.of(conn)
     if ids:
         run_script(conn, _COPIED, [gate_decisions_key(tenant), gate_uncopied_key(tenant)], ids)
 
 
 def uncopied(conn: redis.Redis, tenant: str) -> int:
     """How many decisions are not yet in the gate log."""
+    conn = gate_state.of(conn)
     return conn.zcard(gate_uncopied_key(tenant))
 
 
@@ -226,6 +232,7 @@ def seed(conn: redis.Redis, tenant: str, rows: Iterable[Sequence]) -> None:
     """Add allowed decisions read from the gate log (``id, execution, amount, at,
     account_key, payee_key``) to the aggregate, once, when it is first used: a member is
     added as the record would have (adding one again changes nothing)."""
+    conn = gate_state.of(conn)
     pipe = conn.pipeline(transaction=False)
     for record_id, execution, amount, at, account_key, payee_key in rows:
         for _, key in sets(tenant, account_key, payee_key):
@@ -237,11 +244,13 @@ def seed(conn: redis.Redis, tenant: str, rows: Iterable[Sequence]) -> None:
 
 def seeded(conn: redis.Redis, tenant: str) -> bool:
     """Whether the aggregate was seeded from the gate log (``seed``)."""
+    conn = gate_state.of(conn)
     return bool(conn.exists(gate_allowed_ready_key(tenant)))
 
 
 def forget(conn: redis.Redis, tenant: str) -> None:
     """The tenant's graph is gone: so are its gate's aggregate and uncopied decisions."""
+    conn = gate_state.of(conn)
     versions = gate_allowed_versions_key(tenant)
     keys = [_text(k) for k in conn.hkeys(versions)]
     for i in range(0, len(keys), 500):
