@@ -7,10 +7,15 @@ checks run when the graph is wrapped: each problem is a warning, or an error in 
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import string
+import warnings
 from typing import Any
 
-from .config import InterceptConfig
+from .config import InterceptConfig, UserSource, fields
+
+log = logging.getLogger("rescind.middleware")
 
 
 class ConfigWarning(UserWarning):
@@ -49,6 +54,30 @@ def problems(graph: Any, config: InterceptConfig, whole_system: bool = True) -> 
                                  f"{', '.join(missing)}, which the tool does not take (its "
                                  f"arguments: {', '.join(sorted(args))})")
     return found
+
+
+def anonymous_users(users: UserSource, values: dict, running: int) -> bool:
+    """The user's source was filled with nothing of the run's (``user:anonymous``): with
+    several runs at once (``running``), a loud warning naming what to set, since every
+    user's word is then one source (retracting one person's takes out everyone's memories).
+    True once warned (the caller warns once); False when alone (nothing said yet)."""
+    if running < 2:
+        return False
+    needed = sorted(fields(users.source) - set(values)) or ["user_id"]
+    names = ", ".join(needed)
+    sample = ", ".join(f'"{n}": ...' for n in needed)
+    problem = (f"users.source {users.source!r} needs {names}, which neither the run's "
+               f"configurable nor its runtime context holds: the messages of several runs "
+               f"at once are all recorded as one source, user:anonymous, and retracting one "
+               f"person's word would take out every user's memories. Pass {names} with each "
+               f"run: graph.invoke(..., {{\"configurable\": {{{sample}}}}}), or "
+               f"context={{{sample}}} (a field of the graph's context_schema), or set "
+               f"users.source to a template over a value you pass")
+    log.warning("%s", problem)
+    # warnings made errors: said in the log already, and the recording goes on
+    with contextlib.suppress(ConfigWarning):
+        warnings.warn(problem, ConfigWarning, stacklevel=2)
+    return True
 
 
 def graph_tools(graph: Any) -> dict[str, Any]:

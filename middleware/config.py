@@ -121,14 +121,18 @@ class SourceTool(BaseModel):
         return identity.source_name(_fill_known(self.source, vouched))
 
 
+ANONYMOUS = "user:anonymous"  # the user's source when nothing of the run fills its template
+
+
 class UserSource(BaseModel):
     """The user's messages, as the model receives them, are observations of this source."""
 
     model_config = ConfigDict(extra="forbid")
 
     source: str = Field("user:{user_id}", description="Source id template, formatted with the "
-                        "run's config values (set by the operator's code); `user:anonymous` "
-                        "when they do not fill it")
+                        "run's config values and runtime context fields (set by the operator's "
+                        "code); `user:anonymous` when they do not fill it (warned of when "
+                        "several runs are at once)")
     domain: str | None = Field(None, description="Trust domain template; default: the source")
 
 
@@ -204,7 +208,8 @@ class InterceptConfig(BaseModel):
     run_keys: list[str] = Field(["user_id", "thread_id", "assistant_id"], description="Names "
                                 "of the run's `configurable` values that templates may use "
                                 "besides the tool's arguments: the check at wrap time accepts "
-                                "them (at run time every `configurable` value fills templates)")
+                                "them (at run time every `configurable` value and runtime "
+                                "context field fills templates)")
     gate_timeout_s: float = Field(5.0, description="No answer in time: the action does not run")
     spool_dir: Path = Field(default_factory=default_dir, description="Where events wait on "
                             "local disk until their stream has them, one folder per tenant; "
@@ -266,13 +271,47 @@ def _fill_known(template: str, values: dict) -> str:
 
 
 def configurable() -> dict:
-    """The current run's ``configurable`` values (what the operator's code passed to the
-    graph), {} outside a run: where vouched attributes are read, never from a tool's call."""
+    """The current run's values set by the operator's code (``plain_values`` of its
+    configurable), {} outside a run: where templates (``user:{user_id}``) and vouched
+    attributes are read, never from a tool's call."""
     try:
         from langgraph.config import get_config
 
         conf = get_config().get("configurable", {})
     except (RuntimeError, ImportError):
         return {}
-    return {k: v for k, v in conf.items()
-            if isinstance(k, str) and not k.startswith("__") and isinstance(v, str | int | float)}
+    return plain_values(conf)
+
+
+def plain_values(conf: dict) -> dict:
+    """The plain values (text and numbers) a run's ``configurable`` (``conf``) holds: its own
+    (``user_id``, ``thread_id``...), and the fields of the run's runtime context (LangGraph
+    1.x's ``graph.invoke(..., context=...)``, read by nodes through ``Runtime``, kept in the
+    configurable under a private key), a ``configurable`` value winning over a context field
+    of the same name."""
+    out = context_values(conf.get(_RUNTIME))
+    out.update((k, v) for k, v in conf.items()
+               if isinstance(k, str) and not k.startswith("__") and isinstance(v, _PLAIN))
+    return out
+
+
+_RUNTIME = "__pregel_runtime"  # where LangGraph keeps a run's ``Runtime`` in its config
+_PLAIN = (str, int, float)
+
+
+def context_values(runtime: object) -> dict:
+    """The plain fields (text and numbers) of a run's runtime context: a dataclass, a pydantic
+    model, a dict (a TypedDict schema) or any object with attributes; {} with none."""
+    context = getattr(runtime, "context", None)
+    if context is None:
+        return {}
+    if isinstance(context, dict):
+        fields_ = context
+    else:
+        fields_ = getattr(context, "__dict__", None)
+        if fields_ is None:  # slots: a dataclass's declared fields
+            names = getattr(context, "__dataclass_fields__", None) or ()
+            fields_ = {n: getattr(context, n, None) for n in names}
+    return {k: v for k, v in fields_.items()
+            if isinstance(k, str) and not k.startswith("_") and isinstance(v, _PLAIN)
+            and not isinstance(v, bool)}

@@ -286,11 +286,22 @@ class Contexts:
                 ctx = self._by_run[run] = RunContext()
             return ctx
 
-    def begin(self, run: str, inputs: set[str] | None = None):
-        """A root run starts: its context is new, ``inputs`` (the texts of its input) are the
-        user's; returns what ``end`` needs."""
+    def running(self) -> int:
+        """Runs with a context now (at once, or ended with steps still to run)."""
+        return len(self._by_run)
+
+    def begin(self, run: str, inputs: set[str] | None = None,
+              continues: RunContext | None = None):
+        """A root run starts: its context is new (or ``continues``, an interrupted run's, which
+        it resumes), ``inputs`` (the texts of its input) are the user's; returns what ``end``
+        needs."""
         with self._lock:
-            self._by_run[run] = RunContext(inputs=set(inputs or ()))
+            if continues is None:
+                self._by_run[run] = RunContext(inputs=set(inputs or ()))
+            else:
+                with continues.lock:
+                    continues.inputs = set(inputs or ())  # the resuming invocation's only
+                self._by_run[run] = continues
         return _RUN.set(run)
 
     def end(self, run: str, token) -> RunContext | None:

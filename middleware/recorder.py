@@ -22,11 +22,13 @@ from rescind.contract import events as ev
 from rescind.contract.kinds import WRITTEN_KINDS
 from rescind.contract.text import escape
 
-from .config import ActionTool, InterceptConfig, fill
+from .checks import anonymous_users
+from .config import ANONYMOUS, ActionTool, InterceptConfig, configurable, fill
 from .context import STORE, TOOL, USER, WRITTEN, Contexts
 from .gate import GateClient, GateRefused
 from .ids import event_id
 from .publisher import LINGER_S, Publisher
+from .resume import Resumes
 from .status import StatusCache
 
 log = logging.getLogger("rescind.recorder")
@@ -238,6 +240,8 @@ class Recorder:
         self._adopted: set[str] = set()  # store memories adopted by this process
         self._said: dict[str, None] = {}  # user messages recorded already (bounded, in order)
         self._said_lock = threading.Lock()
+        self._told_anonymous = False  # several runs' users were one source: warned once
+        self.resumes = Resumes()  # interrupted runs' contexts, until resumed
         # Per message text, its escaped text and observation id: a conversation's messages are
         # shown to the model again at every call, and each is hashed once.
         self._observed: dict[str, tuple[str, str]] = {}
@@ -393,6 +397,8 @@ class Recorder:
 
     def wrote(self, run: str, key: str, value: dict, before: dict | None) -> None:
         """The agent put ``value`` at ``key``, which held ``before`` (None: nothing)."""
+        if said := self.resumes.said(run):  # a resume value not delivered yet: before it
+            self.defer(self.user_said, run, said, configurable(), self.stamp(run))
         span = self.span("rescind.store put", run, {"rescind.key": key})
         if span is trace.INVALID_SPAN:  # no span of its own (nothing exported): the run's
             stamp = self.clock(), self.contexts.get(run).span
@@ -437,8 +443,18 @@ class Recorder:
     def model_turn(self, run: str, agent: str | None, said: list[tuple[str, str]],
                    values: dict | Callable[[], dict], stamp: tuple | None = None) -> None:
         """A model call starts, its input holding the user's messages ``said`` ((message id,
-        text) each): each becomes an observation of the user's source once. ``values``: the
-        run's config values, or what reads them (called only when a message is new)."""
+        text) each): each becomes an observation of the user's source once (``user_said``).
+        ``values``: the run's config values, or what reads them (called only when a message
+        is new)."""
+        self.user_said(run, said, values, stamp)
+        self.contexts.model_turn(run, agent)
+
+    def user_said(self, run: str, said: list[tuple[str, str]],
+                  values: dict | Callable[[], dict], stamp: tuple | None = None) -> None:
+        """The user's statements ``said`` ((message id, text) each) are delivered to the run;
+        each becomes an observation of the user's source once (``users.source`` filled with
+        the run's ``values``; with nothing to fill it, ``user:anonymous``, said out loud once
+        several runs are at once)."""
         users = self.config.users
         for message_id, text in said if users is not None else ():
             if not text.strip():
@@ -452,13 +468,15 @@ class Recorder:
                         del self._said[next(iter(self._said))]
             if new:
                 values = values() if callable(values) else values
-                source = fill(users.source, values, default="user:anonymous")
+                source = fill(users.source, values, default=ANONYMOUS)
+                if source == ANONYMOUS and not self._told_anonymous:
+                    self._told_anonymous = anonymous_users(users, values,
+                                                           self.contexts.running())
                 domain = fill(users.domain, values, default=source) if users.domain else None
                 self.publisher.publish(ev.ObservationRecorded(
                     **self._base(run, stamp), source=source, source_kind="user",
                     source_domain=domain, text=text[:ev.MAX_TEXT]))
             self.contexts.deliver(run, oid, text, USER)
-        self.contexts.model_turn(run, agent)
 
     def source_result(self, run: str, tool: str, values: dict, output: str,
                       stamp: tuple | None = None, run_values: dict | None = None) -> str | None:
