@@ -14,6 +14,7 @@ from .config import configurable
 from .context import TOOL, current_run, run_key
 from .gate import GateRefused
 from .recorder import Recorder
+from .resume import interrupted
 
 
 class RescindCallbacks(BaseCallbackHandler):
@@ -31,12 +32,17 @@ class RescindCallbacks(BaseCallbackHandler):
         if parent_run_id is None:  # a top-level invocation: its own context and trace
             # Its input's texts are the user's word; a message the program builds is not.
             run = str(run_id)
-            self._roots[run_id] = self.recorder.contexts.begin(run, _texts(inputs))
+            # an invocation resuming an interrupt continues the interrupted run's context
+            kept = self.recorder.resumes.begin(run, inputs, (kw.get("metadata") or {})
+                                               .get("thread_id"))
+            self._roots[run_id] = self.recorder.contexts.begin(run, _texts(inputs), kept)
             self.recorder.contexts.get(run).span = self.recorder.run_span(run)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, error: BaseException | None = None,
                      **kw: Any) -> None:
         if run_id not in self._roots:  # a node's output: the human messages it built
+            if error is not None and interrupted(error):  # the run stops at an interrupt
+                self.recorder.resumes.stopped(run_key(), error)
             # Only a graph's task (a node, a functional-API task, the input's start) hands the
             # state what it returns: the runnables inside a node return to the node, whose own
             # end follows with what it returns.
@@ -49,6 +55,7 @@ class RescindCallbacks(BaseCallbackHandler):
             return
         run = str(run_id)
         ctx = self.recorder.contexts.get(run)
+        self.recorder.resumes.end(run, ctx)  # kept if an interrupt stopped it
         self.recorder.contexts.leave(self._roots.pop(run_id))
         # Dropped once the steps the run asked for have run (they use it).
         self.recorder.defer(self.recorder.contexts.drop, run)
@@ -64,6 +71,7 @@ class RescindCallbacks(BaseCallbackHandler):
                             metadata: dict | None = None, **kw: Any) -> None:
         meta = metadata or {}
         run = current_run(meta.get("thread_id"))
+        self._resumed(run)
         # Noted now (a message's id, which the state may give it later), read by a step.
         shown = []
         for m in (m for batch in messages for m in batch):
@@ -83,6 +91,7 @@ class RescindCallbacks(BaseCallbackHandler):
                       **kw: Any) -> None:
         name = (serialized or {}).get("name") or kw.get("name", "")
         thread = current_run((metadata or {}).get("thread_id"))
+        self._resumed(thread)
         args = inputs if isinstance(inputs, dict) else _args(input_str)
         call_id = str(kw.get("tool_call_id") or (metadata or {}).get("tool_call_id") or run_id)
         self._tools[run_id] = (name, thread, args, call_id)
@@ -100,6 +109,13 @@ class RescindCallbacks(BaseCallbackHandler):
             span.record_exception(exc)
             span.end()
             raise
+
+    def _resumed(self, run: str) -> None:
+        """The run's resume value, the resuming user's word, delivered by the run's first step
+        that sees its config values (a model call, a tool call, a store write)."""
+        if said := self.recorder.resumes.said(run):
+            self.recorder.defer(self.recorder.user_said, run, said, configurable(),
+                                self.recorder.stamp(run))
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kw: Any) -> None:
         name, thread, args, call_id = self._tools.pop(run_id, ("", current_run(), {}, ""))
