@@ -11,8 +11,9 @@ longer one: "BA1326" of "BA1326 LHR-EDI"; short codes such as "P-31", "AR7"), am
 separators, with their currency), dates and times (09:30, 9.30 am, 10:00-11:00, ISO dates,
 20 Nov 2026), small numbers with the word that says what they count ("gate 22", "bay 14",
 "6°C", "41 GW"), names however short (runs of capitalised words and each of their words:
-"Harbor Lane Bakery", "Hull"; a word any sentence may start with is none, and a single word
-that starts a sentence of the write is not looked for), and the phrases between values
+"Harbor Lane Bakery", "Hull", or of words in capitals: "BLUE HERON FOODS LTD"; a word any
+sentence may start with is none, a single word that starts a sentence of the write is not
+looked for, nor one inside a longer name it uses: "Köln" of "Köln-Ost"), and the phrases between values
 (addresses, titles). Labels are not facts: "Bank account:" before a value, one or two words
 just before it ("bank account GB33 …", "IBAN GB33 …"), or before a phrase.
 

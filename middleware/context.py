@@ -18,6 +18,9 @@ of what uses it (a payment on the plan it wrote). A memory written in an earlier
 when read from the store, or quoted in a prompt the program built (``Contexts.quoted``: a
 running summary in the system prompt). What uses a write of the run rests on that write, not
 on what the write rests on: a payment follows its plan (withdraw the plan, the payment falls).
+The user's messages of a run are one source: a justification holding another once they count
+as one adds nothing and is dropped (``_by_source``), as a plan note adding to them only what a
+prompt restating the plan says already.
 When it uses none (rule ``turn-context``): of what the model's latest call was shown since the
 call before it started (the run's own writes only if nothing else), the items sharing the most
 content words with the write, one after another while each adds a word; when none shares a

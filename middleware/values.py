@@ -23,7 +23,9 @@ same value:
   and year). A weekday alone is not a date, nor is a year, nor "the 3rd floor" (an ordinal
   followed by what it ranks).
 - **Times** (``time``): "HH:MM" from "09:30", "9.30 am", "9:30am", "15h30", "noon", each end
-  of a range ("10:00-11:00", "9-11am"). Time zones are not read.
+  of a range ("10:00-11:00", "9-11am"), and said in words: "half past nine", "quarter to ten",
+  "nine o'clock", "at nine thirty", "… in the evening" (``_TIME_WORDS``). Time zones are not
+  read.
 """
 
 from __future__ import annotations
@@ -418,7 +420,7 @@ _NOT_RANKED = frozenset(("instead", "please", "then", "ok", "okay", "works", "su
 def _times(look: _Look, out: set[Fact], spans: list[Span]) -> None:
     text = look.text
     out.update(("time", t) for word, t in _NAMED_TIMES.items() if word in look.words)
-    if look.words & _TIME_HINTS:
+    if _may_say_time(look):
         _worded_times(text, out, spans)
         spans.sort()
     if not look.digit:
@@ -446,14 +448,34 @@ def _times(look: _Look, out: set[Fact], spans: list[Span]) -> None:
         spans.append(m.span())
 
 
-_TIME_HINTS = frozenset(("past", "after", "to", "before", "clock", "oclock", "at", "oh",
-                         "am", "pm", "morning", "afternoon", "evening", "night", "tonight"))
+_RELATIVE = frozenset(("past", "after", "to", "before"))
+_CUES = frozenset(("at", "am", "pm", "morning", "afternoon", "evening", "night", "tonight"))
+_HOUR_WORDS = frozenset(_SMALL[1:13])
+_PARTS = frozenset(("half", "quarter", "minute", "minutes"))
+
+
+def _may_say_time(look: _Look) -> bool:
+    """Whether a text's words can say a time in words (``_TIME_WORDS``): the pattern is run
+    only then, as most texts have "to" or "at" and no hour said in words."""
+    words = look.words
+    if not words or "clock" in words or "oclock" in words:
+        return bool(words)
+    hours = not words.isdisjoint(_HOUR_WORDS)
+    if hours:
+        return not (words.isdisjoint(_RELATIVE) and words.isdisjoint(_CUES))
+    return look.digit and not words.isdisjoint(_RELATIVE) and not words.isdisjoint(_PARTS)
 
 
 def _worded_times(text: str, out: set[Fact], spans: list[Span]) -> None:
-    """Times said in words (``_TIME_WORDS``), each as "HH:MM"."""
-    for m in _TIME_WORDS.finditer(text):
-        if _inside(m.span(), spans):
+    """Times said in words (``_TIME_WORDS``), each as "HH:MM": the pattern is tried only
+    where a word a time can start with stands ("half", "at", an hour or minutes)."""
+    done = 0
+    for w in _TOKEN.finditer(text):
+        if w.start() < done or w.group().casefold() not in _TIME_STARTS \
+                and not (w.group().isdigit() and len(w.group()) <= 2):
+            continue
+        m = _TIME_WORDS.match(text, w.start())
+        if m is None or _inside(m.span(), spans):
             continue
         cued = m["at"] or m["ap"] or m["part"] or m["night"] or m["tonight"]
         if m["h3"] is not None:  # "nine thirty": a time only with "at" or a part of the day
@@ -487,6 +509,11 @@ def _worded_times(text: str, out: set[Fact], spans: list[Span]) -> None:
             hour %= 12
         out.add(("time", f"{hour:02d}:{minute:02d}"))
         spans.append(m.span())
+        done = m.end()
+
+
+_TOKEN = re.compile(r"[^\W_]+")
+_TIME_STARTS = frozenset((*_SMALL[1:], *_TENS_WORDS[:4], "half", "quarter", "a", "at"))
 
 
 def _hour(text: str) -> int | None:
