@@ -102,13 +102,11 @@ class Later:
     turns with it on the interpreter lock. Asking for a step is an append, without a lock and
     without waking the thread: while steps keep coming the thread looks every ``linger_s``; it
     sleeps once idle for ``idle_s`` (``IDLE_S``: two looks) and only then is woken, by the
-    next step. Each look costs a thread wake-up (30 to 80 µs of CPU on a shared 2-core VM):
-    idle for a second at 50 ms, 20 looks were 1.1 ms per burst, more than the burst's own
-    recording (docs/performance.md). Each batch of steps is run between ``around``'s two
-    calls (the publisher's ``hold`` and ``release``: its events leave in one send, at its
-    end). A step that
-    raises is logged and counted (``failed``); the steps after it still run, and the agent
-    never sees the error."""
+    next step: each look is a thread wake-up, which costs CPU whether or not there is a step
+    to run (docs/performance.md, "Figures behind the code"). Each batch of steps is run
+    between ``around``'s two calls (the publisher's ``hold`` and ``release``: its events
+    leave in one send, at its end). A step that raises is logged and counted (``failed``);
+    the steps after it still run, and the agent never sees the error."""
 
     def __init__(self, linger_s: float = LINGER_S, batch: int = _LATER_BATCH,
                  idle_s: float | None = None,
