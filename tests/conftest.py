@@ -17,10 +17,12 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+from _pytest.assertion.rewrite import AssertionRewritingHook
 from _pytest.mark.expression import Expression
 
 from rescind.runtime.server import EmbeddedFalkorDB
@@ -71,8 +73,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # refuses to start a server while another `up` serves elsewhere).
     os.environ["RESCIND_RUN_DIR"] = tempfile.mkdtemp(prefix="rescind-up-")
     # Property tests draw a sample when the run is the unit half alone, their full counts
-    # otherwise (tests/support/examples.py); decided before any test module is imported.
-    examples.choose(selected_kinds(config) == {"unit"})
+    # otherwise (tests/support/examples.py); decided before any test module is imported, and
+    # not in xdist's controller, which imports none.
+    if not config.getoption("numprocesses", 0) or hasattr(config, "workerinput"):
+        examples.choose(selected_kinds(config) == {"unit"})
 
 
 def selected_kinds(config: pytest.Config) -> set[str]:
@@ -86,8 +90,22 @@ def selected_kinds(config: pytest.Config) -> set[str]:
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    return (f"property tests: {examples._mode} counts "
+    return (f"property tests: {examples.mode(selected_kinds(config) == {'unit'})} counts "
             "(tests/support/examples.py; RESCIND_HYPOTHESIS=sample|thorough)")
+
+
+def _rewrite_only_the_tests() -> None:
+    """pytest rewrites the asserts of every module of a package that ships a pytest plugin
+    (hypothesis, anyio, langsmith through LangChain) when it is imported, and with
+    PYTHONDONTWRITEBYTECODE keeps none of them: about 2.4 s of CPU per process, in every
+    worker, for asserts no test reads. The tests and conftests are still rewritten."""
+    for hook in sys.meta_path:
+        if isinstance(hook, AssertionRewritingHook):
+            hook._must_rewrite.clear()
+            hook._marked_for_rewrite_cache.clear()
+
+
+_rewrite_only_the_tests()
 
 
 def kind_of(item: pytest.Item) -> str:
