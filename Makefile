@@ -87,7 +87,8 @@ test-cluster: $(STAMP)
 		-n $(CLUSTER_WORKERS) $(CLUSTER_SUITES)
 
 # One kind at a time (markers applied by folder): unit needs no server and takes seconds.
-# With no path named, tests/conftest.py spreads them over a worker per core.
+# With no path named, tests/conftest.py spreads them over a worker per core. The unit half alone
+# draws a sample of each property test (tests/support/examples.py); `make test` the full counts.
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest -q $(DURATIONS) -m unit
 
