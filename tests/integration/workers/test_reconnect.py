@@ -16,6 +16,7 @@ from rescind.graph.store import TenantGraph, connect
 from rescind.middleware.publisher import Publisher
 from rescind.runtime.server import EmbeddedFalkorDB
 from rescind.workers.app import WorkerSettings, WorkerThread
+from rescind.workers.link import Link
 
 AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 
@@ -30,6 +31,21 @@ def count(url: str, tenant: str) -> int:
     return g.rows("MATCH (m:Mem) RETURN count(m)")[0][0] if g.exists() else 0
 
 
+def pauses_while_down(monkeypatch) -> list[float]:
+    """The pauses the workers' link chooses before each probe while the server is away."""
+    chosen: list[float] = []
+    pause = Link.pause
+
+    def counted(self: Link) -> float:
+        down, seconds = not self.up, pause(self)
+        if down:
+            chosen.append(seconds)
+        return seconds
+
+    monkeypatch.setattr(Link, "pause", counted)
+    return chosen
+
+
 def until(check, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while not check():
@@ -38,8 +54,13 @@ def until(check, timeout: float, what: str) -> None:
 
 
 @pytest.mark.parametrize("keeps_data", [True, False], ids=["with-its-data", "empty"])
-def test_workers_come_back_when_the_server_does_and_say_it_once(tmp_path, caplog, keeps_data):
+def test_workers_come_back_when_the_server_does_and_say_it_once(tmp_path, caplog, keeps_data,
+                                                                monkeypatch):
+    """Stopped, then started on the same port after several failed probes (each pause longer
+    than the last): the workers take the next event within a pause, and say once that they lost
+    the server and once that it answers again, with no traceback."""
     t = "reconnect"
+    probes = pauses_while_down(monkeypatch)
     server = EmbeddedFalkorDB(tmp_path / "data" if keeps_data else None).start()
     port = server.port
     tenants.create(connect(server.url), t, by="tests")
@@ -52,7 +73,9 @@ def test_workers_come_back_when_the_server_does_and_say_it_once(tmp_path, caplog
             pub.flush()
             until(lambda: count(server.url, t) == 1, 10, "the first event never landed")
             server.stop()
-            time.sleep(4)  # several probes, each pause longer than the last
+            # several probes, each pause longer than the last (0.1 s, 0.2, 0.4, 0.8 s)
+            until(lambda: len(probes) >= 4, 20, "the workers did not look for the server")
+            assert probes[:4] == sorted(set(probes[:4]))
             server = EmbeddedFalkorDB(tmp_path / "data" if keeps_data else None, port=port)
             server.start()
             if not keeps_data:  # an empty server: the tenant is created again
