@@ -111,7 +111,7 @@ def _fold_into_aof_base(conn: redis.Redis) -> None:
     with the square of the graph (measured: docs/performance.md, "Restart")."""
     try:
         if conn.info("persistence").get("aof_enabled"):
-            conn.bgrewriteaof()  # a rewrite in progress: Redis schedules another after it
+            connection.rewrite_aof(conn, timeout_s=5.0)
     except redis.RedisError as exc:  # a restart is slower, nothing is lost: go on
         log.warning("could not ask FalkorDB for an AOF rewrite after creating indexes: %s", exc)
 

@@ -196,3 +196,29 @@ def run_script(conn: Client, script: str, keys: list[str], args) -> object:
 __all__ = ["Client", "clustered", "connect", "graph_keys", "is_cluster", "live_url", "node_for",
            "pipeline", "primaries", "redirected", "redirection", "replicas", "replicated",
            "run_script", "script_sha", "url_of"]
+
+
+def rewrite_aof(node: redis.Redis, timeout_s: float = 30.0, finished: bool = False) -> bool:
+    """Ask one server for an AOF rewrite that starts after this call; whether it was asked.
+
+    Redis refuses BGREWRITEAOF while a rewrite runs ("already in progress"), and one that
+    started earlier may not hold what was just written (new indexes, a test's last keys), so
+    this waits, up to ``timeout_s``, for that one to end and asks again; with ``finished``, it
+    also waits for the new rewrite to end."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            node.bgrewriteaof()
+            break
+        except redis.ResponseError as exc:
+            if "in progress" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    while finished:
+        info = node.info("persistence")
+        if not (info.get("aof_rewrite_in_progress") or info.get("aof_rewrite_scheduled")):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True

@@ -176,7 +176,7 @@ def test_a_cluster_whose_every_node_came_back_on_a_new_address_is_met_again(tmp_
         conn.set("{moved}:k", "kept")
         ids = sorted(_node_ids(cluster))
         for node in cluster.nodes:  # the AOF on disk before the stop
-            node.client().execute_command("BGREWRITEAOF")
+            assert connection.rewrite_aof(node.client(), finished=True)
     for conf in tmp_path.glob("node-*/nodes.conf"):
         conf.write_text(conf.read_text().replace("127.0.0.1:", "127.0.0.2:"))
 
