@@ -36,6 +36,8 @@ class RescindCallbacks(BaseCallbackHandler):
             kept = self.recorder.resumes.begin(run, inputs, (kw.get("metadata") or {})
                                                .get("thread_id"))
             self._roots[run_id] = self.recorder.contexts.begin(run, _texts(inputs), kept)
+            if len(self._roots) > self.recorder.at_once:  # runs at once: users told apart?
+                self.recorder.at_once = len(self._roots)
             self.recorder.contexts.get(run).span = self.recorder.run_span(run)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, error: BaseException | None = None,

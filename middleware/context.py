@@ -289,10 +289,6 @@ class Contexts:
                 ctx = self._by_run[run] = RunContext()
             return ctx
 
-    def running(self) -> int:
-        """Runs with a context now (at once, or ended with steps still to run)."""
-        return len(self._by_run)
-
     def begin(self, run: str, inputs: set[str] | None = None,
               continues: RunContext | None = None):
         """A root run starts: its context is new (or ``continues``, an interrupted run's, which

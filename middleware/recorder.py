@@ -239,6 +239,7 @@ class Recorder:
         self._said: dict[str, None] = {}  # user messages recorded already (bounded, in order)
         self._said_lock = threading.Lock()
         self._told_anonymous = False  # several runs' users were one source: warned once
+        self.at_once = 1  # the most top-level runs in flight at once so far (callbacks count)
         self.resumes = Resumes()  # interrupted runs' contexts, until resumed
         # Per message text, its escaped text and observation id: a conversation's messages are
         # shown to the model again at every call, and each is hashed once.
@@ -468,8 +469,7 @@ class Recorder:
                 values = values() if callable(values) else values
                 source = fill(users.source, values, default=ANONYMOUS)
                 if source == ANONYMOUS and not self._told_anonymous:
-                    self._told_anonymous = anonymous_users(users, values,
-                                                           self.contexts.running())
+                    self._told_anonymous = anonymous_users(users, values, self.at_once)
                 domain = fill(users.domain, values, default=source) if users.domain else None
                 self.publisher.publish(ev.ObservationRecorded(
                     **self._base(run, stamp), source=source, source_kind="user",

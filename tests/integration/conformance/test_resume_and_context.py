@@ -369,15 +369,24 @@ def test_runs_at_once_with_no_user_id_are_warned_of_loudly(rescind_workers, tena
     graph.rescind.close()
 
 
-def test_one_run_alone_with_no_user_id_is_not_warned_of(rescind_workers, tenant_name):
-    """A single run with no user id (a script, a notebook): recorded as user:anonymous,
-    without a warning, since no two people are folded into one."""
+def test_runs_one_after_another_with_no_user_id_are_not_warned_of(rescind_workers,
+                                                                  tenant_name):
+    """Runs with no user id, one after another (a script, a notebook), even while the first
+    one's recording is still under way: recorded as user:anonymous, without a warning, since
+    no two runs were at once."""
     graph = wrap(_flat(), rescind_workers, tenant_name,
                  sources={"energy_statement": SourceTool(source="energy:{account}")})
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", ConfigWarning)
-        asyncio.run(graph.ainvoke({"messages": [{"role": "user", "content": FLAT["jon"][0]}]}))
+
+    async def one_then_another() -> None:
+        for user in ("jon", "kit"):
+            await graph.ainvoke({"messages": [{"role": "user", "content": FLAT[user][0]}]})
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asyncio.run(one_then_another())
         settle(rescind_workers, graph)
+    assert not [w for w in caught if issubclass(w.category, ConfigWarning)]
     assert {t: js for t, (_, js) in record(rescind_workers, tenant_name).items()} == {
-        FLAT["jon"][1]: {frozenset({"energy:acc-3302", "user:anonymous"})}}
+        FLAT["jon"][1]: {frozenset({"energy:acc-3302", "user:anonymous"})},
+        FLAT["kit"][1]: {frozenset({"energy:acc-3303", "user:anonymous"})}}
     graph.rescind.close()
