@@ -7,12 +7,12 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rescind.middleware.attribution import (
-    _MAX_PARSED,
     Delivered,
     attribute,
     facts,
     minimal_covers,
 )
+from rescind.middleware.facts import _MAX_PARSED
 from tests.support.examples import examples
 
 PORTAL = Delivered("obs-portal", "Northwind Supplies - supplier portal\n"

@@ -9,7 +9,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rescind.middleware.attribution import (
-    _COMMON_CAPITALS,
     Delivered,
     FactIndex,
     attribute,
@@ -17,6 +16,7 @@ from rescind.middleware.attribution import (
     statements,
 )
 from rescind.middleware.context import STORE, TOOL, USER, RunContext
+from rescind.middleware.facts import _COMMON_CAPITALS
 from tests.support.examples import examples
 
 RENDER = [
