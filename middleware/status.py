@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 
 import redis
 from redis.backoff import NoBackoff
@@ -39,6 +40,8 @@ from rescind.transport import connection
 OUT_MEMORIES = "MATCH (m:Mem)-[:STATUS {status: 'OUT'}]->() RETURN m.id"  # see rescind.graph.queries
 log = logging.getLogger("rescind.status")
 BATCH = 10_000  # status entries read at a time
+IDLE_BLOCK_MS = 2_000  # one blocking read per this while nothing arrives
+RECHECK_S = 30.0  # and the full catch-up at least this often even so
 
 
 class StatusCache:
@@ -92,16 +95,20 @@ class StatusCache:
             try:
                 read = self._catch_up()
                 self._tried.set()
-                if not read:
-                    self._wait(500)
+                # Idle, only the blocking read runs: the catch-up's transaction (and the check
+                # for lost entries in it) waits until an entry arrives, or a while has passed.
+                since = time.monotonic()
+                while not read and not self._stop.is_set():
+                    read = self._wait(IDLE_BLOCK_MS) or time.monotonic() - since > RECHECK_S
             except Exception:  # noqa: BLE001 - Redis away, or a reply it could not read: again
                 self._tried.set()
                 self._stop.wait(1.0)
 
-    def _wait(self, block_ms: int) -> None:
-        """Until an entry after the last one accounted for arrives, or ``block_ms`` passes; the
-        entry is read by the next ``_catch_up``, with the check for lost entries."""
-        self._conn.xread({self._stream: self._last}, count=1, block=block_ms)
+    def _wait(self, block_ms: int) -> bool:
+        """Until an entry after the last one accounted for arrives, or ``block_ms`` passes:
+        whether one did. It is read by the next ``_catch_up``, with the check for lost
+        entries."""
+        return bool(self._conn.xread({self._stream: self._last}, count=1, block=block_ms))
 
     def _catch_up(self) -> int:
         """Snapshot if due, then read what is new; the number of entries read (1 for a
