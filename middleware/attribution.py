@@ -95,6 +95,7 @@ class FactIndex:
 
     def __init__(self) -> None:
         self.numbers: dict[str, set[str]] = {}
+        self.currencies: dict[str, dict[str, set[str]]] = {}  # number -> item -> currencies
         self.ids: dict[str, set[str]] = {}
         self.ids_by_start: dict[str, list[str]] = {}  # first 4 characters -> ids
         self.phrases: dict[str, set[str]] = {}  # " phrase ", as it stands among the words
@@ -121,6 +122,9 @@ class FactIndex:
                 self.terms.setdefault(item, set()).add(key)
             elif kind == "num":
                 self.numbers.setdefault(key, set()).add(item)
+            elif kind == "cur":  # "1450 GBP": the currency the item states that amount in
+                n, code = key.split(" ", 1)
+                self.currencies.setdefault(n, {}).setdefault(item, set()).add(code)
             elif kind in _VALUE_KINDS:
                 self.values.setdefault((kind, key), set()).add(item)
             elif kind == "date":
@@ -150,7 +154,9 @@ class FactIndex:
         that wrote it: one model output, none of its writes was shown to the other)."""
         t = target if target is not None else _Target(written)
         exclude = {exclude} if isinstance(exclude, str) else set(exclude or ())
-        families = [items for n in t.numbers if (items := self.numbers.get(n)) is not None]
+        families = [self._in_currency(n, items, t.currencies.get(n)) for n in t.numbers
+                    if (items := self.numbers.get(n)) is not None]
+        families = [f for f in families if f]
         families += [items for v in t.values if (items := self.values.get(v)) is not None]
         families += [items for date in t.dates if (items := self._dated(date))]
         if t.starts is None:  # not plain ASCII words: every fact is looked for in the text
@@ -180,6 +186,16 @@ class FactIndex:
         if self.said:  # words no premise has, which a user's statement says: it is needed too
             covers = self._with_statements(covers, t.content_words, exclude, limit)
         return Attribution(covers, MATCHED)
+
+    def _in_currency(self, n: str, items: set[str], codes: set[str] | None) -> set[str]:
+        """The items stating the number ``n`` that the write's amount can be: an amount the
+        write states in a currency (``codes``) is the same amount stated without one, never one
+        an item states only in other currencies ("£1,450.00" is not "$1,450.00")."""
+        stated = self.currencies.get(n)
+        if not codes or not stated:
+            return items
+        return {item for item in items if item not in stated
+                or any(_v.same_currency(a, b) for a in stated[item] for b in codes)}
 
     def _dated(self, date: str) -> set[str]:
         """The items stating a date that can be ``date`` (``values.compatible``): one fact,
@@ -300,6 +316,11 @@ class _Target:
         if "/" in text:
             self.values |= {("path", m.group().casefold()) for m in _PATH.finditer(text)}
         self.dates = [v for k, v in found if k == "date"]
+        self.currencies: dict[str, set[str]] = {}  # number -> the currencies it is stated in
+        for k, v in found:
+            if k == "cur":
+                n, code = v.split(" ", 1)
+                self.currencies.setdefault(n, set()).add(code)
         self.numbers |= {v for k, v in found if k == "num"}
         self.numbers |= {n for x in leaves if isinstance(x, int | float)
                          and (n := _number(x)) is not None}

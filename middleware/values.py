@@ -12,6 +12,10 @@ same value:
 - **Amounts**: a number next to a currency, as a symbol or a code ("€1.250,00", "1 250,00 EUR",
   "10 000 kr", "$410m"): the number, whatever the currency (an invoice's total is the same fact
   in the mail and in the note that writes "EUR" for "€"); spaces and dots group thousands here.
+  The currency it is stated in is a fact beside it (``cur``, "1450 GBP"): an amount with a
+  currency is the same amount without one ("RENT 1,450.00 DR" states what "£1,450.00" does),
+  never one in another currency. Without a currency, an amount is one when its thousands are
+  grouped by commas or it has two decimals, standing alone ("1,450.00", "318.40").
 - **Quantities** (``qty``): a number, in digits or words, and the noun it counts, singular:
   "three nights" = "3 nights", "thirty-six months" = "36-month"; a percentage ("5%", "five per
   cent") is one with the unit "%".
@@ -158,6 +162,8 @@ _NUMBER = re.compile(r"(?=[-+\d])(?<![\w.,])[-+]?(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d
                      r"(?:\s(?P<s>million|billion|thousand))?(?![\w]|[.,]\d)", _I)
 _GROUPED = re.compile(r"(?<![\w.,])(?:(?P<g>\d{1,3}(?:[\u00a0\u202f ]\d{3})+(?:,\d{1,2})?)"
                       r"|(?P<k>\d{1,3}(?:\.\d)?)[kK])(?![\w]|[.,]\d|[\u00a0\u202f ]\d)")
+_BARE = re.compile(r"(?<![\w.,/\-:'])(?P<a>\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d+\.\d{2})"
+                   r"(?![\w%]|[.,/\-:']\w)")
 _PERCENT = re.compile(r"(?=\d)(?<![\w.,])(?P<n>\d+(?:[.,]\d+)?)\s?(?:%|per\s?cent\b)", _I)
 _PER_CENT = re.compile(r"\s?(?:%|per\s?cent\b)", _I)
 _UNIT = re.compile(r"(?:[ \t]|-(?=[^\W\d_]))(?P<u>[^\W\d_]{2,})(?![\w])")
@@ -168,6 +174,15 @@ via into onto x is are was were be been am will would can could may might must d
 has have had it its this that these those there here what which who when where why how i you
 he she we they me him her us them my your his our their more less most least other another
 else times"""))
+
+
+def same_currency(a: str, b: str) -> bool:
+    """Whether two currency codes (``currency_code``) can be one currency: equal, or "kr" and
+    the Swedish, Norwegian, Danish or Icelandic krona it may be."""
+    return a == b or ("kr" in (a, b) and (b if a == "kr" else a) in _KRONA)
+
+
+_KRONA = frozenset(("SEK", "NOK", "DKK", "ISK"))
 
 
 def canonical(x: Decimal) -> str:
@@ -546,12 +561,22 @@ def _numbers(look: _Look, out: set[Fact], spans: list[Span]) -> None:
             x *= _SCALE_OF.get(scale, 1)
             if significant(x, money=True):
                 out.add(("num", canonical(x)))
+                if (code := currency_code(m["c1"] or m["c2"])) is not None:
+                    out.add(("cur", f"{canonical(x)} {code}"))  # the currency it is stated in
                 spans.append(m.span())  # no identifier, no phrase runs across an amount
             elif (unit := currency_code(m["c1"] or m["c2"])) is not None:
                 out.add(("qty", f"{canonical(x)} {unit}"))  # "CHF 90": small, with its currency
     for m in _PERCENT.finditer(text) if "%" in text or look.words & _CENT else ():
         if not _inside(m.span(), spans) and (x := amount_of(m["n"])) is not None:
             out.add(("qty", f"{canonical(x)} %"))  # in place, as a quantity's words are
+    # with no currency, as a statement's column prints it ("1,450.00 DR", "162.00"): thousands
+    # grouped by commas or two decimals, standing alone (no code word runs across it)
+    for m in _BARE.finditer(text) if "," in text or "." in text else ():
+        if not _inside(m.span(), spans) and (x := amount_of(m["a"])) is not None \
+                and significant(x, money=True):
+            out.add(("num", canonical(x)))
+            spans.append(m.span())
+    spans.sort()
     # with no currency: thousands grouped by spaces ("4 000", "47 695,83") and "60k"
     for m in _GROUPED.finditer(text) if " " in text or "k" in text or "K" in text else ():
         if _inside(m.span(), spans):
@@ -642,4 +667,5 @@ def might_hold(text: str) -> bool:
 _HINTS = _NUMBER_WORDS | _ORDINAL_WORDS
 
 __all__ = ["CODES", "CURRENCY", "MONTHS", "currency_code", "WEEKDAYS", "amount_of", "canonical", "compatible",
-           "date_key", "might_hold", "number_of", "numbers", "scan", "significant", "words_number"]
+           "date_key", "might_hold", "number_of", "numbers", "same_currency", "scan", "significant",
+           "words_number"]
