@@ -146,7 +146,9 @@ def test_a_write_the_server_refuses_is_found_among_good_ones_and_dead_lettered_o
         time.sleep(1.0)  # more rounds: nothing more is tried or said
     failed = [r for r in caplog.records if f"writes of tenant {t} failed" in r.getMessage()]
     assert len(failed) == 1
-    assert 0 < landed - failed[0].created < settings.retry_s + 1.0  # the next round, the split
+    # The split comes at the next round (0.2 s); a loaded machine (CI beside other work) has
+    # been seen to take over a second for the round itself, so the bound is loose.
+    assert 0 < landed - failed[0].created < settings.retry_s + 4.0
     dead = {json.loads(d["body"])["event_id"]: d["reason"] for d in dead_since(conn, start)
             if f'"tenant": "{t}"' in d["body"]}
     assert set(dead) == {"o7", "b22"}
