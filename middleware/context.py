@@ -34,7 +34,9 @@ lock, so that parallel branches do not wait on each other's matching.
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 import threading
 import uuid
 from collections import OrderedDict
@@ -58,6 +60,19 @@ _RUN: ContextVar[str | None] = ContextVar("rescind_run", default=None)
 TOOL, STORE, USER, WRITTEN = "tool", "store", "user", "written"
 _QUOTED = 24  # the shortest text a prompt is looked at for as quoting it
 _REMEMBERED = 100_000  # tool calls (and built messages) remembered across runs, the oldest dropped
+_SPACE = re.compile(r"\s")
+
+
+@functools.lru_cache(maxsize=64)
+def _windows(text: str) -> dict[str, list[int]]:
+    """The first ``_QUOTED`` characters from each word's start in ``text`` (its start, and
+    after each white space), with where they are. A program sends the same system prompt at
+    every model call: kept for the last few texts, so a long prompt is read once, not at
+    every call."""
+    found: dict[str, list[int]] = {}
+    for i in [0, *(m.end() for m in _SPACE.finditer(text))]:
+        found.setdefault(text[i:i + _QUOTED], []).append(i)
+    return found
 # Items' facts kept across runs (``ItemFacts``): texts are the agent's input, any size, so both
 # how many and how much text are bounded; a longer text is computed each time it is needed.
 _KEPT_ITEMS = 4096
@@ -343,15 +358,16 @@ class Contexts:
         ctx = self.get(run)
         with ctx.lock:
             inputs = [t for t in ctx.inputs if len(t) >= _QUOTED and " " in t and t in text]
-        found: list[tuple[str, object]] = []
+        found: list[tuple[int, tuple[str, object]]] = []
         if self._written:
-            words = [0] + [i + 1 for i, c in enumerate(text) if c.isspace()]
+            windows = _windows(text)
             with self._lock:
-                for i in words:
-                    for whole, known in self._written.get(text[i:i + _QUOTED], {}).items():
-                        if text.startswith(whole, i):
-                            found.append(known)
-        for mem_id, value in found:
+                small, big = sorted((windows, self._written), key=len)
+                for key in [k for k in small if k in big]:
+                    for whole, known in self._written[key].items():
+                        found += [(i, known) for i in windows[key] if text.startswith(whole, i)]
+        found.sort(key=lambda hit: hit[0])  # as the prompt quotes them
+        for _, (mem_id, value) in found:
             ctx.deliver(mem_id, value, STORE)
         return [(f"input:{hash(t)}", t) for t in inputs]
 
