@@ -44,6 +44,7 @@ from .facts import (
     asked_names,
     facts,
     key_words,
+    pairs_of,
     statements,
     words_of,
 )
@@ -76,7 +77,10 @@ def attribute(written: object, delivered: Sequence[Delivered],
               limit: int = MAX_JUSTIFICATIONS) -> Attribution:
     """The justifications of ``written`` among ``delivered``: every minimal set of items that
     states every fact of theirs the written value uses."""
-    return attribute_facts(written, {item.id: facts(item.value) for item in delivered}, limit)
+    index = FactIndex()
+    for item in delivered:
+        index.add(item.id, facts(item.value), words_of(item.value))
+    return index.attribute(written, limit=limit)
 
 
 def attribute_facts(written: object, stated_by: Mapping[str, Iterable[tuple[str, str]]],
@@ -106,6 +110,7 @@ class FactIndex:
         self.names: dict[str, set[str]] = {}  # "harbor lane bakery" -> items
         self.names_by_first: dict[str, list[str]] = {}  # first word -> names
         self.short_ids: dict[str, set[str]] = {}  # "p31", "ar7": matched as whole identifiers
+        self.pairs: dict[str, set[str]] = {}  # "aisle seat" -> the items stating it
         self.said: dict[str, set[str]] = {}  # a word a user's statement says -> the messages
         self.terms: dict[str, set[str]] = {}  # item -> its content words
 
@@ -120,6 +125,8 @@ class FactIndex:
                 self.said.setdefault(key, set()).add(item)
             elif kind == "key":  # a word of a key: no fact, a word the item has
                 self.terms.setdefault(item, set()).add(key)
+            elif kind == "pair":
+                self.pairs.setdefault(key, set()).add(item)
             elif kind == "num":
                 self.numbers.setdefault(key, set()).add(item)
             elif kind == "cur":  # "1450 GBP": the currency the item states that amount in
@@ -180,9 +187,13 @@ class FactIndex:
         if exclude:
             families = [f - exclude if not exclude.isdisjoint(f) else f for f in families]
             families = [f for f in families if f]
-        if not families:
+        phrased = {p: f for p in t.pairs if (items := self.pairs.get(p))
+                   and (f := items - exclude)} if self.pairs else {}
+        if not families and not phrased:
             return Attribution([], "none")
         covers = minimal_covers(families, limit)
+        if phrased:  # things stated in words that no premise found has: their items too
+            covers = self._with_phrases(covers, phrased, limit)
         if self.said:  # words no premise has, which a user's statement says: it is needed too
             covers = self._with_statements(covers, t.content_words, exclude, limit)
         return Attribution(covers, MATCHED)
@@ -204,6 +215,24 @@ class FactIndex:
         return {item for key, items in self.dates.items()
                 if any(_v.compatible(a, b) for a in date.split("|") for b in key.split("|"))
                 for item in items}
+
+    def _with_phrases(self, covers: list[tuple[str, ...]], phrased: dict[str, set[str]],
+                      limit: int) -> list[tuple[str, ...]]:
+        """Each justification, with the items stating the two-word phrases of the write
+        ("aisle seat") whose words none of its premises has: a phrase a premise found by its
+        values has a word of already adds nothing ("2 of 3 detached houses" written "detached
+        homes"), so a phrase only shared with another item never outranks the item that
+        states it with the rest."""
+        grown: set[frozenset[str]] = set()
+        for cover in covers:
+            used = set().union(*(self.terms.get(p, ()) for p in cover))
+            needed = [f for p, f in phrased.items()
+                      if f.isdisjoint(cover) and used.isdisjoint(p.split(" "))]
+            grown.update(frozenset(cover) | set(more)
+                         for more in (minimal_covers(needed, limit) if needed else [()]))
+        minimal = [c for c in grown if c and not any(o < c for o in grown)]
+        return [tuple(sorted(c)) for c in sorted(minimal, key=lambda c: (len(c), sorted(c)))
+                ][:limit]
 
     def _with_statements(self, covers: list[tuple[str, ...]], words: frozenset[str],
                          exclude: set[str], limit: int) -> list[tuple[str, ...]]:
@@ -286,6 +315,7 @@ class _Target:
         self.compact = _compact_folded(folded)
         self.word_set = set(words)
         self.content_words = _content(self.word_set)  # words_of(written)
+        self.pairs = pairs_of(words)  # the two-word phrases it may restate
         self.capitals = _capitals("\n".join(str(x) for x in leaves))  # where names are
         self.starts: list[int] | None = None
         span = _digit_span(text)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import itertools
 import json
 import re
 from collections.abc import Iterable
@@ -119,9 +120,14 @@ def asked_names(value: object) -> set[tuple[str, str]]:
                 words = _words(clause.casefold())[:1]
                 mine = not question or (words and words[0] in _FIRST_PERSON)
                 (stated if mine else asked).update(_names(clause))
+            # a question's or a request's pairs ("can you book an aisle seat?") ask for a thing
+            words = _words(sentence.casefold())
+            requested = question or bool(words) and (
+                words[0] in _REQUESTS or "please" in words or _ASKING.match(" ".join(words)))
+            (asked if requested else stated).update(_pairs(sentence))
     topic = _topic(value)
     if topic is not None:  # a topic to work on ("heat pumps in norway") asks, states nothing
-        asked |= {f for f in _segment_facts(topic) if f[0] in ("text", "name")}
+        asked |= {f for f in _segment_facts(topic) if f[0] in ("text", "name", "pair")}
     return asked - stated
 
 
@@ -221,6 +227,7 @@ def _segment_facts(segment: str) -> set[tuple[str, str]]:
             words = _words(piece.casefold())
             if before_value and len(words) <= _LABEL_WORDS:
                 continue  # an unmarked label
+            out |= _pairs(piece, label=before_value)
             shown = _words(piece) if len(words) > 2 else []
             for drop in range(_LABEL_WORDS + 1):  # and an address or a name less one or two
                 rest = words[drop:]  # leading words, which may be its label ("ship to …")
@@ -233,6 +240,37 @@ def _segment_facts(segment: str) -> set[tuple[str, str]]:
                 if len(phrase) <= _PHRASE_MAX:
                     out.add(("text", phrase))
     return out | _names(segment)
+
+
+def _pairs(piece: str, label: bool = False) -> set[tuple[str, str]]:
+    """The phrases of two plain words inside a piece of text (an adjective and its noun, two
+    nouns: "aisle seat", "vegetarian meal", "gluten free"), as ("pair", "aisle seat"): a
+    thing stated in words, matched when a write restates it (``FactIndex``'s ``pairs``). Both
+    words are lowercase (a capitalised run is a name), adjacent with no punctuation between,
+    and neither is a word any text uses ("the", "next", "please", a number's or a date's
+    word); the last two words before a value are its label ("bank account GB33 …"), no pair."""
+    out: set[tuple[str, str]] = set()
+    runs = [run.split() for run in _PUNCTUATION.split(piece)]
+    if label:
+        runs[-1] = runs[-1][:-_LABEL_WORDS]
+    for words in runs:
+        for a, b in itertools.pairwise(words):
+            if _pair_word(a) and _pair_word(b):
+                out.add(("pair", f"{a} {b}"))
+    return out
+
+
+def _pair_word(word: str) -> bool:
+    """A plain lowercase word of three letters or more that is no word any text uses, nor an
+    adverb ("renews automatically" says how, in the writer's own wording, not what)."""
+    return len(word) > 2 and word.isalpha() and word.islower() and word not in _PLAIN \
+        and not word.endswith("ly")
+
+
+def pairs_of(words: list[str]) -> set[str]:
+    """The two-word phrases a written value's words (case-folded, ``_words``) may restate: each
+    two adjacent words that can be a pair's (``_pairs``)."""
+    return {f"{a} {b}" for a, b in itertools.pairwise(words) if _pair_word(a) and _pair_word(b)}
 
 
 def _mixed(compact: str) -> bool:
@@ -437,6 +475,20 @@ than then till until since per via are was were has had have its our you your th
 all any each every only just some not now out off also into within without between among
 around near next last this that these those there here when what which who whose how why
 """))
+
+
+# Punctuation that ends a two-word phrase ("aisle seat, vegetarian meal": no "seat vegetarian").
+_PUNCTUATION = re.compile(r"[^\w\s'’\-]+|\s[\-–—]\s")
+# Words no two-word phrase has: words any text uses, requests, and the words of values.
+_PLAIN = _FUNCTION_WORDS | _COMMON_CAPITALS | _REQUESTS | _v.STOP | _v.CODES \
+    | frozenset(_v.MONTHS) | frozenset(_v.WEEKDAYS) | frozenset(_v.UNITS) | frozenset(_v.TENS) \
+    | frozenset(re.findall(r"\S+", """
+    more most less very much many such same other another own only also still even really
+    always never often usually sometimes again already almost about around thing things stuff
+    way ways lot lots kind sort part bit good great nice best better well like want wants need
+    needs know think said says new old one ones first last next previous current following
+    time times day days week weeks month months year years today tonight morning evening
+    please thanks thank hello dear regards yes okay sure"""))
 
 
 def _leaves(value: object, depth: int = 0, keys: list | None = None) -> Iterable[object]:

@@ -111,7 +111,7 @@ def test_a_temperature_is_a_fact_with_its_unit(t, shown, written):
     is an alternative for the town only, so the note rests on the forecast alone."""
     forecast = Delivered("weather", f"York, 2026-12-05: heavy rain, {t}{shown}")
     user = Delivered("user", "I'm off to York on Friday. What to pack?")
-    a = attribute(f"Pack a waterproof for York: {t}{written.strip()} and heavy rain",
+    a = attribute(f"Pack a waterproof for York: {t}{written.strip()} and rain",
                   [forecast, user])
     same = shown.strip() == written
     assert a.justifications == ([("weather",)] if same else [("user",), ("weather",)])
@@ -166,7 +166,7 @@ def test_the_fallback_picks_the_items_sharing_the_write_s_words():
     ctx.deliver("parking", {"text": "Parking is underground, visitors use the east ramp"}, STORE)
     ctx.deliver("wifi", {"text": "Wi-Fi network is open, no password"}, STORE)
     ctx.deliver("user", "Where do I leave the car at the office?", USER)
-    found, rule = ctx.justifications({"text": "Visitors park underground via the east ramp"},
+    found, rule = ctx.justifications({"text": "Visitors park underground, ramp on the east"},
                                      "note")
     assert (found, rule) == ([["parking"]], "turn-context")
     ctx.deliver("tool", "Sunny all week", TOOL)  # shares nothing: the tool result, as before
