@@ -6,7 +6,8 @@ separators, with their currency), dates and times (09:30, 9.30 am, 10:00-11:00, 
 20 Nov 2026), small numbers with the word that says what they count ("gate 22", "bay 14",
 "6°C", "41 GW"), names however short (runs of capitalised words and each of their words:
 "Harbor Lane Bakery", "Hull", or of words in capitals: "BLUE HERON FOODS LTD"; a word any
-sentence may start with is none), and the phrases between values (addresses, titles). Labels
+sentence may start with is none), the phrases between values (addresses, titles) and the
+two-word phrases inside them ("aisle seat", "gluten free": ``_pairs``). Labels
 are not facts: "Bank account:" before a value, one or two words just before it ("bank account
 GB33 …", "IBAN GB33 …"), or before a phrase.
 
