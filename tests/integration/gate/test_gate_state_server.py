@@ -44,7 +44,7 @@ def _gate_state_there(gate_server, monkeypatch):
 
 def _gate_keys(url: str, tenant: str) -> set[str]:
     conn = redis.Redis.from_url(url)
-    return {k.decode() for k in conn.scan_iter(match=f"*{tenant}*:gate:*")
+    return {k.decode() for k in conn.scan_iter(match=f"*{{{tenant}}}:gate:*")
             if not k.decode().endswith(":gate:ready")}  # the log's mark: with the log
 
 
