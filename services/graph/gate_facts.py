@@ -1,4 +1,5 @@
-"""The payment gate's facts, kept beside the graph in plain Redis keys.
+"""The payment gate's facts, kept beside the graph in plain Redis keys (on the graph's server,
+or on one of their own: ``rescind.graph.gate_state``).
 
 FalkorDB merges a relation's pending additions into it on the first read past
 ``DELTA_MAX_PENDING_CHANGES`` (long at a million memories: docs/performance.md), and a query

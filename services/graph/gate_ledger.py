@@ -1,5 +1,6 @@
 """The payment gate's ledger: its aggregate and its decisions, kept in plain Redis keys that
-the gate owns, beside the gate log (a FalkorDB graph, ``layout.gate_log_key``).
+the gate owns, beside the gate log (a FalkorDB graph, ``layout.gate_log_key``), on the
+graph's server or on one of their own (``rescind.graph.gate_state``).
 
 Why here and not in the gate log: a FalkorDB query waits for one of the server's query
 threads, and under a stream of justified writes those are busy with the writer's queries
