@@ -50,18 +50,19 @@ from rescind.workers.app import WorkerSettings, WorkerThread
 from .fidelity_blind import BLIND, BLIND_PROGRAMS
 from .fidelity_blind2 import BLIND2, BLIND2_PROGRAMS
 from .fidelity_blind3 import BLIND3, BLIND3_PROGRAMS
+from .fidelity_blind4 import BLIND4, BLIND4_PROGRAMS
 from .fidelity_heldout import HELD_OUT, HELD_OUT_PROGRAMS
 from .fidelity_programs import PROGRAMS as TUNED
 from .fidelity_programs import Program, Runner
 from .fidelity_time import config_for, measure_time, profile_wrapped, wrapper
 
 # The eight programs the attribution was tuned against, the six once held out from it (tuned
-# on as well since the values round), and three sets written blind, each group scored and
+# on as well since the values round), and four sets written blind, each group scored and
 # reported apart under its key of ``SUMMARIES``.
 PROGRAMS: dict[str, Program] = {**TUNED, **HELD_OUT_PROGRAMS, **BLIND_PROGRAMS, **BLIND2_PROGRAMS,
-                                **BLIND3_PROGRAMS}
+                                **BLIND3_PROGRAMS, **BLIND4_PROGRAMS}
 SUMMARIES = {"tuned": "summary", HELD_OUT: "held_out_summary", BLIND: "blind_summary",
-             BLIND2: "blind2_summary", BLIND3: "blind3_summary"}
+             BLIND2: "blind2_summary", BLIND3: "blind3_summary", BLIND4: "blind4_summary"}
 GROUPS = tuple(SUMMARIES)
 
 Justifications = set[frozenset[str]]
@@ -430,7 +431,9 @@ _SECTIONS = {"tuned": ("tuned", ""),
                       "(`services/bench/fidelity_blind2.py`)."),
              BLIND3: ("third blind", "a third set written blind, in shapes and styles the "
                       "others lack, that nobody tunes against "
-                      "(`services/bench/fidelity_blind3.py`).")}
+                      "(`services/bench/fidelity_blind3.py`)."),
+             BLIND4: ("fourth blind", "a fourth set written blind, measured once at its first "
+                      "run, that nobody tunes against (`services/bench/fidelity_blind4.py`).")}
 
 
 def markdown(doc: dict) -> str:
@@ -444,7 +447,8 @@ def markdown(doc: dict) -> str:
         "the attribution was tuned against), `services/bench/fidelity_heldout.py` (six "
         "written later by someone who had not read the attribution's rules: held out until "
         "the values round tuned on them too) and the blind sets, `fidelity_blind.py`, "
-        "`fidelity_blind2.py` and `fidelity_blind3.py` (written blind, never tuned against).",
+        "`fidelity_blind2.py`, `fidelity_blind3.py` and `fidelity_blind4.py` (written blind, "
+        "never tuned against).",
         ""]
     for group, (title, why) in _SECTIONS.items():
         programs = [p for p in doc["programs"] if p.get("group", "tuned") == group]

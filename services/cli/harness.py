@@ -304,11 +304,11 @@ def bench_fidelity(
                                           "tuned ones, functional, map_reduce, two_tools, "
                                           "langmem, semantic, checkpointer, ten_users, profile, "
                                           "and the six held out, support, research, triage, "
-                                          "travel, manager, rag, and the three sets of six "
+                                          "travel, manager, rag, and the four sets of six "
                                           "written blind)"),
     group: str = typer.Option("", help="Only the programs of one group: tuned, held-out, "
-                                       "blind, blind2 or blind3 (with --programs: both must "
-                                       "hold)"),
+                                       "blind, blind2, blind3 or blind4 (with --programs: "
+                                       "both must hold)"),
     rounds: int = typer.Option(21, help="Timed plays of each program, plain and wrapped "
                                         "alternated (0: no timing)"),
     profile_rounds: int = typer.Option(5, help="Plays of each program under cProfile, plain "
