@@ -1,0 +1,159 @@
+"""The fourth blind programs of `rescind bench fidelity`: their labels are consistent, each
+labels exactly what it writes (and does what its labels assume: the order lookup fails once,
+the trimmed window hides the stock count and the user's message from the reorder note, the
+memory agent never sees the meter or the tariff, the report is shown every finding, the
+dentist memory is updated in place), and `--group blind4` plays them wrapped against the real
+server and reports them apart (what they score is the report's business, not pinned here)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langgraph.store.base import PutOp
+from langgraph.store.memory import InMemoryStore
+from typer.testing import CliRunner
+
+from rescind.bench import fidelity as fid
+from rescind.bench import fidelity_blind4 as b4
+from rescind.bench.fidelity_blind4 import BLIND4, BLIND4_PROGRAMS
+from rescind.bench.fidelity_programs import Policy, Runner
+
+
+def test_every_blind4_program_s_out_when_is_what_its_truth_implies():
+    """Each blind4 program's IN/OUT after every single-source retraction is what its premises
+    imply; a label changed on one side only is refused."""
+    assert len(BLIND4_PROGRAMS) == 6 and {p.group for p in BLIND4_PROGRAMS.values()} == {BLIND4}
+    assert set(BLIND4_PROGRAMS) <= set(fid.PROGRAMS) and BLIND4 in fid.GROUPS
+    assert not set(BLIND4_PROGRAMS) & {n for n, p in fid.PROGRAMS.items() if p.group != BLIND4}
+    for program in BLIND4_PROGRAMS.values():
+        fid.check_labels(program)
+    dentist = BLIND4_PROGRAMS["dentist_memory"]
+    broken = dataclasses.replace(dentist, out_when={**dentist.out_when,
+                                                    "weather:bristol": {b4.APPT}})
+    with pytest.raises(ValueError, match=r"out_when\['weather:bristol'\]"):
+        fid.check_labels(broken)
+
+
+def _spy_puts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The text (or langmem's content) of every value put in any InMemoryStore."""
+    put: list[str] = []
+    batch = InMemoryStore.batch
+
+    def spy(self, ops):
+        ops = list(ops)
+        put.extend(op.value.get("text") or op.value.get("content") for op in ops
+                   if isinstance(op, PutOp) and op.value)
+        return batch(self, ops)
+
+    monkeypatch.setattr(InMemoryStore, "batch", spy)
+    return put
+
+
+@pytest.mark.parametrize("name", list(BLIND4_PROGRAMS))
+def test_a_blind4_program_played_plain_writes_exactly_what_its_truth_labels(name, monkeypatch):
+    """Played unwrapped, every value the program puts in its store is a memory of its truth,
+    and every memory of its truth is put: no write goes unscored, no label is for nothing."""
+    put = _spy_puts(monkeypatch)
+    program = BLIND4_PROGRAMS[name]
+    runner = Runner(lambda g: g)
+    program.play(runner)
+    assert runner.invokes >= 1
+    assert set(put) == set(program.truth)
+
+
+def _shown(monkeypatch: pytest.MonkeyPatch) -> list[list]:
+    """Every list of messages any scripted or policy chat model of the programs is shown."""
+    seen: list[list] = []
+    generate, decide = GenericFakeChatModel._generate, Policy._generate
+
+    def spy(self, messages, *a, **kw):
+        seen.append(list(messages))
+        return generate(self, messages, *a, **kw)
+
+    def spy_policy(self, messages, *a, **kw):
+        seen.append(list(messages))
+        return decide(self, messages, *a, **kw)
+
+    monkeypatch.setattr(GenericFakeChatModel, "_generate", spy)
+    monkeypatch.setattr(Policy, "_generate", spy_policy)
+    return seen
+
+
+def _texts(messages: list) -> str:
+    return "\n".join(str(m.content) for m in messages)
+
+
+def test_the_blind4_programs_do_what_their_labels_assume(monkeypatch):
+    """The order lookup's first answer is an error and its retry the order; the reorder note's
+    call is shown neither the stock count nor the user's message; the memory agent is shown
+    neither meter nor tariff; the report is shown every finding; the dentist memory is one
+    current version, the updated one, under the first one's key."""
+    seen = _shown(monkeypatch)
+    BLIND4_PROGRAMS["support_retry"].play(Runner(lambda g: g))
+    results = [m for m in seen[-1] if m.type == "tool" and m.name == "order_status"]
+    assert [m.status for m in results] == ["error", "success"]
+    assert str(results[1].content) == b4.ORDERS["a-5521"]
+
+    seen.clear()
+    BLIND4_PROGRAMS["reorder_window"].play(Runner(lambda g: g))
+    count_call = next(s for s in seen if s[-1].type == "tool" and s[-1].name == "stock_level")
+    reorder_call = next(s for s in seen
+                        if s[-1].type == "tool" and s[-1].name == "sales_forecast")
+    assert b4.STOCK["sku-77810"] in _texts(count_call)
+    assert b4.SUPPLIERS["sku-77810"] in _texts(reorder_call)
+    assert b4.STOCK["sku-77810"] not in _texts(reorder_call)
+    assert not any(m.type == "human" for m in reorder_call)
+
+    seen.clear()
+    BLIND4_PROGRAMS["energy_handoff"].play(Runner(lambda g: g))
+    memory = [s for s in seen if str(s[0].content).startswith("You keep")]
+    assert memory and all(b4.METERS["em-400217"] not in _texts(s)
+                          and b4.TARIFFS["green-flex"] not in _texts(s) for s in memory)
+    assert "EUR 141.08" in _texts(memory[0])
+
+    seen.clear()
+    BLIND4_PROGRAMS["heat_pump"].play(Runner(lambda g: g))
+    report = [s for s in seen if str(s[0].content).startswith("Write")]
+    assert len(report) == 1 and all(f in _texts(report[0]) for f in b4.FINDINGS.values())
+
+    runner = Runner(lambda g: g)
+    BLIND4_PROGRAMS["dentist_memory"].play(runner)
+    items = runner.graphs[0].store.search(("memories", "hana"))
+    assert [i.value["content"] for i in items] == [b4.APPT_MOVED] and runner.invokes == 2
+    first = [s for s in seen if any(m.type == "tool" and m.name == "manage_memory" for m in s)]
+    assert items[0].key in _texts(first[0])
+
+
+def test_the_blind4_group_runs_wrapped_and_is_scored_apart(tmp_path):
+    """`rescind bench fidelity --group blind4` plays the six programs wrapped on a server of
+    its own, without an error: every memory is scored against its truth, every source the
+    truth names is retracted alone, the store's serving is checked, and the figures are the
+    group's alone, in a section of their own."""
+    from rescind.cli.main import app
+
+    res = CliRunner().invoke(app, ["bench", "fidelity", "--group", "blind4", "--rounds", "0",
+                                   "--profile-rounds", "0", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert "blind4: 12 writes" in res.output and "tuned:" not in res.output
+    doc = json.loads((tmp_path / "fidelity.json").read_text())
+    by = {p["name"]: p for p in doc["programs"]}
+    assert set(by) == set(BLIND4_PROGRAMS) and {p["group"] for p in by.values()} == {BLIND4}
+    assert doc["summary"]["writes"] == doc["blind3_summary"]["writes"] == 0
+    s = doc["blind4_summary"]
+    assert s["writes"] == sum(len(p.truth) for p in BLIND4_PROGRAMS.values()) == 12
+    for program in BLIND4_PROGRAMS.values():
+        got = by[program.name]
+        assert [e for e in got["errors"] if e.startswith("play")] == []
+        assert {w["text"] for w in got["writes"]} == set(program.truth)
+        named = {p for js in program.truth.values() for j in js for p in j
+                 if p not in program.truth}
+        assert named <= {x["source"] for x in got["retractions"]}
+        assert all(x["checked"] == len(program.truth) for x in got["retractions"])
+        assert sum(x["checked"] for x in got["serving"]) > 0
+    md = (tmp_path / "fidelity.md").read_text()
+    assert "## The fourth blind programs" in md and "## The third blind programs" not in md
+    table = md.split("## The fourth blind programs")[1].split("## Time")[0]
+    assert all(f"| {n} |" in table for n in BLIND4_PROGRAMS)
