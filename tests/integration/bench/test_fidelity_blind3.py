@@ -8,67 +8,33 @@ the report's business, not pinned here)."""
 from __future__ import annotations
 
 import dataclasses
-import json
 
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langgraph.store.base import PutOp
-from langgraph.store.memory import InMemoryStore
-from typer.testing import CliRunner
 
 from rescind.bench import fidelity as fid
 from rescind.bench import fidelity_blind3 as b3
 from rescind.bench.fidelity_blind3 import BLIND3, BLIND3_PROGRAMS
 from rescind.bench.fidelity_programs import Policy, Runner
+from tests.support import blind_sets
 
 
 def test_every_blind3_program_s_out_when_is_what_its_truth_implies():
     """Each blind3 program's IN/OUT after every single-source retraction is what its premises
     imply; a label changed on one side only is refused."""
-    assert len(BLIND3_PROGRAMS) == 6 and {p.group for p in BLIND3_PROGRAMS.values()} == {BLIND3}
-    assert set(BLIND3_PROGRAMS) <= set(fid.PROGRAMS) and BLIND3 in fid.GROUPS
-    assert not set(BLIND3_PROGRAMS) & {n for n, p in fid.PROGRAMS.items() if p.group != BLIND3}
-    for program in BLIND3_PROGRAMS.values():
-        fid.check_labels(program)
+    blind_sets.check_registered(BLIND3, BLIND3_PROGRAMS)
     payee = BLIND3_PROGRAMS["payee_approval"]
     broken = dataclasses.replace(payee, out_when={**payee.out_when, "erp:v-20418": {b3.PAYEE}})
     with pytest.raises(ValueError, match=r"out_when\['erp:v-20418'\]"):
         fid.check_labels(broken)
 
 
-def _spy_puts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The text of every value put in any InMemoryStore, sync or async."""
-    put: list[str] = []
-    batch, abatch = InMemoryStore.batch, InMemoryStore.abatch
-
-    def texts(ops):
-        return [op.value.get("text") for op in ops if isinstance(op, PutOp) and op.value]
-
-    def spy(self, ops):
-        ops = list(ops)
-        put.extend(texts(ops))
-        return batch(self, ops)
-
-    async def aspy(self, ops):
-        ops = list(ops)
-        put.extend(texts(ops))
-        return await abatch(self, ops)
-
-    monkeypatch.setattr(InMemoryStore, "batch", spy)
-    monkeypatch.setattr(InMemoryStore, "abatch", aspy)
-    return put
-
 
 @pytest.mark.parametrize("name", list(BLIND3_PROGRAMS))
 def test_a_blind3_program_played_plain_writes_exactly_what_its_truth_labels(name, monkeypatch):
     """Played unwrapped, every value the program puts in its store is a memory of its truth,
     and every memory of its truth is put: no write goes unscored, no label is for nothing."""
-    put = _spy_puts(monkeypatch)
-    program = BLIND3_PROGRAMS[name]
-    runner = Runner(lambda g: g)
-    program.play(runner)
-    assert runner.invokes >= 1
-    assert set(put) == set(program.truth)
+    blind_sets.check_plain_play(BLIND3_PROGRAMS[name], monkeypatch)
 
 
 def _shown(monkeypatch: pytest.MonkeyPatch) -> list[list]:
@@ -94,7 +60,7 @@ def test_the_blind3_programs_do_what_their_labels_assume(monkeypatch):
     reducer is shown all three notes; the graded-out wiki hit never reaches the answer and the
     bylaws search is retried; the customer's name is never shown to the model; the trip is one
     current version, the second; each budget is under its own user from the context."""
-    put = _spy_puts(monkeypatch)
+    put = blind_sets.spy_puts(monkeypatch)
     seen = _shown(monkeypatch)
     BLIND3_PROGRAMS["payee_approval"].play(Runner(lambda g: g))
     assert b3.PAY_THIS_WEEK not in put and b3.PAY_PLAN in put
@@ -137,28 +103,4 @@ def test_the_blind3_group_runs_wrapped_and_is_scored_apart(tmp_path):
     its own, without an error: every memory is scored against its truth, every source the
     truth names is retracted alone, the store's serving is checked, and the figures are the
     group's alone, in a section of their own."""
-    from rescind.cli.main import app
-
-    res = CliRunner().invoke(app, ["bench", "fidelity", "--group", "blind3", "--rounds", "0",
-                                   "--profile-rounds", "0", "--out", str(tmp_path)])
-    assert res.exit_code == 0, res.output
-    assert "blind3: 17 writes" in res.output and "tuned:" not in res.output
-    doc = json.loads((tmp_path / "fidelity.json").read_text())
-    by = {p["name"]: p for p in doc["programs"]}
-    assert set(by) == set(BLIND3_PROGRAMS) and {p["group"] for p in by.values()} == {BLIND3}
-    assert doc["summary"]["writes"] == doc["blind2_summary"]["writes"] == 0
-    s = doc["blind3_summary"]
-    assert s["writes"] == sum(len(p.truth) for p in BLIND3_PROGRAMS.values()) == 17
-    for program in BLIND3_PROGRAMS.values():
-        got = by[program.name]
-        assert [e for e in got["errors"] if e.startswith("play")] == []
-        assert {w["text"] for w in got["writes"]} == set(program.truth)
-        named = {p for js in program.truth.values() for j in js for p in j
-                 if p not in program.truth}
-        assert named <= {x["source"] for x in got["retractions"]}
-        assert all(x["checked"] == len(program.truth) for x in got["retractions"])
-        assert sum(x["checked"] for x in got["serving"]) > 0
-    md = (tmp_path / "fidelity.md").read_text()
-    assert "## The third blind programs" in md and "## The second blind programs" not in md
-    table = md.split("## The third blind programs")[1].split("## Time")[0]
-    assert all(f"| {n} |" in table for n in BLIND3_PROGRAMS)
+    blind_sets.check_wrapped_group(BLIND3, BLIND3_PROGRAMS, tmp_path)

@@ -8,28 +8,21 @@ server and reports them apart (what they score is the report's business, not pin
 from __future__ import annotations
 
 import dataclasses
-import json
 
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langgraph.store.base import PutOp
-from langgraph.store.memory import InMemoryStore
-from typer.testing import CliRunner
 
 from rescind.bench import fidelity as fid
 from rescind.bench import fidelity_blind4 as b4
 from rescind.bench.fidelity_blind4 import BLIND4, BLIND4_PROGRAMS
 from rescind.bench.fidelity_programs import Policy, Runner
+from tests.support import blind_sets
 
 
 def test_every_blind4_program_s_out_when_is_what_its_truth_implies():
     """Each blind4 program's IN/OUT after every single-source retraction is what its premises
     imply; a label changed on one side only is refused."""
-    assert len(BLIND4_PROGRAMS) == 6 and {p.group for p in BLIND4_PROGRAMS.values()} == {BLIND4}
-    assert set(BLIND4_PROGRAMS) <= set(fid.PROGRAMS) and BLIND4 in fid.GROUPS
-    assert not set(BLIND4_PROGRAMS) & {n for n, p in fid.PROGRAMS.items() if p.group != BLIND4}
-    for program in BLIND4_PROGRAMS.values():
-        fid.check_labels(program)
+    blind_sets.check_registered(BLIND4, BLIND4_PROGRAMS)
     dentist = BLIND4_PROGRAMS["dentist_memory"]
     broken = dataclasses.replace(dentist, out_when={**dentist.out_when,
                                                     "weather:bristol": {b4.APPT}})
@@ -37,31 +30,12 @@ def test_every_blind4_program_s_out_when_is_what_its_truth_implies():
         fid.check_labels(broken)
 
 
-def _spy_puts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The text (or langmem's content) of every value put in any InMemoryStore."""
-    put: list[str] = []
-    batch = InMemoryStore.batch
-
-    def spy(self, ops):
-        ops = list(ops)
-        put.extend(op.value.get("text") or op.value.get("content") for op in ops
-                   if isinstance(op, PutOp) and op.value)
-        return batch(self, ops)
-
-    monkeypatch.setattr(InMemoryStore, "batch", spy)
-    return put
-
 
 @pytest.mark.parametrize("name", list(BLIND4_PROGRAMS))
 def test_a_blind4_program_played_plain_writes_exactly_what_its_truth_labels(name, monkeypatch):
     """Played unwrapped, every value the program puts in its store is a memory of its truth,
     and every memory of its truth is put: no write goes unscored, no label is for nothing."""
-    put = _spy_puts(monkeypatch)
-    program = BLIND4_PROGRAMS[name]
-    runner = Runner(lambda g: g)
-    program.play(runner)
-    assert runner.invokes >= 1
-    assert set(put) == set(program.truth)
+    blind_sets.check_plain_play(BLIND4_PROGRAMS[name], monkeypatch)
 
 
 def _shown(monkeypatch: pytest.MonkeyPatch) -> list[list]:
@@ -132,28 +106,4 @@ def test_the_blind4_group_runs_wrapped_and_is_scored_apart(tmp_path):
     its own, without an error: every memory is scored against its truth, every source the
     truth names is retracted alone, the store's serving is checked, and the figures are the
     group's alone, in a section of their own."""
-    from rescind.cli.main import app
-
-    res = CliRunner().invoke(app, ["bench", "fidelity", "--group", "blind4", "--rounds", "0",
-                                   "--profile-rounds", "0", "--out", str(tmp_path)])
-    assert res.exit_code == 0, res.output
-    assert "blind4: 12 writes" in res.output and "tuned:" not in res.output
-    doc = json.loads((tmp_path / "fidelity.json").read_text())
-    by = {p["name"]: p for p in doc["programs"]}
-    assert set(by) == set(BLIND4_PROGRAMS) and {p["group"] for p in by.values()} == {BLIND4}
-    assert doc["summary"]["writes"] == doc["blind3_summary"]["writes"] == 0
-    s = doc["blind4_summary"]
-    assert s["writes"] == sum(len(p.truth) for p in BLIND4_PROGRAMS.values()) == 12
-    for program in BLIND4_PROGRAMS.values():
-        got = by[program.name]
-        assert [e for e in got["errors"] if e.startswith("play")] == []
-        assert {w["text"] for w in got["writes"]} == set(program.truth)
-        named = {p for js in program.truth.values() for j in js for p in j
-                 if p not in program.truth}
-        assert named <= {x["source"] for x in got["retractions"]}
-        assert all(x["checked"] == len(program.truth) for x in got["retractions"])
-        assert sum(x["checked"] for x in got["serving"]) > 0
-    md = (tmp_path / "fidelity.md").read_text()
-    assert "## The fourth blind programs" in md and "## The third blind programs" not in md
-    table = md.split("## The fourth blind programs")[1].split("## Time")[0]
-    assert all(f"| {n} |" in table for n in BLIND4_PROGRAMS)
+    blind_sets.check_wrapped_group(BLIND4, BLIND4_PROGRAMS, tmp_path)
