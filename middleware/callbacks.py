@@ -11,7 +11,7 @@ from langchain_core.messages import BaseMessage
 from opentelemetry import trace
 
 from .config import configurable
-from .context import TOOL, current_run, run_key
+from .context import TOOL, branch_of, current_run, run_key
 from .gate import GateRefused
 from .recorder import Recorder
 from .resume import interrupted
@@ -26,6 +26,7 @@ class RescindCallbacks(BaseCallbackHandler):
         self._tools: dict[UUID, tuple[str, str, dict, str]] = {}
         self._spans: dict[UUID, trace.Span] = {}
         self._roots: dict[UUID, object] = {}
+        self._branches: dict[UUID, tuple[str, ...]] = {}  # a source tool call's branch
 
     def on_chain_start(self, serialized: dict, inputs: Any, *, run_id: UUID,
                        parent_run_id: UUID | None = None, **kw: Any) -> None:
@@ -39,6 +40,11 @@ class RescindCallbacks(BaseCallbackHandler):
             if len(self._roots) > self.recorder.at_once:  # runs at once: users told apart?
                 self.recorder.at_once = len(self._roots)
             self.recorder.contexts.get(run).span = self.recorder.run_span(run)
+        elif _is_task(kw.get("tags")) and (run := run_key()) is not None:
+            # a graph's task: the step it ran at, which tells branches run at once apart
+            meta = kw.get("metadata") or {}
+            self.recorder.contexts.task(run, meta.get("langgraph_checkpoint_ns"),
+                                        meta.get("langgraph_step"))
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, error: BaseException | None = None,
                      **kw: Any) -> None:
@@ -86,7 +92,8 @@ class RescindCallbacks(BaseCallbackHandler):
                 shown.append((None, str(getattr(m, "tool_call_id", ""))))
         self.recorder.defer(_shown, self.recorder, run,
                             meta.get("lc_agent_name") or meta.get("langgraph_node"), shown,
-                            configurable(), self.recorder.stamp(run))
+                            configurable(), self.recorder.stamp(run),
+                            branch_of(meta.get("langgraph_checkpoint_ns")))
 
     def on_tool_start(self, serialized: dict, input_str: str, *, run_id: UUID,
                       metadata: dict | None = None, inputs: dict | None = None,
@@ -97,6 +104,8 @@ class RescindCallbacks(BaseCallbackHandler):
         args = inputs if isinstance(inputs, dict) else _args(input_str)
         call_id = str(kw.get("tool_call_id") or (metadata or {}).get("tool_call_id") or run_id)
         self._tools[run_id] = (name, thread, args, call_id)
+        if name in self.recorder.config.sources:
+            self._branches[run_id] = branch_of((metadata or {}).get("langgraph_checkpoint_ns"))
         span = self.recorder.span(f"rescind.tool {name}", thread, {"rescind.run": thread})
         self._spans[run_id] = span
         if name not in self.recorder.config.actions:  # nothing to do in the span yet
@@ -121,29 +130,32 @@ class RescindCallbacks(BaseCallbackHandler):
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kw: Any) -> None:
         name, thread, args, call_id = self._tools.pop(run_id, ("", current_run(), {}, ""))
+        branch = self._branches.pop(run_id, ())
         span = self._spans.pop(run_id, None) or trace.INVALID_SPAN
         if span is trace.INVALID_SPAN and name not in self.recorder.config.actions:
             # no span of the call's own (nothing exported): what ``use_span`` of it would
             # stamp is the run's span, had without entering it
             if name in self.recorder.config.sources:
                 self._source_end(thread, name, args, output, call_id,
-                                 (self.recorder.clock(), self.recorder.contexts.get(thread).span))
+                                 (self.recorder.clock(), self.recorder.contexts.get(thread).span),
+                                 branch)
             return
         with trace.use_span(span, end_on_exit=True):
             if name in self.recorder.config.sources:
                 self._source_end(thread, name, args, output, call_id,
-                                 self.recorder.stamp(thread))
+                                 self.recorder.stamp(thread), branch)
             elif name in self.recorder.config.actions:
                 self.recorder.action_done(name, call_id, tool_text(output))
 
     def _source_end(self, thread: str, name: str, args: dict, output: Any, call_id: str,
-                    stamp: tuple) -> None:
+                    stamp: tuple, branch: tuple[str, ...] = ()) -> None:
         values = configurable()
         self.recorder.defer(_source_done, self.recorder, thread, name, {**values, **args},
-                            values, tool_text(output), call_id, stamp)
+                            values, tool_text(output), call_id, stamp, branch)
 
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
         name, _, _, action = self._tools.pop(run_id, ("", "", {}, ""))
+        self._branches.pop(run_id, None)
         if name in self.recorder.config.actions and not isinstance(error, GateRefused):
             self.recorder.action_failed(name, action, error)
         span = self._spans.pop(run_id, None)
@@ -153,7 +165,8 @@ class RescindCallbacks(BaseCallbackHandler):
 
 
 def _shown(recorder: Recorder, run: str, agent: str | None,
-           shown: list[tuple[Any, str | None]], values: dict, stamp: tuple) -> None:
+           shown: list[tuple[Any, str | None]], values: dict, stamp: tuple,
+           branch: tuple[str, ...] = ()) -> None:
     """A recording step: a model call was shown ``shown`` (a human message and its id, or a
     tool result's tool-call id): the user's messages (only if the input or the thread holds
     them) and the tool results known by their call ids are delivered, in a new turn."""
@@ -165,18 +178,18 @@ def _shown(recorder: Recorder, run: str, agent: str | None,
             if contexts.is_users(run, text, mid is not None):
                 said.append((str(mid or hash(text)), text))
             else:  # a prompt the program built: the input texts and memories it quotes
-                said += contexts.quoted(run, text)
+                said += contexts.quoted(run, text, branch)
         else:  # shown again (this run's, or a checkpointer's restored one)
             known = contexts.observation_of(mid)
             if known is not None:
-                contexts.deliver(run, known[0], known[1], TOOL)
-    recorder.model_turn(run, agent, said, values, stamp)
+                contexts.deliver(run, known[0], known[1], TOOL, branch)
+    recorder.model_turn(run, agent, said, values, stamp, branch)
 
 
 def _source_done(recorder: Recorder, run: str, name: str, values: dict, run_values: dict,
-                 text: str, call_id: str, stamp: tuple) -> None:
-    """A recording step: a source tool answered ``text``."""
-    found = recorder.observed(run, name, values, text, stamp, run_values)
+                 text: str, call_id: str, stamp: tuple, branch: tuple[str, ...] = ()) -> None:
+    """A recording step: a source tool answered ``text`` (in ``branch``)."""
+    found = recorder.observed(run, name, values, text, stamp, run_values, branch)
     if found is not None:  # shown again later by its tool-call id, in any run
         recorder.contexts.tool_result(call_id, *found)
 

@@ -178,12 +178,19 @@ class RunContext:
     inputs: set[str] = field(default_factory=set)  # the invocation's input texts: the user's
     built: set[str] = field(default_factory=set)  # message texts the program built in this run
     turn: int = 0  # model calls started so far in this run
+    # a branch: the subgraph invocations a step runs inside (its checkpoint namespace less its
+    # own task), () at the graph's top; where each item was delivered, and the parent's step
+    # each subgraph task ran at (``task``)
+    branch_of: dict[str, set[tuple[str, ...]]] = field(default_factory=dict)
+    steps: dict[str, object] = field(default_factory=dict)
     agent: str = "agent"
     span: object | None = None  # the run's trace span, if tracing
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
-    def deliver(self, mem_id: str, value: object, kind: str = STORE) -> None:
+    def deliver(self, mem_id: str, value: object, kind: str = STORE,
+                branch: tuple[str, ...] = ()) -> None:
         with self.lock:
+            self.branch_of.setdefault(mem_id, set()).add(branch)
             self.turn_of[mem_id] = self.turn
             self.first_turn.setdefault(mem_id, self.turn)
             if self.kind_of.get(mem_id) != TOOL:  # a tool result stays one, however re-sent
@@ -197,9 +204,31 @@ class RunContext:
             if agent:
                 self.agent = agent
 
-    def justifications(self, written: object, itself: str) -> tuple[list[list[str]], str]:
+    def apart(self, a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+        """Whether branches ``a`` and ``b`` ran at once, kept apart: they part at two subgraph
+        tasks the same step of their graph ran (a ``Send`` fan-out), neither inside the other.
+        A branch inside another, or the graph's top, or a later step, sees what it was given."""
+        k = 0
+        while k < len(a) and k < len(b) and a[k] == b[k]:
+            k += 1
+        if k == len(a) or k == len(b):
+            return False
+        step = self.steps.get(a[k])
+        return step is not None and step == self.steps.get(b[k])
+
+    def hidden(self, branch: tuple[str, ...]) -> list[str]:
+        """The items delivered only in branches kept apart from ``branch`` (run at once)."""
+        if not branch:
+            return []
+        with self.lock:
+            return [m for m, where in self.branch_of.items()
+                    if all(self.apart(branch, w) for w in where)]
+
+    def justifications(self, written: object, itself: str,
+                       branch: tuple[str, ...] = ()) -> tuple[list[list[str]], str]:
         """The alternatives ``written`` rests on (each a list of premises, all needed), and the
-        rule that found them; ``itself`` (the memory being written) is never its own premise.
+        rule that found them; ``itself`` (the memory being written) is never its own premise,
+        nor what only a branch run at once with ``branch`` (the write's) was given.
         No alternative at all: nothing was delivered in this turn."""
         target = read_written(written)  # outside the lock: branches read theirs at once
         self._read_unread()  # outside the lock, then under it what was delivered meanwhile
@@ -209,10 +238,13 @@ class RunContext:
             # (a write of an earlier turn was shown to this call, as the model's own tool call)
             same = [m for m, k in self.kind_of.items()
                     if k == WRITTEN and self.first_turn.get(m) == self.turn]
-            found = self.index.attribute(written, exclude=[itself, *same], target=target)
+            hidden = self.hidden(branch)
+            found = self.index.attribute(written, exclude=[itself, *same, *hidden],
+                                         target=target)
             if found.justifications:
                 return [list(j) for j in self._by_source(found.justifications)], found.rule
-            premises = [p for p in self.fallback(written, target.content_words) if p != itself]
+            premises = [p for p in self.fallback(written, target.content_words, hidden)
+                        if p != itself]
             return ([premises] if premises else []), "turn-context"
 
     def _by_source(self, covers: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
@@ -248,15 +280,18 @@ class RunContext:
         with self.lock:
             return [m for m, t in self.turn_of.items() if t >= self.turn - 1]
 
-    def fallback(self, written: object = None, words: frozenset[str] | None = None) \
-            -> list[str]:
+    def fallback(self, written: object = None, words: frozenset[str] | None = None,
+                 hidden: list[str] | None = None) -> list[str]:
         """Of what the latest call was shown (the run's own writes only if nothing else): the
         items sharing the most content words with ``written``, one after another while each
         adds a word the others do not (a paraphrase keeps some words); when none shares a
         word, the newest tool results, else the store items and messages. ``words``: the
-        content words of ``written``, when read already (``read_written``)."""
+        content words of ``written``, when read already (``read_written``); ``hidden``: items
+        a branch run at once was given, never chosen."""
         with self.lock:
             shown = self.in_turn()
+            if hidden:
+                shown = [m for m in shown if m not in set(hidden)]
             others = [m for m in shown if self.kind_of.get(m) != WRITTEN] or shown
             if words is None and written is not None:
                 words = words_of(written)
@@ -338,8 +373,16 @@ class Contexts:
         with self._lock:
             return self._by_run.pop(run, None)
 
-    def deliver(self, run: str, mem_id: str, value: object, kind: str = STORE) -> None:
-        self.get(run).deliver(mem_id, value, kind)
+    def task(self, run: str, namespace: object, step: object) -> None:
+        """A graph's task started at ``step`` of its graph, ``namespace`` its checkpoint
+        namespace: the step a subgraph run by that task ran at (branches of one step run at
+        once)."""
+        if isinstance(namespace, str) and namespace and step is not None:
+            self.get(run).steps[namespace.rsplit("|", 1)[-1]] = step
+
+    def deliver(self, run: str, mem_id: str, value: object, kind: str = STORE,
+                branch: tuple[str, ...] = ()) -> None:
+        self.get(run).deliver(mem_id, value, kind, branch)
         if kind == WRITTEN and isinstance(value, dict):
             text = next((v for f in ("text", "content") if isinstance(v := value.get(f), str)),
                         None)
@@ -350,7 +393,8 @@ class Contexts:
                     if len(self._written) > _REMEMBERED:
                         del self._written[next(iter(self._written))]
 
-    def quoted(self, run: str, text: str) -> list[tuple[str, str]]:
+    def quoted(self, run: str, text: str,
+               branch: tuple[str, ...] = ()) -> list[tuple[str, str]]:
         """What a prompt the program built (not the user's message) quotes: the memories
         written (in any run) whose text it holds, delivered as read; and the texts of the
         invocation's input it holds (a value given to resume an interrupt, a field of the
@@ -368,7 +412,10 @@ class Contexts:
                         found += [(i, known) for i in windows[key] if text.startswith(whole, i)]
         found.sort(key=lambda hit: hit[0])  # as the prompt quotes them
         for _, (mem_id, value) in found:
-            ctx.deliver(mem_id, value, STORE)
+            if branch:  # inside a subgraph's branch: shown to it and what it runs only
+                ctx.deliver(mem_id, value, STORE, branch)
+            else:
+                ctx.deliver(mem_id, value, STORE)
         return [(f"input:{hash(t)}", t) for t in inputs]
 
     def model_turn(self, run: str, agent: str | None) -> None:
@@ -409,6 +456,28 @@ class Contexts:
                 return False
         with self._lock:
             return text not in self._built
+
+
+def branch_of(namespace: object) -> tuple[str, ...]:
+    """The branch a step runs in, from its checkpoint namespace (``parent:task|node:task``):
+    the subgraph tasks it runs inside, () at the graph's top."""
+    if not isinstance(namespace, str) or "|" not in namespace:
+        return ()
+    return tuple(namespace.split("|")[:-1])
+
+
+def current_branch() -> tuple[str, ...]:
+    """The branch the code running now (a node, a tool, a store call) runs in; () outside a
+    graph."""
+    try:
+        from langgraph.config import get_config
+
+        conf = get_config()
+    except (RuntimeError, ImportError):
+        return ()
+    meta = conf.get("metadata") or {}
+    return branch_of(meta.get("langgraph_checkpoint_ns")
+                     or (conf.get("configurable") or {}).get("checkpoint_ns"))
 
 
 def run_key() -> str | None:

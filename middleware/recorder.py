@@ -24,7 +24,7 @@ from rescind.contract.text import escape
 
 from .checks import anonymous_users
 from .config import ANONYMOUS, ActionTool, InterceptConfig, configurable, fill
-from .context import STORE, TOOL, USER, WRITTEN, Contexts
+from .context import STORE, TOOL, USER, WRITTEN, Contexts, current_branch
 from .gate import GateClient, GateRefused
 from .ids import event_id
 from .publisher import LINGER_S, Publisher
@@ -383,16 +383,17 @@ class Recorder:
         if self.status.is_out(mid):
             return False
         self.defer(self._delivered, run, mid, kind, text, key, snapshot(value), changed_at,
-                   self.stamp(run))
+                   self.stamp(run), current_branch())
         return True
 
     def _delivered(self, run: str, mid: str, kind: str, text: str, key: str, value: dict,
-                   changed_at: datetime | None, stamp: tuple) -> None:
+                   changed_at: datetime | None, stamp: tuple,
+                   branch: tuple[str, ...] = ()) -> None:
         if changed_at is not None and changed_at < self.started and mid not in self._adopted:
             self._adopted.add(mid)
             self.publisher.publish(ev.MemoryAdopted(**self._base(run, stamp), kind=kind, key=key,
                                                       text=text))
-        self.contexts.deliver(run, mid, value, STORE)
+        self.contexts.deliver(run, mid, value, STORE, branch)
 
     def wrote(self, run: str, key: str, value: dict, before: dict | None) -> None:
         """The agent put ``value`` at ``key``, which held ``before`` (None: nothing)."""
@@ -404,14 +405,15 @@ class Recorder:
         else:
             with trace.use_span(span, end_on_exit=True):
                 stamp = self.stamp(run)
-        self.defer(self._wrote, run, key, snapshot(value), snapshot(before), stamp)
+        self.defer(self._wrote, run, key, snapshot(value), snapshot(before), stamp,
+                   current_branch())
 
     def _wrote(self, run: str, key: str, value: dict, before: dict | None,
-               stamp: tuple) -> None:
+               stamp: tuple, branch: tuple[str, ...] = ()) -> None:
         mid, kind, text = memory_of(self.tenant, key, value)
         old = memory_of(self.tenant, key, before)[0] if before is not None else None
         ctx = self.contexts.get(run)
-        justifications, rule = ctx.justifications(value, mid)
+        justifications, rule = ctx.justifications(value, mid, branch)
         if not justifications:  # nothing in context: the agent's own say-so, its own domain
             justifications, rule = [[self._agent_grounding(ctx.agent, text, run, stamp)]], "agent"
         for premises in justifications:  # alternatives: one justification each
@@ -420,7 +422,7 @@ class Recorder:
                 agent=ctx.agent, run=run, rule=rule, key=key,
                 supersedes=old if old != mid else None))
         self._adopted.add(mid)
-        self.contexts.deliver(run, mid, value, WRITTEN)  # it may cite what it wrote
+        self.contexts.deliver(run, mid, value, WRITTEN, branch)  # it may cite what it wrote
 
     def deleted(self, run: str, key: str, before: dict) -> None:
         self.defer(self._deleted, run, key, snapshot(before), self.stamp(run))
@@ -440,16 +442,18 @@ class Recorder:
 
     # model inputs and tool calls (run as recording steps: see ``callbacks``)
     def model_turn(self, run: str, agent: str | None, said: list[tuple[str, str]],
-                   values: dict | Callable[[], dict], stamp: tuple | None = None) -> None:
+                   values: dict | Callable[[], dict], stamp: tuple | None = None,
+                   branch: tuple[str, ...] = ()) -> None:
         """A model call starts, its input holding the user's messages ``said`` ((message id,
         text) each): each becomes an observation of the user's source once (``user_said``).
         ``values``: the run's config values, or what reads them (called only when a message
         is new)."""
-        self.user_said(run, said, values, stamp)
+        self.user_said(run, said, values, stamp, branch)
         self.contexts.model_turn(run, agent)
 
     def user_said(self, run: str, said: list[tuple[str, str]],
-                  values: dict | Callable[[], dict], stamp: tuple | None = None) -> None:
+                  values: dict | Callable[[], dict], stamp: tuple | None = None,
+                  branch: tuple[str, ...] = ()) -> None:
         """The user's statements ``said`` ((message id, text) each) are delivered to the run;
         each becomes an observation of the user's source once (``users.source`` filled with
         the run's ``values``; with nothing to fill it, ``user:anonymous``, said out loud once
@@ -474,7 +478,7 @@ class Recorder:
                 self.publisher.publish(ev.ObservationRecorded(
                     **self._base(run, stamp), source=source, source_kind="user",
                     source_domain=domain, text=text[:ev.MAX_TEXT]))
-            self.contexts.deliver(run, oid, text, USER)
+            self.contexts.deliver(run, oid, text, USER, branch)
 
     def source_result(self, run: str, tool: str, values: dict, output: str,
                       stamp: tuple | None = None, run_values: dict | None = None) -> str | None:
@@ -485,8 +489,8 @@ class Recorder:
         return found[0] if found is not None else None
 
     def observed(self, run: str, tool: str, values: dict, output: str,
-                 stamp: tuple | None = None, run_values: dict | None = None) \
-            -> tuple[str, str] | None:
+                 stamp: tuple | None = None, run_values: dict | None = None,
+                 branch: tuple[str, ...] = ()) -> tuple[str, str] | None:
         """``source_result``, returning its observation's id and text (as the event carries
         it), or None."""
         if not output.strip():
@@ -499,7 +503,7 @@ class Recorder:
                                                       source_kind=spec.kind,
                                                       source_domain=domain, text=text))
         oid = ev.memory_id(self.tenant, "observation", text)
-        self.contexts.deliver(run, oid, text, TOOL)
+        self.contexts.deliver(run, oid, text, TOOL, branch)
         return oid, text
 
     def action_start(self, run: str, tool: str, args: dict, call_id: str,
@@ -528,7 +532,7 @@ class Recorder:
         # What the call draws on, found as for a write: the delivered items that state its
         # arguments (account, amount, invoice), else the model's turn. One proposal per
         # alternative; the gate is asked about the first (the smallest).
-        alternatives, rule = ctx.justifications(args, itself="")
+        alternatives, rule = ctx.justifications(args, itself="", branch=current_branch())
         if not alternatives:
             alternatives, rule = [[self._agent_grounding(ctx.agent, text, run)]], "agent"
         seq = self._proposal[name] = time.time_ns()
