@@ -4,7 +4,10 @@ A context belongs to one top-level invocation of a wrapped graph (its root run, 
 callback handler in ``current_run``): a new invocation starts empty, and two users' runs never
 share one, with or without a ``thread_id``. A run's branches (``Send``, parallel tasks, tool
 calls of one model turn) run in threads or tasks at once and share their run's context: every
-structure in it is read and changed under the context's lock.
+structure in it is read and changed under the context's lock. A branch that is an invocation
+of a compiled subgraph is kept apart from its siblings of the same step (``RunContext.apart``):
+a write in it never rests on what only a sibling run at once was given, while what its
+parent had (before the fan-out) stays visible to it, and the parent after the join sees all.
 
 Delivery is by identity: a store item by its memory id (tenant, namespace, key and value), a
 tool result or a user message by its observation id. A tool result shown to a model again (in
