@@ -30,6 +30,7 @@ from rescind.graph.cypher import query
 from rescind.graph.queries import MEMORY_TOTAL
 from rescind.graph.store import TenantGraph, connect
 from rescind.runtime.server import EmbeddedFalkorDB
+from rescind.runtime.settings import Settings
 
 RAW_UNWIND = """
 UNWIND $rows AS r
@@ -52,6 +53,7 @@ class Results:
     regions: dict = field(default_factory=dict)
     gate: dict = field(default_factory=dict)  # the gate's state on a server of its own
     gate_beside: dict = field(default_factory=dict)  # the same, its state beside the graph
+    gate_at_0: dict = field(default_factory=dict)  # on its own server, no process lowered
     live: dict = field(default_factory=dict)
 
 
@@ -137,6 +139,7 @@ def run(url: str, sizes: list[int], samples: int, batch: int, out: Path, command
                                             "platform": platform.platform(),
                                             "cpus": _cpus(), "load_at_start": _load()})
     rng = random.Random(11)
+    nice = Settings().worker_nice.get("writer", 0)  # as `rescind worker writer` runs
     # No refresh thread: redrawing ten times a second took a core from the server and slowed
     # a 10k-memory retraction from about 290 to 400 ms. The bar is redrawn between steps.
     with Progress(console=console, transient=False, auto_refresh=False) as progress, \
@@ -178,14 +181,23 @@ def run(url: str, sizes: list[int], samples: int, batch: int, out: Path, command
                                        f"{res.live[str(size)]}")
             if gate_samples:
                 # The gate's state on a server of its own (RESCIND_GATE_STATE_URL), then
-                # beside the graph, on the graph's server.
+                # beside the graph, on the graph's server. The writer process at the writer
+                # worker's CPU priority (RESCIND_WORKER_NICE); with the gate's state on its
+                # own server, the graph's server too (the gate asks nothing of it).
                 res.gate[str(size)] = gate_bench.measure(url, graph, len(clusters), gate_samples,
-                                                         write_rate, state_url=gate_server.url)
+                                                         write_rate, state_url=gate_server.url,
+                                                         writer_nice=nice, server_nice=nice)
                 progress.console.print(f"gate at {size:,}: {res.gate[str(size)]}")
                 res.gate_beside[str(size)] = gate_bench.measure(
-                    url, graph, len(clusters), gate_samples, write_rate)
+                    url, graph, len(clusters), gate_samples, write_rate, writer_nice=nice)
                 progress.console.print(f"gate, its state beside the graph, at {size:,}: "
                                        f"{res.gate_beside[str(size)]}")
+                if nice:  # the twin: its state on its own server, every process at 0
+                    res.gate_at_0[str(size)] = gate_bench.measure(
+                        url, graph, len(clusters), gate_samples, write_rate,
+                        state_url=gate_server.url)
+                    progress.console.print(f"gate, every process at niceness 0, at {size:,}: "
+                                           f"{res.gate_at_0[str(size)]}")
             graph.delete()
             # The baseline, same size and same writes, loaded right after: raw UNWIND writes
             # slow down as the graph grows too, so each size is compared with its own.
@@ -256,7 +268,8 @@ def write(res: Results, out: Path) -> None:
             "retraction_region_100": res.retraction,
             "retraction_region_100_after_a_write": res.after_write,
             "regions_in_100k": res.regions, "retraction_under_live_writes": res.live,
-            "gate_decision": res.gate, "gate_decision_state_beside_the_graph": res.gate_beside}
+            "gate_decision": res.gate, "gate_decision_state_beside_the_graph": res.gate_beside,
+            "gate_decision_no_process_lowered": res.gate_at_0}
     (out / "engine.json").write_text(json.dumps(data, indent=2) + "\n")
     lines = ["# Engine benchmark\n", f"Command: `{res.command}`  ", f"Machine: {res.machine}\n"]
     for title, table in (
@@ -282,7 +295,7 @@ def write(res: Results, out: Path) -> None:
     if res.live:
         lines += live_bench.table(res.live)
     if res.gate:
-        lines += gate_bench.table(res.gate, res.gate_beside)
+        lines += gate_bench.table(res.gate, res.gate_beside, res.gate_at_0)
     lines += ["\n## Bulk load of justified writes, from an empty graph\n",
               "Each size is loaded twice, one after the other: through the engine's batched "
               "writes, then as raw batched UNWIND writes of the same memories and edges (no "

@@ -35,6 +35,7 @@ from rescind.engine import gate
 from rescind.engine.writes import Pipeline, Write, record
 from rescind.graph import gate_state
 from rescind.graph.store import TenantGraph, connect
+from rescind.runtime import priority
 
 AT = 1_795_000_000_000_000  # November 2026, in epoch µs: when the payments are asked about
 BLOCK = 25  # asks per block; blocks alternate between the load paused and running
@@ -133,14 +134,24 @@ def _write(k: int, tag: str, vendors: int, rng: random.Random) -> Write:
 
 
 def _writer(url: str, tenant: str, vendors: int, rate: float, tag: str, idle, running,
-            stop, landed, busy, batches, settle: bool = True) -> None:
+            stop, landed, busy, batches, settle: bool = True, nice: int = 0,
+            sched_batch: bool = False, seen=None) -> None:
     """The live load, in a process of its own: while ``running`` is set, the writes that
     arrived (at ``rate`` a second) while the last batch was written are the next batch, sent
     and waited for, as the writer worker does with what one blocking read of its stream hands
     it (a partial batch is flushed at once). ``landed`` counts the writes in the graph,
     ``busy`` the seconds spent writing them and ``batches`` the batches;
     ``idle`` is set while nothing is being written; ``settle``: the writer reads what the gate
-    reads after each batch, as the writer worker does (``rescind.engine.writes.settle``)."""
+    reads after each batch, as the writer worker does (``rescind.engine.writes.settle``);
+    ``nice``: its CPU priority, as the writer worker's (``rescind.runtime.priority``), set before
+    it starts a thread; ``sched_batch``: Linux's SCHED_BATCH too; ``seen``: the niceness it
+    then runs at."""
+    if nice:
+        priority.lower(nice)
+    if sched_batch:
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    if seen is not None:
+        seen.value = priority.nice_of()
     graph = TenantGraph(connect(url), tenant)
     graph.ensure_schema()
     pipeline, rng, k = Pipeline(settle=settle), random.Random(5), 0
@@ -174,14 +185,15 @@ class LiveWrites:
     """The writer process; ``run()``/``pause()`` switch the load, ``landed`` counts writes."""
 
     def __init__(self, url: str, tenant: str, vendors: int, rate: float, tag: str,
-                 settle: bool = True) -> None:
+                 settle: bool = True, nice: int = 0, sched_batch: bool = False) -> None:
         ctx = multiprocessing.get_context("spawn")  # no fork of a process running threads
         self.idle, self.running, self.stop = ctx.Event(), ctx.Event(), ctx.Event()
         self.counter, self.busy, self.batches = ctx.Value("q", 0), ctx.Value("d", 0.0), \
             ctx.Value("q", 0)
+        self.nice_seen = ctx.Value("i", 0)  # the niceness the writer process runs at
         self.process = ctx.Process(target=_writer, daemon=True, args=(
             url, tenant, vendors, rate, tag, self.idle, self.running, self.stop, self.counter,
-            self.busy, self.batches, settle))
+            self.busy, self.batches, settle, nice, sched_batch, self.nice_seen))
 
     def __enter__(self) -> LiveWrites:
         self.process.start()
@@ -236,31 +248,42 @@ def _stats(waited: list[float], spent: list[float], recorded: list[float]) -> di
 
 def measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: float,
             asks_per_s: float = 20.0, warmup_s: float = 0.5, settle: bool = True,
-            kept_facts: bool = True, state_url: str | None = None) -> dict:
+            kept_facts: bool = True, state_url: str | None = None, writer_nice: int = 0,
+            server_nice: int = 0, sched_batch: bool = False) -> dict:
     """``_measure`` with the gate's state (its kept facts and its ledger) on the server at
     ``state_url`` (``rescind.graph.gate_state``; the writer process too), or, if None, beside
-    the graph on its own server."""
+    the graph on its own server. ``writer_nice``: the writer process's CPU priority (and
+    ``sched_batch``, Linux's SCHED_BATCH); ``server_nice``: the graph's server's, on this
+    machine, while the asks are timed (its niceness is put back after)."""
     before = os.environ.get(gate_state.ENV)
     if state_url:
         os.environ[gate_state.ENV] = state_url
     else:
         os.environ.pop(gate_state.ENV, None)
     graph.gate_log_ready = False  # its ledger is seeded where it is now kept
+    server = graph.conn.info("server")["process_id"]
+    was = priority.lower(server_nice, server) if server_nice else None
     try:
         out = _measure(url, graph, vendors, samples, rate, asks_per_s, warmup_s, settle,
-                       kept_facts)
+                       kept_facts, writer_nice, sched_batch)
+        out["graph_server_nice_seen"] = priority.nice_of(server)  # as the asks ended
     finally:
+        if was is not None:
+            priority.lower(was, server)
         if before is None:
             os.environ.pop(gate_state.ENV, None)
         else:
             os.environ[gate_state.ENV] = before
         graph.gate_log_ready = False
-    out["gate_state"] = "own server" if state_url else "the graph's server"
+    out.update(gate_state="own server" if state_url else "the graph's server",
+               writer_nice=writer_nice, writer_sched_batch=sched_batch,
+               graph_server_nice=server_nice)
     return out
 
 
 def _measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: float,
-             asks_per_s: float, warmup_s: float, settle: bool, kept_facts: bool) -> dict:
+             asks_per_s: float, warmup_s: float, settle: bool, kept_facts: bool,
+             writer_nice: int = 0, sched_batch: bool = False) -> dict:
     """``samples`` asks of each kind with the load running and as many with it paused, in
     alternating blocks; the write rate is what landed while asks were timed under load.
     ``vendors``: the generator's sources ``vendor0`` … in the graph (the writes rest on them).
@@ -281,7 +304,7 @@ def _measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: flo
     recorded: dict[tuple[str, bool], list[float]] = {key: [] for key in waited}
     ok, live_s, live_writes, i, busy_s, batches = True, 0.0, 0, 0, 0.0, 0
     with LiveWrites(url, graph.tenant, vendors, rate, f"live{time.time_ns()}",
-                    settle) as load:
+                    settle, writer_nice, sched_batch) as load:
         # Quiet asks, live asks, quiet PINGs, live PINGs, and again: the PINGs in blocks of
         # their own, so that none waits behind a slow ask of ours.
         for block in range(4 * math.ceil(samples / BLOCK)):
@@ -327,6 +350,7 @@ def _measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: flo
     gate.KEPT_FACTS = True
     kept = {k: gate.READS[k] - reads_before[k] for k in gate.READS}
     out.update(write_rate_target=rate, writes_per_s=round(live_writes / live_s), settle=settle,
+               writer_nice_seen=load.nice_seen.value,
                kept_facts=kept_facts, cones_read_from_kept_facts=kept["kept"],
                cones_read_from_the_graph=kept["graph"],
                writer_busy_share=round(busy_s / live_s, 2) if live_s else None,
@@ -335,11 +359,14 @@ def _measure(url: str, graph: TenantGraph, vendors: int, samples: int, rate: flo
     return out
 
 
-def table(results: dict[str, dict], beside: dict[str, dict] | None = None) -> list[str]:
+def table(results: dict[str, dict], beside: dict[str, dict] | None = None,
+          at_0: dict[str, dict] | None = None) -> list[str]:
     """The markdown rows of ``measure``'s results, by graph size (``beside``: the same with
-    the gate's state beside the graph, each size's rows after the first's)."""
+    the gate's state beside the graph, each size's rows after the first's; ``at_0``: on its
+    own server with no process's CPU priority lowered, after those)."""
     rows = [(size, r) for size, r in results.items()]
     rows += [(size, r) for size, r in (beside or {}).items()]
+    rows += [(size, r) for size, r in (at_0 or {}).items()]
     rows.sort(key=lambda x: int(x[0]))
     paced = next(iter(results.values()))["asks_per_s"]
     lines = ["\n## The payment gate's decision while justified writes run\n",
@@ -365,7 +392,9 @@ def table(results: dict[str, dict], beside: dict[str, dict] | None = None) -> li
              "*The gate's state*: where the gate's kept facts and its ledger are "
              "(`RESCIND_GATE_STATE_URL`, `rescind.graph.gate_state`): on a server of their own "
              "(the same binary, on which no graph is written), or beside the graph on its "
-             "server, whose lock FalkorDB holds while it commits each write.\n",
+             "server, whose lock FalkorDB holds while it commits each write. *At n*: the "
+             "process's CPU niceness (the writer's is `RESCIND_WORKER_NICE`'s; the gate and the "
+             "gate's own server stay at 0; *none lowered*: every process at 0).\n",
              "| graph (memories) | ask | the gate's state | live: median / p90 / p99 ms | live, "
              "the ask alone: median / p99 ms | live, the record: median / p99 ms | quiet: median "
              "/ p90 / p99 ms | runs each | writes/s during the live asks | the writer: busy "
@@ -377,10 +406,17 @@ def table(results: dict[str, dict], beside: dict[str, dict] | None = None) -> li
             return "-"
         return f"{live['record_median_ms']} / {live['record_p99_ms']}"
 
+    def where(r: dict) -> str:  # older runs lowered no process
+        lowered = [f"{who} at {r[key]}" for who, key in (
+            ("the writer", "writer_nice"), ("the graph's server", "graph_server_nice"))
+            if r.get(key)]
+        return r.get("gate_state", "-") + (f"; {', '.join(lowered)}" if lowered else
+                                           "; none lowered" if "writer_nice" in r else "")
+
     for size, r in rows:
         for kind in (k for k in KINDS if f"{k}_live" in r):  # runs before the PING had none
             live, quiet = r[f"{kind}_live"], r[f"{kind}_quiet"]
-            lines.append(f"| {int(size):,} | {kind} | {r.get('gate_state', '-')} | "
+            lines.append(f"| {int(size):,} | {kind} | {where(r)} | "
                          f"{live['median_ms']} / {live['p90_ms']} / "
                          f"**{live['p99_ms']}** | {live['service_median_ms']} / "
                          f"{live['service_p99_ms']} | {kept(kind, live)} | {quiet['median_ms']} / "
@@ -389,7 +425,7 @@ def table(results: dict[str, dict], beside: dict[str, dict] | None = None) -> li
                          f"{r.get('writer_batch_mean_ms') or '-'} |")
     for size, r in rows:  # runs before the kept facts had none of this
         if "kept_facts" in r:
-            lines.append(f"\nAt {int(size):,}, the gate's state on {r.get('gate_state', '-')}: "
+            lines.append(f"\nAt {int(size):,}, the gate's state on {where(r)}: "
                          f"the gate read its cones from the facts the writer keeps: "
                          f"{'yes' if r['kept_facts'] else 'no'}; cones read there "
                          f"{r['cones_read_from_kept_facts']:,}, from the graph "

@@ -104,6 +104,11 @@ def worker(
 
     with reaching(url):
         ready(url)  # a server loading its data is waited for
+    from rescind.runtime import priority
+    from rescind.runtime.settings import Settings
+
+    if nice := priority.for_roles(roles, Settings().worker_nice):  # RESCIND_WORKER_NICE
+        priority.lower(nice)  # before the workers start their threads: they inherit it
     _serve(url, tuple(roles), worker_id or f"{socket.gethostname()}-{os.getpid()}", partitions,
            heartbeat=heartbeat, batch=batch, reaper_idle_ms=reaper_idle_ms)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rescind.contract import layout
@@ -47,6 +47,13 @@ class Settings(BaseSettings):
                                          "refused")
     gate_require_currency: bool = Field(False, description="Refuse an amount that names no "
                                         "currency (else it is in gate_currency)")
+    # The writer is throughput work, the gate latency work: on a machine they share, a writer
+    # at a lower CPU priority waits while the gate answers (docs/performance.md, issue 28).
+    worker_nice: dict[str, int] = Field(
+        {"writer": 10}, description="CPU niceness (0-19) by worker role: a `rescind worker` "
+        "process lowers its CPU priority to the least of its roles' (a role not named is at 0, "
+        "so a process that also answers the gate keeps its priority; `rescind up` runs every "
+        "role in one process); {} turns it off")
     replica_wait_ms: int = Field(2_000, ge=0, description="On a cluster with replicas: how long a "
                                  "batch of writes waits for a replica to have it before it is "
                                  "acknowledged (else it is tried again); 0: no wait, and a "
@@ -86,3 +93,11 @@ class Settings(BaseSettings):
                           "listens (on api_host)")
     audit_max_live: int = Field(layout.AUDIT_MAXLEN, ge=1, description="Entries each audit log "
                                 "keeps live; older ones are moved to its monthly archive")
+
+    @field_validator("worker_nice")
+    @classmethod
+    def _niceness(cls, value: dict[str, int]) -> dict[str, int]:
+        wrong = {role: n for role, n in value.items() if not 0 <= n <= 19}
+        if wrong:
+            raise ValueError(f"a niceness is 0 (as started) to 19 (the lowest), not {wrong}")
+        return value
