@@ -144,11 +144,11 @@ def test_a_recording_step_that_fails_never_reaches_the_agent(falkordb, tenant_na
     real = RunContext.justifications
     calls = []
 
-    def once_broken(self, written, itself):
+    def once_broken(self, written, *args, **kwargs):
         calls.append(written)
         if len(calls) == 1:
             raise RuntimeError("dictionary changed size during iteration")
-        return real(self, written, itself)
+        return real(self, written, *args, **kwargs)
 
     monkeypatch.setattr(RunContext, "justifications", once_broken)
     try:
