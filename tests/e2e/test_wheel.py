@@ -24,6 +24,7 @@ import redis
 from rescind.contract import events as ev
 from rescind.contract import layout
 from tests.support.paths import ROOT
+from tests.support.stream_entries import events_of
 
 # The user's project: an agent whose repository has packages named like Rescind's folders.
 USER_FILES = {
@@ -177,9 +178,7 @@ def test_a_wrapped_agent_runs_from_a_user_project_with_its_own_services_and_midd
     assert seen["flushed"] is True
 
     conn = redis.Redis.from_url(falkordb)
-    events = [json.loads(layout.decode(fields).data)
-              for _, fields in conn.xrange(layout.tenant_stream(tenant_name))]
-    mine = [e for e in events if e["tenant"] == tenant_name]
+    mine = events_of(conn, layout.tenant_stream(tenant_name), tenant_name)
     by_type = {e["type"]: e for e in mine}
     assert {"observation_recorded", "memory_written"} <= set(by_type), mine
     assert by_type["observation_recorded"]["source"] == "portal:acme"

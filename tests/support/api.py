@@ -12,13 +12,13 @@ from fastapi.testclient import TestClient
 
 from rescind.api import ROLES, create_app
 from rescind.contract import layout
-from rescind.contract.errors import Invalid
 from rescind.graph.store import TenantGraph, connect
 from rescind.runtime.settings import Settings
 from rescind.scenario.replay import replay_text
 from rescind.transport import connection
 from rescind.transport import streams as st
 from tests.support.paths import ROOT
+from tests.support.stream_entries import tenant_of  # noqa: F401 - re-exported
 
 ADMIN = "test-admin-token-not-for-production"
 WINDOW = {"from": "2026-11-01T00:00Z", "to": "2026-11-03T00:00Z"}
@@ -101,14 +101,6 @@ def drop_events(conn: redis.Redis, tenant: str) -> int:
     name = layout.tenant_stream(tenant)
     ids = [i for i, fields in conn.xrange(name) if tenant_of(fields) == tenant]
     return conn.xdel(name, *ids) if ids else 0
-
-
-def tenant_of(fields: dict) -> str | None:
-    """The tenant of one stream entry's event (None for an entry that is not an event)."""
-    try:
-        return layout.decode(fields).event().get("tenant")
-    except Invalid:
-        return None
 
 
 @contextlib.contextmanager

@@ -24,6 +24,7 @@ from rescind.middleware.publisher import Publisher
 from rescind.runtime.server import EmbeddedFalkorDB, free_port
 from rescind.transport import connection
 from tests.support.agent import PAID, ToolCallingFake, call, pay_invoice, read_vendor_portal, run, save_note
+from tests.support.stream_entries import events_of
 
 CHILD = """
 import sys, time
@@ -92,12 +93,7 @@ def child(url: str, tenant: str, n: int, ending: str) -> subprocess.Popen:
 def ids_in_stream(url: str, tenant: str) -> list[str]:
     """The event ids of ``tenant`` in its events stream, in stream order."""
     conn = connection.connect(url)
-    out = []
-    for _, fields in conn.xrange(layout.tenant_stream(tenant)):
-        event = layout.decode(fields).event()
-        if event["tenant"] == tenant:
-            out.append(event["event_id"])
-    return out
+    return [e["event_id"] for e in events_of(conn, layout.tenant_stream(tenant), tenant)]
 
 
 def test_a_process_exiting_without_close_sends_everything_at_exit(falkordb, tenant_name,
@@ -122,8 +118,8 @@ def test_an_agent_exiting_right_after_its_call_has_its_write_recorded_and_sent(
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     conn = connection.connect(falkordb)
-    texts = [layout.decode(fields).event().get("text")
-             for _, fields in conn.xrange(layout.tenant_stream(tenant_name))]
+    texts = [e.get("text") for e in events_of(conn, layout.tenant_stream(tenant_name),
+                                              tenant_name)]
     assert "Invoice INV-7 is due on 3 Jan 2027" in texts, (texts, err)
     assert os.listdir(spool_dir / tenant_name) == []
 

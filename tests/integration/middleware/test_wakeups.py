@@ -10,17 +10,16 @@ import time
 from datetime import UTC, datetime
 
 from rescind.contract import events as ev
-from rescind.contract import layout
 from rescind.middleware.publisher import Publisher
 from rescind.middleware.recorder import Later
 from rescind.transport import connection
+from tests.support.stream_entries import events_of
 
 AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 
 
 def _sent(conn, pub: Publisher, tenant: str) -> int:
-    return sum(layout.decode(f).event().get("tenant") == tenant
-               for _, f in conn.xrange(pub.stream_of(tenant)))
+    return len(events_of(conn, pub.stream_of(tenant), tenant))
 
 
 def _wait_for(predicate, timeout: float) -> bool:
