@@ -9,12 +9,13 @@ import json
 from pathlib import Path
 
 import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 from typer.testing import CliRunner
 
 from rescind.bench import fidelity as fid
-from rescind.bench.fidelity_programs import Program, Runner
+from rescind.bench.fidelity_programs import Policy, Program, Runner
 
 
 def spy_puts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -101,3 +102,21 @@ def check_wrapped_group(group: str, programs: dict[str, Program], tmp_path: Path
     assert (f"**{summary['precision']}** ({summary['premises_right']}/"
             f"{summary['premises_recorded']})") in table
     return summary
+
+
+def shown(monkeypatch: pytest.MonkeyPatch) -> list[list]:
+    """Every list of messages any scripted or policy chat model of the programs is shown."""
+    seen: list[list] = []
+    generate, decide = GenericFakeChatModel._generate, Policy._generate
+
+    def spy(self, messages, *a, **kw):
+        seen.append(list(messages))
+        return generate(self, messages, *a, **kw)
+
+    def spy_policy(self, messages, *a, **kw):
+        seen.append(list(messages))
+        return decide(self, messages, *a, **kw)
+
+    monkeypatch.setattr(GenericFakeChatModel, "_generate", spy)
+    monkeypatch.setattr(Policy, "_generate", spy_policy)
+    return seen

@@ -10,12 +10,11 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 
 from rescind.bench import fidelity as fid
 from rescind.bench import fidelity_blind3 as b3
 from rescind.bench.fidelity_blind3 import BLIND3, BLIND3_PROGRAMS
-from rescind.bench.fidelity_programs import Policy, Runner
+from rescind.bench.fidelity_programs import Runner
 from tests.support import blind_sets
 
 
@@ -37,23 +36,6 @@ def test_a_blind3_program_played_plain_writes_exactly_what_its_truth_labels(name
     blind_sets.check_plain_play(BLIND3_PROGRAMS[name], monkeypatch)
 
 
-def _shown(monkeypatch: pytest.MonkeyPatch) -> list[list]:
-    """Every list of messages any scripted or policy chat model of the programs is shown."""
-    seen: list[list] = []
-    generate, decide = GenericFakeChatModel._generate, Policy._generate
-
-    def spy(self, messages, *a, **kw):
-        seen.append(list(messages))
-        return generate(self, messages, *a, **kw)
-
-    def spy_policy(self, messages, *a, **kw):
-        seen.append(list(messages))
-        return decide(self, messages, *a, **kw)
-
-    monkeypatch.setattr(GenericFakeChatModel, "_generate", spy)
-    monkeypatch.setattr(Policy, "_generate", spy_policy)
-    return seen
-
 
 def test_the_blind3_programs_do_what_their_labels_assume(monkeypatch):
     """The rejected payment date never runs and the reviewer's message reaches the model; the
@@ -61,7 +43,7 @@ def test_the_blind3_programs_do_what_their_labels_assume(monkeypatch):
     bylaws search is retried; the customer's name is never shown to the model; the trip is one
     current version, the second; each budget is under its own user from the context."""
     put = blind_sets.spy_puts(monkeypatch)
-    seen = _shown(monkeypatch)
+    seen = blind_sets.shown(monkeypatch)
     BLIND3_PROGRAMS["payee_approval"].play(Runner(lambda g: g))
     assert b3.PAY_THIS_WEEK not in put and b3.PAY_PLAN in put
     assert any(b3.REJECTION in str(m.content) for m in seen[2] if m.type == "tool")

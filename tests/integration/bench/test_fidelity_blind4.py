@@ -10,12 +10,11 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 
 from rescind.bench import fidelity as fid
 from rescind.bench import fidelity_blind4 as b4
 from rescind.bench.fidelity_blind4 import BLIND4, BLIND4_PROGRAMS
-from rescind.bench.fidelity_programs import Policy, Runner
+from rescind.bench.fidelity_programs import Runner
 from tests.support import blind_sets
 
 
@@ -38,23 +37,6 @@ def test_a_blind4_program_played_plain_writes_exactly_what_its_truth_labels(name
     blind_sets.check_plain_play(BLIND4_PROGRAMS[name], monkeypatch)
 
 
-def _shown(monkeypatch: pytest.MonkeyPatch) -> list[list]:
-    """Every list of messages any scripted or policy chat model of the programs is shown."""
-    seen: list[list] = []
-    generate, decide = GenericFakeChatModel._generate, Policy._generate
-
-    def spy(self, messages, *a, **kw):
-        seen.append(list(messages))
-        return generate(self, messages, *a, **kw)
-
-    def spy_policy(self, messages, *a, **kw):
-        seen.append(list(messages))
-        return decide(self, messages, *a, **kw)
-
-    monkeypatch.setattr(GenericFakeChatModel, "_generate", spy)
-    monkeypatch.setattr(Policy, "_generate", spy_policy)
-    return seen
-
 
 def _texts(messages: list) -> str:
     return "\n".join(str(m.content) for m in messages)
@@ -65,7 +47,7 @@ def test_the_blind4_programs_do_what_their_labels_assume(monkeypatch):
     call is shown neither the stock count nor the user's message; the memory agent is shown
     neither meter nor tariff; the report is shown every finding; the dentist memory is one
     current version, the updated one, under the first one's key."""
-    seen = _shown(monkeypatch)
+    seen = blind_sets.shown(monkeypatch)
     BLIND4_PROGRAMS["support_retry"].play(Runner(lambda g: g))
     results = [m for m in seen[-1] if m.type == "tool" and m.name == "order_status"]
     assert [m.status for m in results] == ["error", "success"]
